@@ -1,0 +1,197 @@
+package manifest
+
+import (
+	"strconv"
+	"time"
+)
+
+// Agent names the coding agent that wrote a transcript.
+type Agent string
+
+// Agents known to sandbox.
+const (
+	AgentCodex  Agent = "codex"
+	AgentClaude Agent = "claude"
+)
+
+// OpKind says what a file operation does.
+type OpKind string
+
+// Operation kinds. Shell is a write the tool cannot replay (a redirection, sed -i, rm,
+// a command that was not intercepted as apply_patch): it is reported, never replayed.
+const (
+	KindWrite    OpKind = "write"
+	KindEdit     OpKind = "edit"
+	KindPatch    OpKind = "patch"
+	KindDelete   OpKind = "delete"
+	KindMove     OpKind = "move"
+	KindNotebook OpKind = "notebook"
+	KindShell    OpKind = "shell"
+)
+
+// Outcome says whether the agent's tool call took effect.
+type Outcome string
+
+// Outcomes. Only applied operations are replayed.
+const (
+	OutcomeApplied  Outcome = "applied"
+	OutcomeFailed   Outcome = "failed"
+	OutcomeRejected Outcome = "rejected"
+	OutcomeUnknown  Outcome = "unknown"
+)
+
+// EndState says how a session ended, as far as its transcript tells.
+type EndState string
+
+// End states.
+const (
+	EndClean     EndState = "clean"        // the last turn completed
+	EndTruncated EndState = "truncated"    // the file ends in a cut-off line
+	EndInTool    EndState = "died-in-tool" // a tool call never got its output
+	EndOpen      EndState = "open"         // a turn started and never finished
+	EndUnknown   EndState = "unknown"
+)
+
+// Warning is a problem found in a transcript that did not stop parsing: a
+// line that is not JSON, a truncated last line, NUL padding, a patch that does
+// not parse. File and Line locate it (Line is 1-based); Offset is the byte
+// offset of the line's start.
+type Warning struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Offset  int64  `json:"offset"`
+	Message string `json:"message"`
+}
+
+// String formats the warning as file:line: message.
+func (w Warning) String() string {
+	return w.File + ":" + strconv.Itoa(w.Line) + ": " + w.Message
+}
+
+// Session is one agent session as recorded in one transcript file.
+type Session struct {
+	ID           string    `json:"id"`
+	Agent        Agent     `json:"agent"`
+	AgentVersion string    `json:"agent_version,omitempty"`
+	Originator   string    `json:"originator,omitempty"`
+	Cwd          string    `json:"cwd"`
+	Transcript   string    `json:"transcript"`
+	Start        time.Time `json:"start"`
+	End          time.Time `json:"end"`
+	EndState     EndState  `json:"end_state"`
+	GitCommit    string    `json:"git_commit,omitempty"`
+	ForkedFrom   string    `json:"forked_from,omitempty"`
+	Lines        int       `json:"lines"`
+	Bytes        int64     `json:"bytes"`
+	Warnings     []Warning `json:"warnings,omitempty"`
+}
+
+// Provenance locates the tool call an operation came from.
+type Provenance struct {
+	Transcript string    `json:"transcript"`
+	Line       int       `json:"line"`
+	Offset     int64     `json:"offset"`
+	Time       time.Time `json:"time"`
+	CallID     string    `json:"call_id,omitempty"`
+	TurnID     string    `json:"turn_id,omitempty"`
+	// Carrier names how the operation was carried: "custom_tool_call",
+	// "function_call", "shell_argv", "shell_heredoc", "exec_command",
+	// "local_shell_call", "code_mode", "apply_patch_call".
+	Carrier string `json:"carrier"`
+}
+
+// EvidenceKind says what a piece of content evidence pins.
+type EvidenceKind string
+
+// Evidence kinds: a pre-image is the exact content before the operation, a
+// post-image the exact content after it, a diff a unified diff of the change.
+const (
+	EvidencePre  EvidenceKind = "pre"
+	EvidencePost EvidenceKind = "post"
+	EvidenceDiff EvidenceKind = "diff"
+	// EvidenceDeleted records that the tool reported the file as deleted.
+	EvidenceDeleted EvidenceKind = "deleted"
+)
+
+// Evidence is content the transcript holds about one file at one operation,
+// for example the content of a Codex Add (post-image), a Codex delete's
+// content (pre-image) or the unified diff of a patch_apply_end update.
+type Evidence struct {
+	Path    string       `json:"path"`
+	Kind    EvidenceKind `json:"kind"`
+	Content string       `json:"content,omitempty"`
+	// MovePath is the destination for a diff that also moved the file.
+	MovePath string `json:"move_path,omitempty"`
+	// Source says where the evidence came from, e.g. "patch_apply_end".
+	Source string `json:"source"`
+}
+
+// Op is one file-changing tool call.
+type Op struct {
+	// Session is the id of the session the operation belongs to.
+	Session string `json:"session"`
+	// Seq is the operation's position within its session, from 0.
+	Seq  int    `json:"seq"`
+	Kind OpKind `json:"kind"`
+	// Tool is the tool's own name (apply_patch, shell, exec_command, Write, ...).
+	Tool string `json:"tool"`
+	// Cwd is the effective working directory of the call.
+	Cwd string `json:"cwd"`
+	// Paths are the target paths resolved against Cwd, in the order the
+	// operation names them (for a patch, one per hunk and move destination).
+	Paths []string `json:"paths,omitempty"`
+	// Patch holds the parsed apply_patch hunks (Kind == KindPatch).
+	Patch *Patch `json:"patch,omitempty"`
+	// PatchText is the raw patch as the agent sent it.
+	PatchText string `json:"patch_text,omitempty"`
+	// Command is the shell command (Kind == KindShell).
+	Command string `json:"command,omitempty"`
+	// Note explains a shell op or a parse problem in words.
+	Note string `json:"note,omitempty"`
+	// LowConfidence marks an operation recovered heuristically (code-mode
+	// script text without a patch_apply_end).
+	LowConfidence bool    `json:"low_confidence,omitempty"`
+	Outcome       Outcome `json:"outcome"`
+	// OutcomeEvidence says what decided the outcome, e.g.
+	// "patch_apply_end success=true" or "output: Exit code: 1".
+	OutcomeEvidence string     `json:"outcome_evidence"`
+	Evidence        []Evidence `json:"evidence,omitempty"`
+	Provenance      Provenance `json:"provenance"`
+}
+
+// Patch is a parsed apply_patch envelope: hunks in patch order.
+type Patch struct {
+	Hunks []Hunk `json:"hunks"`
+}
+
+// HunkKind says what a hunk of a patch does to its file.
+type HunkKind string
+
+// Hunk kinds.
+const (
+	HunkAdd    HunkKind = "add"
+	HunkDelete HunkKind = "delete"
+	HunkUpdate HunkKind = "update"
+)
+
+// Hunk is one file section of an apply_patch envelope. Path and MovePath are
+// as written in the patch; resolution against the cwd happens elsewhere.
+type Hunk struct {
+	Kind     HunkKind `json:"kind"`
+	Path     string   `json:"path"`
+	MovePath string   `json:"move_path,omitempty"`
+	// Contents is the full content of an Add (always ending in a newline).
+	Contents string  `json:"contents,omitempty"`
+	Chunks   []Chunk `json:"chunks,omitempty"`
+	// Line is the 1-based line of the hunk header within the patch text.
+	Line int `json:"line"`
+}
+
+// Chunk is one change within an Update hunk, located by context rather than
+// line numbers.
+type Chunk struct {
+	Context  *string  `json:"context,omitempty"`
+	OldLines []string `json:"old_lines"`
+	NewLines []string `json:"new_lines"`
+	EOF      bool     `json:"eof,omitempty"`
+}

@@ -1,0 +1,119 @@
+package codex
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/tidwall/gjson"
+)
+
+var (
+	freeformHeader = regexp.MustCompile(`^Exit code: (-?\d+)\nWall time: [^\n]*\n(?:Total output lines: \d+\n)?Output:\n`)
+	unifiedExit    = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
+)
+
+const successText = "Success. Updated the following files:"
+
+var failurePrefixes = []string{
+	"apply_patch verification failed:", "error:", "Failed to ", "Invalid patch", "apply_patch handler received",
+	"patch rejected", "exec command rejected", "aborted", "Script failed", "No files were modified.",
+}
+
+// decideOutput decides a call's outcome from its output (formats/codex.md
+// §3.9, steps 2–7). out is the raw JSON value of the output field.
+func decideOutput(out gjson.Result) (manifest.Outcome, string) {
+	if out.IsArray() {
+		first := ""
+		var all strings.Builder
+		out.ForEach(func(_, v gjson.Result) bool {
+			t := v.Get("text").String()
+			if first == "" {
+				first = t
+			}
+			all.WriteString(t)
+			all.WriteByte('\n')
+			return true
+		})
+		switch {
+		case strings.HasPrefix(first, "Script completed"):
+			return manifest.OutcomeApplied, "output: Script completed"
+		case strings.HasPrefix(first, "Script failed"):
+			return manifest.OutcomeFailed, "output: Script failed"
+		}
+		return decideText(all.String())
+	}
+	if out.IsObject() {
+		if s := out.Get("success"); s.Exists() {
+			if s.Bool() {
+				return manifest.OutcomeApplied, "output: success=true"
+			}
+			return manifest.OutcomeFailed, "output: success=false"
+		}
+		return decideText(out.Get("content").String())
+	}
+	return decideText(out.String())
+}
+
+func decideText(s string) (manifest.Outcome, string) {
+	t := strings.TrimLeft(s, " \t\r\n")
+	if strings.HasPrefix(t, "{") && gjson.Valid(t) {
+		if ec := gjson.Get(t, "metadata.exit_code"); ec.Exists() {
+			if ec.Int() == 0 {
+				return manifest.OutcomeApplied, "output: exit_code 0"
+			}
+			return manifest.OutcomeFailed, "output: exit_code " + ec.Raw
+		}
+		if o := gjson.Get(t, "output"); o.Exists() {
+			return decideText(o.String())
+		}
+	}
+	if m := freeformHeader.FindStringSubmatch(t); m != nil {
+		return exitOutcome(m[1], "output: Exit code ")
+	}
+	// Unified exec: an optional "Command: …" (which may span lines), then
+	// Chunk ID / Wall time and the exit line, all before "Output:".
+	head := t
+	if i := strings.Index(t, "\nOutput:\n"); i >= 0 {
+		head = t[:i]
+	}
+	if strings.HasPrefix(t, "Command: ") || strings.HasPrefix(t, "Chunk ID: ") || strings.HasPrefix(t, "Wall time: ") {
+		if m := unifiedExit.FindStringSubmatch(head); m != nil && strings.Contains(head, "Wall time: ") {
+			return exitOutcome(m[1], "output: Process exited with code ")
+		}
+		if strings.Contains(head, "\nProcess running with session ID") {
+			return manifest.OutcomeUnknown, "output: process still running"
+		}
+	}
+	if strings.HasPrefix(t, successText) {
+		return manifest.OutcomeApplied, "output: " + successText
+	}
+	for _, p := range failurePrefixes {
+		if strings.HasPrefix(t, p) {
+			return manifest.OutcomeFailed, "output: " + firstLine(t)
+		}
+	}
+	if strings.Contains(t, "rejected by user") || strings.Contains(t, "declined") {
+		return manifest.OutcomeRejected, "output: " + firstLine(t)
+	}
+	return manifest.OutcomeUnknown, "output not recognised: " + firstLine(t)
+}
+
+func exitOutcome(code, label string) (manifest.Outcome, string) {
+	n, err := strconv.Atoi(code)
+	if err == nil && n == 0 {
+		return manifest.OutcomeApplied, label + code
+	}
+	return manifest.OutcomeFailed, label + code
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}

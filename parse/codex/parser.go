@@ -1,0 +1,829 @@
+package codex
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/applypatch"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/agentsandbox/sandbox/parse/shellcmd"
+	"github.com/tidwall/gjson"
+)
+
+// Result is a parsed rollout.
+type Result struct {
+	Session manifest.Session
+	Ops     []manifest.Op
+	// Calls counts every tool call seen, file-changing or not.
+	Calls int
+}
+
+type parser struct {
+	file string
+	res  Result
+
+	cwd, envCwd, metaCwd string
+	turnID               string
+	lastTime             time.Time
+	metaSeen             bool
+	first                bool
+
+	byCall  map[string]int // call_id -> op index
+	seen    map[string]bool
+	open    map[string]bool // calls awaiting their output
+	codeOps []int           // code-mode patch ops awaiting a patch_apply_end
+
+	// outcome from the output, kept apart from the event's, which wins.
+	outOutcome map[int]outcome
+	evOutcome  map[int]outcome
+
+	turnsStarted, turnsEnded int
+	lastTurnEvent            string
+}
+
+type outcome struct {
+	o   manifest.Outcome
+	why string
+}
+
+// Parse reads a Codex rollout from r. file names it in warnings and
+// provenance. It never fails on damaged content (that becomes warnings); it
+// returns an error only when reading r fails, together with everything
+// parsed before the failure.
+func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
+	p := &parser{
+		file: file, byCall: map[string]int{}, seen: map[string]bool{}, open: map[string]bool{},
+		outOutcome: map[int]outcome{}, evOutcome: map[int]outcome{}, first: true,
+	}
+	p.res.Session = manifest.Session{Agent: manifest.AgentCodex, Transcript: file}
+	br := newPeekReader(r)
+	if isSingleJSON(br.peek) {
+		err := p.parseSingleJSON(br)
+		p.finish(nil)
+		return &p.res, err
+	}
+	rd := jsonl.NewReader(br, file)
+	var readErr error
+	for n := 0; ; n++ {
+		if n&1023 == 0 && ctx.Err() != nil {
+			readErr = ctx.Err()
+			break
+		}
+		rec, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				readErr = fmt.Errorf("%s: line %d: %w", file, rd.Lines()+1, err)
+			}
+			break
+		}
+		p.record(rec)
+	}
+	p.finish(rd)
+	return &p.res, readErr
+}
+
+// record handles one JSON object. The cheap checks come first: most lines of
+// a rollout (reasoning, token counts, messages) are dismissed after reading
+// one or two short fields.
+func (p *parser) record(rec jsonl.Record) {
+	data := rec.Data
+	first := p.first
+	p.first = false
+	typ := gjson.GetBytes(data, "type")
+	if typ.Type == gjson.String {
+		if pl := gjson.GetBytes(data, "payload"); pl.Exists() && pl.IsObject() {
+			p.stamp(gjson.GetBytes(data, "timestamp").Str)
+			p.wrapped(rec, typ.Str, pl)
+			return
+		}
+		// A bare legacy ResponseItem.
+		p.item(rec, typ.Str, gjson.ParseBytes(data))
+		return
+	}
+	if gjson.GetBytes(data, "record_type").Exists() {
+		return
+	}
+	if first || !p.metaSeen {
+		if id := gjson.GetBytes(data, "id"); id.Exists() && gjson.GetBytes(data, "timestamp").Exists() {
+			p.meta(rec, gjson.ParseBytes(data))
+			return
+		}
+	}
+	p.warn(rec, "record has no \"type\": not a rollout line")
+}
+
+func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
+	p.res.Session.Warnings = append(p.res.Session.Warnings, manifest.Warning{
+		File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) stamp(ts string) {
+	if ts == "" {
+		return
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return
+	}
+	p.lastTime = t
+	s := &p.res.Session
+	if s.Start.IsZero() || t.Before(s.Start) {
+		s.Start = t
+	}
+	if t.After(s.End) {
+		s.End = t
+	}
+}
+
+func (p *parser) wrapped(rec jsonl.Record, kind string, pl gjson.Result) {
+	switch kind {
+	case "session_meta":
+		p.meta(rec, pl)
+	case "turn_context":
+		if c := pl.Get("cwd").Str; c != "" {
+			p.cwd = c
+		}
+		if t := pl.Get("turn_id").Str; t != "" {
+			p.turnID = t
+		}
+	case "response_item":
+		p.item(rec, pl.Get("type").Str, pl)
+	case "event_msg":
+		p.event(rec, pl)
+	case "compacted":
+		// replacement_history re-embeds earlier calls: never descend into it.
+	}
+}
+
+func (p *parser) meta(rec jsonl.Record, m gjson.Result) {
+	s := &p.res.Session
+	if p.metaSeen {
+		// A later session_meta is a fork copy or a resume: the first one is the file's identity.
+		return
+	}
+	p.metaSeen = true
+	s.ID = m.Get("id").Str
+	if s.ID == "" {
+		s.ID = m.Get("session_id").Str
+	}
+	s.AgentVersion = m.Get("cli_version").Str
+	s.Originator = m.Get("originator").Str
+	s.GitCommit = m.Get("git.commit_hash").Str
+	s.ForkedFrom = m.Get("forked_from_id").Str
+	p.metaCwd = m.Get("cwd").Str
+	p.stamp(m.Get("timestamp").Str)
+}
+
+var envCwdRe = regexp.MustCompile(`<cwd>([^<]*)</cwd>`)
+
+func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
+	switch typ {
+	case "message":
+		if !bytes.Contains(rec.Data, []byte("<environment_context>")) {
+			return
+		}
+		if m := envCwdRe.FindStringSubmatch(it.Get("content.#.text").String()); m != nil {
+			p.envCwd = strings.TrimSpace(m[1])
+		}
+	case "function_call":
+		p.functionCall(rec, it)
+	case "custom_tool_call":
+		p.customCall(rec, it)
+	case "local_shell_call":
+		id := callID(it)
+		p.callSeen(id)
+		var argv []string
+		for _, a := range it.Get("action.command").Array() {
+			argv = append(argv, a.String())
+		}
+		p.shell(rec, id, "local_shell_call", "local_shell_call", argv, "", it.Get("action.working_directory").Str)
+	case "function_call_output", "custom_tool_call_output":
+		id := it.Get("call_id").Str
+		delete(p.open, id)
+		i, ok := p.byCall[id]
+		if !ok {
+			return
+		}
+		if _, done := p.outOutcome[i]; done {
+			return
+		}
+		o, why := decideOutput(it.Get("output"))
+		op := &p.res.Ops[i]
+		if op.Kind == manifest.KindPatch && op.Provenance.Carrier == "shell_nonintercepted" && o == manifest.OutcomeApplied &&
+			!strings.Contains(it.Get("output").String(), successText) {
+			o, why = manifest.OutcomeUnknown, why+", but no apply_patch success line: the non-intercepted apply_patch may not have run"
+		}
+		p.outOutcome[i] = outcome{o, why}
+	case "apply_patch_call":
+		p.applyPatchCall(rec, it)
+	case "apply_patch_call_output":
+		id := it.Get("call_id").Str
+		delete(p.open, id)
+		if i, ok := p.byCall[id]; ok {
+			switch it.Get("status").Str {
+			case "completed":
+				p.outOutcome[i] = outcome{manifest.OutcomeApplied, "apply_patch_call_output status=completed"}
+			case "failed":
+				p.outOutcome[i] = outcome{manifest.OutcomeFailed, "apply_patch_call_output status=failed"}
+			}
+		}
+	}
+}
+
+func callID(it gjson.Result) string {
+	if id := it.Get("call_id").Str; id != "" {
+		return id
+	}
+	return it.Get("id").Str
+}
+
+// callSeen records a tool call as awaiting output and reports whether it is
+// new in this file (a resumed or forked rollout repeats call ids).
+func (p *parser) callSeen(id string) bool {
+	p.res.Calls++
+	if id == "" {
+		return true
+	}
+	if p.seen[id] {
+		return false
+	}
+	p.seen[id] = true
+	p.open[id] = true
+	return true
+}
+
+func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
+	id := it.Get("call_id").Str
+	if !p.callSeen(id) {
+		return
+	}
+	name := it.Get("name").Str
+	argsRaw := it.Get("arguments").Str
+	args := gjson.Parse(argsRaw)
+	if argsRaw != "" && !gjson.Valid(argsRaw) {
+		if name == "apply_patch" || isShellTool(name) {
+			p.warn(rec, "call %s (%s): arguments are not valid JSON", id, name)
+		}
+		return
+	}
+	switch {
+	case name == "apply_patch":
+		text := args.Get("input")
+		if !text.Exists() {
+			text = args.Get("patch")
+		}
+		p.patchOp(rec, id, "function_call", name, text.String(), p.turnCwd(), false)
+	case name == "shell" || name == "container.exec":
+		var argv []string
+		for _, a := range args.Get("command").Array() {
+			argv = append(argv, a.String())
+		}
+		p.shell(rec, id, name, "shell", argv, "", args.Get("workdir").Str)
+	case name == "shell_command":
+		p.shell(rec, id, name, "shell_command", nil, args.Get("command").String(), args.Get("workdir").Str)
+	case name == "exec_command":
+		p.shell(rec, id, name, "exec_command", nil, args.Get("cmd").String(), args.Get("workdir").Str)
+	}
+}
+
+func isShellTool(name string) bool {
+	switch name {
+	case "shell", "container.exec", "shell_command", "exec_command":
+		return true
+	}
+	return false
+}
+
+func (p *parser) customCall(rec jsonl.Record, it gjson.Result) {
+	id := it.Get("call_id").Str
+	if !p.callSeen(id) {
+		return
+	}
+	switch it.Get("name").Str {
+	case "apply_patch":
+		p.patchOp(rec, id, "custom_tool_call", "apply_patch", it.Get("input").String(), p.turnCwd(), false)
+	case "exec":
+		// Code mode: JavaScript calling tools.apply_patch(...). The patch text is
+		// pulled from the script's string literals; the nested patch_apply_end
+		// (call id exec-<uuid>) confirms it.
+		for _, lit := range jsPatchLiterals(it.Get("input").String()) {
+			i := p.patchOp(rec, id, "code_mode", "exec", lit, p.turnCwd(), true)
+			if i >= 0 {
+				p.codeOps = append(p.codeOps, i)
+			}
+		}
+	}
+}
+
+// turnCwd is the effective cwd of the current turn (formats/codex.md §2.3).
+func (p *parser) turnCwd() string {
+	switch {
+	case p.cwd != "":
+		return p.cwd
+	case p.envCwd != "":
+		return p.envCwd
+	}
+	return p.metaCwd
+}
+
+// shell handles the shell tools: an intercepted apply_patch becomes a patch
+// op, any other write a shell op.
+func (p *parser) shell(rec jsonl.Record, id, tool, carrier string, argv []string, script, workdir string) {
+	cwd := p.turnCwd()
+	if workdir != "" {
+		cwd = resolve(cwd, workdir)
+	}
+	var inv applypatch.Invocation
+	var ok bool
+	if argv != nil {
+		inv, ok = applypatch.FromArgv(argv)
+		script = applypatch.ShellScript(argv)
+	} else {
+		inv, ok = applypatch.FromScript(script)
+	}
+	if ok {
+		c := carrier
+		if len(argv) == 2 {
+			c = "shell_argv"
+		} else if inv.Heredoc {
+			c = "shell_heredoc"
+		}
+		if !inv.Intercepted {
+			c = "shell_nonintercepted"
+		}
+		if inv.Cd != "" {
+			cwd = resolve(cwd, inv.Cd)
+		}
+		i := p.patchOp(rec, id, c, tool, inv.Patch, cwd, !inv.Intercepted)
+		if i >= 0 && !inv.Intercepted {
+			p.res.Ops[i].Note = "apply_patch run as a plain shell command (not intercepted by codex)"
+		}
+		return
+	}
+	if id != "" && script == "" {
+		return
+	}
+	w, writes := shellcmd.Detect(script)
+	if !writes {
+		return
+	}
+	op := p.newOp(rec, id, manifest.KindShell, tool, carrier, cwd)
+	op.Command = script
+	op.Note = "writes files outside any tool (" + strings.Join(dedupe(w.Verbs), ", ") + "): not replayable"
+	var vague []string
+	for _, t := range w.Targets {
+		if strings.ContainsAny(t, "$`*?[{~") {
+			vague = append(vague, t)
+			continue
+		}
+		op.Paths = append(op.Paths, resolve(cwd, t))
+	}
+	if len(vague) > 0 {
+		op.Note += "; targets that cannot be resolved: " + strings.Join(vague, " ")
+	}
+	targets := make([]string, 0, len(w.Heredocs))
+	for t := range w.Heredocs {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	for _, t := range targets {
+		op.Evidence = append(op.Evidence, manifest.Evidence{Path: resolve(cwd, t), Kind: manifest.EvidencePost,
+			Content: w.Heredocs[t], Source: "shell heredoc with a quoted delimiter"})
+	}
+	p.addOp(op, id)
+}
+
+func dedupe(s []string) []string {
+	var out []string
+	for _, x := range s {
+		found := false
+		for _, y := range out {
+			found = found || x == y
+		}
+		if !found {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (p *parser) newOp(rec jsonl.Record, id string, kind manifest.OpKind, tool, carrier, cwd string) manifest.Op {
+	return manifest.Op{
+		Kind: kind, Tool: tool, Cwd: cwd, Outcome: manifest.OutcomeUnknown,
+		Provenance: manifest.Provenance{Transcript: p.file, Line: rec.Line, Offset: rec.Offset, Time: p.lastTime,
+			CallID: id, TurnID: p.turnID, Carrier: carrier},
+	}
+}
+
+func (p *parser) addOp(op manifest.Op, id string) int {
+	op.Seq = len(p.res.Ops)
+	p.res.Ops = append(p.res.Ops, op)
+	i := len(p.res.Ops) - 1
+	if id != "" {
+		if _, dup := p.byCall[id]; !dup {
+			p.byCall[id] = i
+		}
+	}
+	return i
+}
+
+// patchOp adds a patch operation; a patch that does not parse is still an
+// operation (codex refused it, so it is a failed one) and a warning.
+func (p *parser) patchOp(rec jsonl.Record, id, carrier, tool, text, cwd string, low bool) int {
+	op := p.newOp(rec, id, manifest.KindPatch, tool, carrier, cwd)
+	op.PatchText = text
+	op.LowConfidence = low
+	if !utf8.ValidString(text) {
+		p.warn(rec, "call %s: patch text is not valid UTF-8", id)
+	}
+	patch, err := applypatch.Parse(text)
+	if err != nil {
+		op.Note = err.Error()
+		p.warn(rec, "call %s: %v", id, err)
+		op.Paths = headerPaths(text, cwd)
+	} else {
+		op.Patch = patch
+		for _, h := range patch.Hunks {
+			op.Paths = append(op.Paths, resolve(cwd, h.Path))
+			if h.MovePath != "" {
+				op.Paths = append(op.Paths, resolve(cwd, h.MovePath))
+			}
+		}
+	}
+	return p.addOp(op, id)
+}
+
+// applyPatchCall handles a Responses-API apply_patch_call item (§3.10):
+// create_file / update_file / delete_file with a V4A diff body.
+func (p *parser) applyPatchCall(rec jsonl.Record, it gjson.Result) {
+	id := it.Get("call_id").Str
+	if !p.callSeen(id) {
+		return
+	}
+	opn := it.Get("operation")
+	file := opn.Get("path").Str
+	diff := opn.Get("diff").Str
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n")
+	switch opn.Get("type").Str {
+	case "create_file":
+		b.WriteString("*** Add File: " + file + "\n")
+		for _, l := range splitKeep(diff) {
+			if !strings.HasPrefix(l, "+") {
+				l = "+" + l
+			}
+			b.WriteString(l + "\n")
+		}
+	case "update_file":
+		b.WriteString("*** Update File: " + file + "\n" + diff)
+		if !strings.HasSuffix(diff, "\n") {
+			b.WriteByte('\n')
+		}
+	case "delete_file":
+		b.WriteString("*** Delete File: " + file + "\n")
+	default:
+		p.warn(rec, "apply_patch_call %s: unknown operation type %q", id, opn.Get("type").Str)
+		return
+	}
+	b.WriteString("*** End Patch\n")
+	i := p.patchOp(rec, id, "apply_patch_call", "apply_patch_call", b.String(), p.turnCwd(), false)
+	if st := it.Get("status").Str; st == "completed" && i >= 0 {
+		p.outOutcome[i] = outcome{manifest.OutcomeApplied, "apply_patch_call status=completed"}
+	}
+}
+
+// headerPaths scans a patch that does not parse for its file headers, so
+// that the files it meant to touch can still be reported.
+func headerPaths(text, cwd string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		for _, m := range []string{"*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "} {
+			if rest, ok := strings.CutPrefix(l, m); ok && rest != "" {
+				out = append(out, resolve(cwd, rest))
+			}
+		}
+	}
+	return out
+}
+
+func splitKeep(s string) []string {
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func (p *parser) event(rec jsonl.Record, pl gjson.Result) {
+	switch pl.Get("type").Str {
+	case "patch_apply_end":
+		p.patchEnd(rec, pl.Get("call_id").Str, pl.Get("turn_id").Str, pl, pl.Get("changes"))
+	case "item_completed":
+		if it := pl.Get("item"); it.Get("type").Str == "FileChange" {
+			p.patchEnd(rec, it.Get("id").Str, pl.Get("turn_id").Str, it, it.Get("changes"))
+		}
+	case "task_started", "turn_started":
+		p.turnsStarted++
+		p.lastTurnEvent = "started"
+		if t := pl.Get("turn_id").Str; t != "" {
+			p.turnID = t
+		}
+	case "task_complete", "turn_complete":
+		p.turnsEnded++
+		p.lastTurnEvent = "complete"
+	case "turn_aborted":
+		p.turnsEnded++
+		p.lastTurnEvent = "aborted"
+	case "exec_command_end":
+		id := pl.Get("call_id").Str
+		if i, ok := p.byCall[id]; ok {
+			if _, done := p.evOutcome[i]; !done && p.res.Ops[i].Kind == manifest.KindShell {
+				o, why := exitOutcome(pl.Get("exit_code").Raw, "exec_command_end exit_code ")
+				p.evOutcome[i] = outcome{o, why}
+			}
+		}
+	}
+}
+
+// patchEnd attaches a patch_apply_end (or FileChange item) to its call and
+// records its changes as evidence. A code-mode event (call id exec-…) goes to
+// the oldest code-mode patch still waiting for one; an event with no call at
+// all becomes an operation of its own, rebuilt from its changes.
+func (p *parser) patchEnd(rec jsonl.Record, id, turn string, ev, changes gjson.Result) {
+	i, ok := p.byCall[id]
+	if !ok && len(p.codeOps) > 0 {
+		i, ok = p.codeOps[0], true
+		p.codeOps = p.codeOps[1:]
+		p.res.Ops[i].LowConfidence = false
+	} else if ok {
+		for k, c := range p.codeOps {
+			if c == i {
+				p.codeOps = append(p.codeOps[:k], p.codeOps[k+1:]...)
+				break
+			}
+		}
+	}
+	if !ok {
+		i = p.opFromChanges(rec, id, changes)
+		if i < 0 {
+			return
+		}
+	}
+	op := &p.res.Ops[i]
+	status := ev.Get("status").Str
+	success := ev.Get("success")
+	switch {
+	case status == "declined":
+		p.evOutcome[i] = outcome{manifest.OutcomeRejected, "patch_apply_end status=declined"}
+	case status == "failed" || (success.Exists() && !success.Bool()):
+		p.evOutcome[i] = outcome{manifest.OutcomeFailed, "patch_apply_end success=false " + firstLine(ev.Get("stderr").Str)}
+	case success.Bool() || status == "completed":
+		p.evOutcome[i] = outcome{manifest.OutcomeApplied, "patch_apply_end success=true"}
+	}
+	op.Evidence = append(op.Evidence, changeEvidence(changes)...)
+}
+
+// changeEvidence turns a changes map (either serialization, §3.7) into
+// evidence, sorted by path since the map's order is arbitrary.
+func changeEvidence(changes gjson.Result) []manifest.Evidence {
+	var out []manifest.Evidence
+	changes.ForEach(func(k, v gjson.Result) bool {
+		typ := v.Get("type").Str
+		body := v
+		if typ == "" {
+			// old, externally tagged form
+			switch {
+			case v.Type == gjson.String:
+				typ = v.Str
+			case v.Get("add").Exists():
+				typ, body = "add", v.Get("add")
+			case v.Get("delete").Exists():
+				typ, body = "delete", v.Get("delete")
+			case v.Get("update").Exists():
+				typ, body = "update", v.Get("update")
+			}
+		}
+		e := manifest.Evidence{Path: k.String(), Source: "patch_apply_end"}
+		switch typ {
+		case "add":
+			e.Kind, e.Content = manifest.EvidencePost, body.Get("content").String()
+		case "delete":
+			if c := body.Get("content"); c.Exists() {
+				e.Kind, e.Content = manifest.EvidencePre, c.String()
+			} else {
+				e.Kind = manifest.EvidenceDeleted
+			}
+		case "update":
+			e.Kind, e.Content, e.MovePath = manifest.EvidenceDiff, body.Get("unified_diff").String(), body.Get("move_path").Str
+		default:
+			return true
+		}
+		out = append(out, e)
+		return true
+	})
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Path < out[b].Path })
+	return out
+}
+
+// opFromChanges builds an operation from a patch_apply_end whose call is
+// not in the rollout: adds and deletes are exact; an update's diff (context
+// radius 1, no headers) becomes a located-by-context patch.
+func (p *parser) opFromChanges(rec jsonl.Record, id string, changes gjson.Result) int {
+	ev := changeEvidence(changes)
+	if len(ev) == 0 {
+		return -1
+	}
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n")
+	for _, e := range ev {
+		switch e.Kind {
+		case manifest.EvidencePost:
+			b.WriteString("*** Add File: " + e.Path + "\n")
+			for _, l := range splitKeep(e.Content) {
+				b.WriteString("+" + l + "\n")
+			}
+		case manifest.EvidencePre, manifest.EvidenceDeleted:
+			b.WriteString("*** Delete File: " + e.Path + "\n")
+		case manifest.EvidenceDiff:
+			b.WriteString("*** Update File: " + e.Path + "\n")
+			if e.MovePath != "" {
+				b.WriteString("*** Move to: " + e.MovePath + "\n")
+			}
+			for _, l := range splitKeep(e.Content) {
+				if strings.HasPrefix(l, "@@") {
+					l = "@@"
+				}
+				if strings.HasPrefix(l, `\ No newline`) {
+					continue
+				}
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	b.WriteString("*** End Patch\n")
+	i := p.patchOp(rec, id, "patch_apply_end", "apply_patch", b.String(), p.turnCwd(), true)
+	p.res.Ops[i].Note = "rebuilt from patch_apply_end: the call itself is not in the rollout"
+	return i
+}
+
+func (p *parser) finish(rd *jsonl.Reader) {
+	s := &p.res.Session
+	if rd != nil {
+		s.Warnings = append(rd.Warnings(), s.Warnings...)
+		sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
+		s.Lines = rd.Lines()
+		s.Bytes = rd.Bytes()
+	}
+	if s.ID == "" {
+		s.ID = idFromFilename(p.file)
+	}
+	s.Cwd = p.metaCwd
+	if s.Cwd == "" {
+		s.Cwd = p.turnCwd()
+	}
+	truncated := false
+	for _, w := range s.Warnings {
+		if strings.HasPrefix(w.Message, "truncated last line") {
+			truncated = true
+		}
+	}
+	switch {
+	case truncated:
+		s.EndState = manifest.EndTruncated
+	case len(p.open) > 0:
+		s.EndState = manifest.EndInTool
+	case p.lastTurnEvent == "started":
+		s.EndState = manifest.EndOpen
+	case p.lastTurnEvent == "aborted":
+		s.EndState = manifest.EndState("aborted")
+	default:
+		s.EndState = manifest.EndClean
+	}
+	for i := range p.res.Ops {
+		op := &p.res.Ops[i]
+		op.Session = s.ID
+		if o, ok := p.evOutcome[i]; ok {
+			op.Outcome, op.OutcomeEvidence = o.o, o.why
+		} else if o, ok := p.outOutcome[i]; ok {
+			op.Outcome, op.OutcomeEvidence = o.o, o.why
+		} else {
+			op.Outcome, op.OutcomeEvidence = manifest.OutcomeUnknown, "no output: the call never finished"
+		}
+		if op.Kind == manifest.KindPatch && op.Patch == nil && op.Outcome == manifest.OutcomeApplied {
+			// Codex refuses a patch it cannot parse, so a success claim for one
+			// means the text here is not what codex saw (redacted, trimmed) or the
+			// grammar here is wrong: keep the claim, and recovery reports the files
+			// as unrecoverable rather than guessing.
+			op.OutcomeEvidence += "; but the patch text does not parse here"
+		}
+	}
+}
+
+var uuidRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+
+// idFromFilename takes the session id from a rollout's name, scanning from
+// the right for a UUID as codex does.
+func idFromFilename(file string) string {
+	base := path.Base(strings.ReplaceAll(file, `\`, "/"))
+	all := uuidRe.FindAllString(base, -1)
+	if len(all) > 0 {
+		return all[len(all)-1]
+	}
+	for _, ext := range []string{".zst", ".gz", ".jsonl", ".json"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
+}
+
+// resolve joins a path as the agent wrote it to the effective cwd.
+func resolve(cwd, p string) string {
+	p = strings.TrimSpace(p)
+	if isWindows(cwd) || isWindows(p) {
+		p = strings.ReplaceAll(p, `\`, "/")
+		cwd = strings.ReplaceAll(cwd, `\`, "/")
+		if isWindows(p) {
+			return path.Clean(p)
+		}
+	}
+	if path.IsAbs(p) || cwd == "" {
+		return path.Clean(p)
+	}
+	return path.Join(cwd, p)
+}
+
+func isWindows(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
+		((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z'))
+}
+
+// --- the early single-JSON layout (TypeScript codex-cli) ---
+
+type peekReader struct {
+	io.Reader
+	peek []byte
+}
+
+func newPeekReader(r io.Reader) *peekReader {
+	buf := make([]byte, 512)
+	n, _ := io.ReadFull(r, buf)
+	buf = buf[:n]
+	return &peekReader{Reader: io.MultiReader(bytes.NewReader(buf), r), peek: buf}
+}
+
+// isSingleJSON tells the pretty-printed {session, items} form: the first
+// line holds only "{" or the object starts with a "session" key.
+func isSingleJSON(peek []byte) bool {
+	t := bytes.TrimLeft(peek, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	rest := bytes.TrimLeft(t[1:], " \t\r")
+	if len(rest) > 0 && rest[0] == '\n' {
+		return true
+	}
+	return bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte(`"session"`))
+}
+
+func (p *parser) parseSingleJSON(r io.Reader) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.file, err)
+	}
+	p.res.Session.Bytes = int64(len(data))
+	p.res.Session.Lines = bytes.Count(data, []byte{'\n'})
+	if !json.Valid(data) {
+		p.res.Session.Warnings = append(p.res.Session.Warnings, manifest.Warning{File: p.file, Line: 1,
+			Message: "single-JSON rollout is not valid JSON (cut short?): items read up to the damage"})
+	}
+	doc := gjson.ParseBytes(data)
+	sess := doc.Get("session")
+	p.metaSeen = true
+	p.res.Session.ID = sess.Get("id").Str
+	p.stamp(sess.Get("timestamp").Str)
+	rec := jsonl.Record{Line: 1}
+	counted := 0
+	doc.Get("items").ForEach(func(_, it gjson.Result) bool {
+		// Items carry no line of their own: count newlines up to each one.
+		if it.Index >= counted {
+			rec.Line += bytes.Count(data[counted:it.Index], []byte{'\n'})
+			counted = it.Index
+		}
+		rec.Offset = int64(it.Index)
+		rec.Data = []byte(it.Raw)
+		p.item(rec, it.Get("type").Str, it)
+		return true
+	})
+	return nil
+}

@@ -1,0 +1,65 @@
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// Decompress returns a reader of r's content, decompressing gzip and zstd
+// streams recognised by their magic bytes (not by the file name, so a
+// renamed artifact still reads).
+func Decompress(r io.Reader) (io.ReadCloser, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, _ := br.Peek(4)
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		return zr, nil
+	case bytes.HasPrefix(head, zstdMagic):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+		if err != nil {
+			return nil, fmt.Errorf("zstd: %w", err)
+		}
+		return zr.IOReadCloser(), nil
+	}
+	return io.NopCloser(br), nil
+}
+
+// Open opens a transcript file for reading, decompressing it when it is
+// gzip or zstd. Closing the result closes the file.
+func Open(name string) (io.ReadCloser, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	rc, err := Decompress(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &closeBoth{rc, f}, nil
+}
+
+type closeBoth struct {
+	io.ReadCloser
+	f *os.File
+}
+
+func (c *closeBoth) Close() error {
+	c.ReadCloser.Close()
+	return c.f.Close()
+}

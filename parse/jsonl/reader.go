@@ -1,0 +1,169 @@
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/agentsandbox/sandbox/manifest"
+)
+
+// Record is one JSON object read from a transcript. Data aliases the
+// reader's buffer and is valid only until the next call to Next.
+type Record struct {
+	Data   []byte
+	Line   int   // 1-based line number
+	Offset int64 // byte offset of the line's start
+	// Last is true when this record is on the final line of the input and
+	// that line had no terminating newline.
+	Last bool
+}
+
+// Reader reads records from a JSON Lines stream.
+type Reader struct {
+	r    *bufio.Reader
+	file string
+
+	line      int
+	off       int64 // offset of the next line
+	long      []byte
+	pending   [][]byte // further records glued on the current line
+	pendRec   Record
+	blank     int
+	blankLine int
+	blankOff  int64
+
+	warnings []manifest.Warning
+	bytes    int64
+	err      error
+	eof      bool
+}
+
+// NewReader returns a Reader over r; file names the input in warnings.
+func NewReader(r io.Reader, file string) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 1<<20), file: file}
+}
+
+// Warnings returns the damage found so far.
+func (r *Reader) Warnings() []manifest.Warning { return r.warnings }
+
+// Lines returns the number of lines read so far.
+func (r *Reader) Lines() int { return r.line }
+
+// Bytes returns the number of bytes read so far.
+func (r *Reader) Bytes() int64 { return r.bytes }
+
+func (r *Reader) warn(line int, off int64, format string, args ...any) {
+	r.warnings = append(r.warnings, manifest.Warning{File: r.file, Line: line, Offset: off, Message: fmt.Sprintf(format, args...)})
+}
+
+// readLine returns the next line without its newline, and whether it had one.
+func (r *Reader) readLine() ([]byte, bool, error) {
+	r.long = r.long[:0]
+	for {
+		chunk, err := r.r.ReadSlice('\n')
+		if err == nil {
+			r.bytes += int64(len(chunk))
+			if len(r.long) > 0 {
+				r.long = append(r.long, chunk[:len(chunk)-1]...)
+				return r.long, true, nil
+			}
+			return chunk[:len(chunk)-1], true, nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			r.bytes += int64(len(chunk))
+			r.long = append(r.long, chunk...)
+			continue
+		}
+		r.bytes += int64(len(chunk))
+		if errors.Is(err, io.EOF) {
+			if len(r.long) > 0 {
+				r.long = append(r.long, chunk...)
+				return r.long, false, nil
+			}
+			if len(chunk) == 0 {
+				return nil, false, io.EOF
+			}
+			return chunk, false, nil
+		}
+		return nil, false, err
+	}
+}
+
+// Next returns the next record. It returns io.EOF at the end of the input,
+// and any other error from the underlying reader (a decompression error,
+// say), after which the records already returned are still good.
+func (r *Reader) Next() (Record, error) {
+	if len(r.pending) > 0 {
+		rec := r.pendRec
+		rec.Data = r.pending[0]
+		r.pending = r.pending[1:]
+		return rec, nil
+	}
+	for {
+		if r.err != nil {
+			return Record{}, r.err
+		}
+		line, hadNL, err := r.readLine()
+		if err != nil {
+			r.flushBlank()
+			if !errors.Is(err, io.EOF) {
+				r.warn(r.line+1, r.off, "read error: %v", err)
+			}
+			r.err = err
+			return Record{}, err
+		}
+		r.line++
+		start := r.off
+		r.off += int64(len(line))
+		if hadNL {
+			r.off++
+		}
+		last := !hadNL
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(line) > 0 && (line[0] == 0 || line[len(line)-1] == 0) {
+			n := len(line)
+			line = bytes.Trim(line, "\x00")
+			r.warn(r.line, start, "%d NUL bytes of padding (the file was cut short while being written)", n-len(line))
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			r.blank++
+			if r.blank == 1 {
+				r.blankLine, r.blankOff = r.line, start
+			}
+			continue
+		}
+		r.flushBlank()
+		recs, problem := split(line)
+		if problem != "" {
+			if last && len(recs) == 0 {
+				problem = "truncated last line (" + problem + "): the transcript was cut off mid-record"
+			}
+			r.warn(r.line, start, "%s", problem)
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		if len(recs) > 1 {
+			r.warn(r.line, start, "%d records glued on one line; each is read", len(recs))
+		}
+		rec := Record{Data: recs[0], Line: r.line, Offset: start, Last: last}
+		r.pendRec = rec
+		r.pending = recs[1:]
+		return rec, nil
+	}
+}
+
+func (r *Reader) flushBlank() {
+	if r.blank == 0 {
+		return
+	}
+	if r.blank == 1 {
+		r.warn(r.blankLine, r.blankOff, "blank line")
+	} else {
+		r.warn(r.blankLine, r.blankOff, "%d blank lines from here", r.blank)
+	}
+	r.blank = 0
+}
