@@ -1,21 +1,23 @@
 module github.com/agentsandbox/sandbox
 
-go 1.26
+go 1.26.0
+
+require (
+	github.com/klauspost/compress v1.20.3
+	github.com/rs/zerolog v1.35.1
+	github.com/sergi/go-diff v1.4.0
+	github.com/sourcegraph/go-diff v0.9.0
+	github.com/spf13/cobra v1.10.2
+	github.com/tidwall/gjson v1.20.0
+	golang.org/x/term v0.47.0
+)
 
 require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/rs/zerolog v1.35.1 // indirect
-	github.com/sergi/go-diff v1.4.0 // indirect
-	github.com/sourcegraph/go-diff v0.9.0 // indirect
-	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
-	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	github.com/tidwall/pretty v1.2.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/term v0.47.0 // indirect
 )

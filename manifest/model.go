@@ -111,6 +111,8 @@ const (
 	EvidenceDiff EvidenceKind = "diff"
 	// EvidenceDeleted records that the tool reported the file as deleted.
 	EvidenceDeleted EvidenceKind = "deleted"
+	// EvidenceAppend is content known to have been appended to the file.
+	EvidenceAppend EvidenceKind = "append"
 )
 
 // Evidence is content the transcript holds about one file at one operation,
@@ -180,6 +182,10 @@ type Hunk struct {
 	Kind     HunkKind `json:"kind"`
 	Path     string   `json:"path"`
 	MovePath string   `json:"move_path,omitempty"`
+	// Target and MoveTarget are Path and MovePath resolved against the
+	// operation's cwd: the files the hunk really touches.
+	Target     string `json:"target,omitempty"`
+	MoveTarget string `json:"move_target,omitempty"`
 	// Contents is the full content of an Add (always ending in a newline).
 	Contents string  `json:"contents,omitempty"`
 	Chunks   []Chunk `json:"chunks,omitempty"`

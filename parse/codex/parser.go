@@ -392,16 +392,26 @@ func (p *parser) shell(rec jsonl.Record, id, tool, carrier string, argv []string
 	if len(vague) > 0 {
 		op.Note += "; targets that cannot be resolved: " + strings.Join(vague, " ")
 	}
-	targets := make([]string, 0, len(w.Heredocs))
-	for t := range w.Heredocs {
-		targets = append(targets, t)
+	op.Evidence = append(op.Evidence, heredocEvidence(cwd, w.Heredocs, manifest.EvidencePost)...)
+	op.Evidence = append(op.Evidence, heredocEvidence(cwd, w.Appends, manifest.EvidenceAppend)...)
+	p.addOp(op, id)
+}
+
+// heredocEvidence turns the exact content of quoted heredocs written to
+// resolvable targets into evidence, in a stable order.
+func heredocEvidence(cwd string, m map[string]string, kind manifest.EvidenceKind) []manifest.Evidence {
+	targets := make([]string, 0, len(m))
+	for t := range m {
+		if !strings.ContainsAny(t, "$`*?[{~") {
+			targets = append(targets, t)
+		}
 	}
 	sort.Strings(targets)
+	var out []manifest.Evidence
 	for _, t := range targets {
-		op.Evidence = append(op.Evidence, manifest.Evidence{Path: resolve(cwd, t), Kind: manifest.EvidencePost,
-			Content: w.Heredocs[t], Source: "shell heredoc with a quoted delimiter"})
+		out = append(out, manifest.Evidence{Path: resolve(cwd, t), Kind: kind, Content: m[t], Source: "shell heredoc with a quoted delimiter"})
 	}
-	p.addOp(op, id)
+	return out
 }
 
 func dedupe(s []string) []string {
@@ -454,10 +464,13 @@ func (p *parser) patchOp(rec jsonl.Record, id, carrier, tool, text, cwd string, 
 		op.Paths = headerPaths(text, cwd)
 	} else {
 		op.Patch = patch
-		for _, h := range patch.Hunks {
-			op.Paths = append(op.Paths, resolve(cwd, h.Path))
+		for i := range patch.Hunks {
+			h := &patch.Hunks[i]
+			h.Target = resolve(cwd, h.Path)
+			op.Paths = append(op.Paths, h.Target)
 			if h.MovePath != "" {
-				op.Paths = append(op.Paths, resolve(cwd, h.MovePath))
+				h.MoveTarget = resolve(cwd, h.MovePath)
+				op.Paths = append(op.Paths, h.MoveTarget)
 			}
 		}
 	}

@@ -23,6 +23,8 @@ type Write struct {
 	// Heredocs maps a target of "cat <<'X' > target" (quoted delimiter, so
 	// no expansion) to the exact content written.
 	Heredocs map[string]string
+	// Appends maps a target of "cat <<'X' >> target" to the content appended.
+	Appends map[string]string
 }
 
 type token struct {
@@ -49,12 +51,8 @@ func Detect(script string) (Write, bool) {
 			for i := before; i < len(w.Targets); i++ {
 				w.Targets[i] = joinDir(dir, w.Targets[i])
 			}
-			for t, body := range w.Heredocs {
-				if !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, dir+"/") {
-					delete(w.Heredocs, t)
-					w.Heredocs[joinDir(dir, t)] = body
-				}
-			}
+			w.Heredocs = rebase(w.Heredocs, dir)
+			w.Appends = rebase(w.Appends, dir)
 		}
 	}
 	return w, len(w.Verbs) > 0
@@ -79,13 +77,17 @@ func detectOne(argv []token, w *Write) {
 					continue
 				}
 				w.add("redirect", target)
-				if t.text == ">" && len(words) == 1 && words[0] == "cat" {
+				if (t.text == ">" || t.text == ">>") && len(words) == 1 && words[0] == "cat" {
 					for _, h := range argv {
 						if h.hd && h.lit {
-							if w.Heredocs == nil {
-								w.Heredocs = map[string]string{}
+							m := &w.Heredocs
+							if t.text == ">>" {
+								m = &w.Appends
 							}
-							w.Heredocs[target] = h.body
+							if *m == nil {
+								*m = map[string]string{}
+							}
+							(*m)[target] = h.body
 						}
 					}
 				}
@@ -178,6 +180,17 @@ func (w *Write) add(verb string, targets ...string) {
 			w.Targets = append(w.Targets, t)
 		}
 	}
+}
+
+func rebase(m map[string]string, dir string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for t, body := range m {
+		out[joinDir(dir, t)] = body
+	}
+	return out
 }
 
 func joinDir(dir, p string) string {

@@ -1,0 +1,85 @@
+package cmd
+
+import (
+	"io"
+	"os"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// app holds the injected streams and global flags.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	json    bool
+	verbose int
+	quiet   bool
+	noColor bool
+	cmdName string
+
+	log zerolog.Logger
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
+	return &app{stdin: stdin, stdout: stdout, stderr: stderr}
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Get back the work of coding agents whose sandbox is gone",
+		Long: `sandbox reads the session transcripts of coding agents (OpenAI Codex CLI rollouts
+today) and gets back the files they wrote when the sandbox they ran in is gone:
+it extracts every file-changing tool call, replays it with the agent's own
+semantics, and writes the result onto the host with dry-run diffs, conflict
+detection, three-way merge and atomic writes.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			a.cmdName = cmd.Name()
+			a.setupLog()
+		},
+	}
+	pf := root.PersistentFlags()
+	pf.BoolVar(&a.json, "json", false, "print one machine-readable JSON document on stdout")
+	pf.CountVarP(&a.verbose, "verbose", "v", "log more on stderr (-v, -vv)")
+	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only errors on stderr")
+	pf.BoolVar(&a.noColor, "no-color", false, "never colour the output")
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
+	root.AddCommand(a.recoverCommand())
+	return root
+}
+
+// setupLog makes the stderr logger: a console writer on a terminal, JSON
+// lines otherwise.
+func (a *app) setupLog() {
+	level := zerolog.WarnLevel
+	switch {
+	case a.quiet:
+		level = zerolog.ErrorLevel
+	case a.verbose == 1:
+		level = zerolog.InfoLevel
+	case a.verbose >= 2:
+		level = zerolog.DebugLevel
+	}
+	var w io.Writer = a.stderr
+	if isTerminal(a.stderr) {
+		w = zerolog.ConsoleWriter{Out: a.stderr, NoColor: a.noColor, PartsExclude: []string{zerolog.TimestampFieldName}}
+	}
+	a.log = zerolog.New(w).Level(level).With().Timestamp().Logger()
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func (a *app) color() bool {
+	return !a.noColor && os.Getenv("NO_COLOR") == "" && isTerminal(a.stdout)
+}

@@ -1,0 +1,318 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentsandbox/sandbox/parse"
+	recov "github.com/agentsandbox/sandbox/recover"
+	"github.com/spf13/cobra"
+)
+
+// recoverOptions are the flags of sandbox recover.
+type recoverOptions struct {
+	Transcripts    []string
+	Dest           string
+	Maps           []string
+	Base           string
+	DryRun         bool
+	OnConflict     string
+	IncludeUnknown bool
+}
+
+func (a *app) recoverCommand() *cobra.Command {
+	var o recoverOptions
+	c := &cobra.Command{
+		Use:   "recover --transcript FILE... (--dest DIR | --map FROM=TO...)",
+		Short: "Get the files an agent session wrote back onto the host",
+		Long: `Recover reads agent transcripts, extracts every file-changing tool call, replays
+the applied ones with the agent's own semantics and writes the resulting files
+onto the host.
+
+Several transcripts are replayed together in time order. --dest re-roots each
+session's working directory onto DIR; --map FROM=TO maps path prefixes
+explicitly (the longest prefix wins, and --map wins over --dest). A file that
+maps nowhere is reported as outside-root and never written, and nothing is ever
+written outside the destination roots: not through "..", not through an
+absolute path, not through a symbolic link.
+
+Each file's result is compared with the host copy: already there is
+"unchanged"; a host copy equal to what the session started from is updated
+(or created, deleted, moved); a host copy that moved on is merged three ways,
+and a merge that does not come out clean is a conflict, handled by
+--on-conflict (skip: leave the host file and report; backup: also write the
+recovered version beside it as FILE.recovered; overwrite: replace it;
+markers: write it with <<<<<<< conflict markers).
+
+Writes are atomic (temporary file, fsync, rename), read back and checked by
+sha256; if any write fails, the changes already made are rolled back.
+--dry-run prints each file's action and a unified diff and writes nothing.
+
+Exit status: 0 success or nothing to do, 1 failure (the host is unchanged),
+2 usage error, 3 finished but some files were not recovered (conflict,
+outside-root, unrecoverable), 130 interrupted.`,
+		Example: `  # see what would be recovered, with diffs
+  sandbox recover --transcript ~/.codex/sessions/2026/11/20/rollout-….jsonl --dest ./proj --dry-run
+
+  # write the files
+  sandbox recover --transcript rollout.jsonl --dest ./proj
+
+  # several sessions, one JSON report
+  sandbox recover --transcript a.jsonl --transcript b.jsonl --dest ./proj --json
+
+  # explicit path mapping
+  sandbox recover --transcript rollout.jsonl --map /workspace=./proj`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runRecover(cmd.Context(), o)
+		},
+	}
+	f := c.Flags()
+	f.StringArrayVarP(&o.Transcripts, "transcript", "t", nil, "a transcript file to recover from (repeatable; - for standard input; .gz and .zst are read transparently)")
+	f.StringVar(&o.Dest, "dest", "", "re-root each session's working directory onto `DIR`")
+	f.StringArrayVar(&o.Maps, "map", nil, "map an agent path prefix onto a host directory, as `FROM=TO` (repeatable)")
+	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR` instead of the destination")
+	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
+	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict: skip, backup, overwrite or markers")
+	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "also replay calls whose outcome is unknown (they never got an output)")
+	return c
+}
+
+func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
+	opts, err := o.validate()
+	if err != nil {
+		return err
+	}
+	inputs, err := a.parseTranscripts(ctx, o.Transcripts)
+	if err != nil {
+		return err
+	}
+	fsys := recov.NewOSFS()
+	defer fsys.Close()
+	var target recov.FS = fsys
+	if o.DryRun {
+		target = &recov.DryRunFS{Read: fsys}
+	}
+	res, rerr := recov.Recover(ctx, inputs, target, opts)
+	if res == nil {
+		return rerr
+	}
+	if rerr != nil {
+		res.Report.Error = rerr.Error()
+	}
+	if a.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res.Report); err != nil {
+			return err
+		}
+	} else {
+		a.printRecover(res, o.DryRun)
+	}
+	if rerr != nil {
+		return rerr
+	}
+	if res.Partial() {
+		s := res.Report.Summary
+		return &PartialError{fmt.Sprintf("%d file(s) not recovered: %d conflict(s), %d outside the destination, %d unrecoverable",
+			s.Conflicts+s.OutsideRoot+s.Unrecoverable, s.Conflicts, s.OutsideRoot, s.Unrecoverable)}
+	}
+	return nil
+}
+
+func (o recoverOptions) validate() (recov.Options, error) {
+	opts := recov.Options{Dest: o.Dest, Base: o.Base, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
+		OnConflict: recov.ConflictPolicy(o.OnConflict)}
+	if len(o.Transcripts) == 0 {
+		return opts, &HintError{usagef("no transcript given"), "name one with --transcript FILE (a Codex rollout is under ~/.codex/sessions/YYYY/MM/DD/)"}
+	}
+	switch opts.OnConflict {
+	case recov.OnConflictSkip, recov.OnConflictBackup, recov.OnConflictOverwrite, recov.OnConflictMarkers:
+	default:
+		return opts, usagef("--on-conflict %q: use skip, backup, overwrite or markers", o.OnConflict)
+	}
+	if o.Dest == "" && len(o.Maps) == 0 {
+		return opts, &HintError{usagef("nowhere to write: give --dest DIR or --map FROM=TO"),
+			"--dest ./proj puts the session's working directory at ./proj"}
+	}
+	for _, m := range o.Maps {
+		from, to, ok := strings.Cut(m, "=")
+		if !ok || from == "" || to == "" {
+			return opts, usagef("--map %q: want FROM=TO, e.g. /workspace=./proj", m)
+		}
+		opts.Maps = append(opts.Maps, recov.Rule{From: from, To: to})
+	}
+	for _, d := range append([]string{o.Dest, o.Base}, mapTargets(opts.Maps)...) {
+		if d == "" {
+			continue
+		}
+		if st, err := os.Stat(d); err == nil && !st.IsDir() {
+			return opts, usagef("%s is not a directory", d)
+		}
+	}
+	return opts, nil
+}
+
+func mapTargets(rules []recov.Rule) []string {
+	var out []string
+	for _, r := range rules {
+		out = append(out, r.To)
+	}
+	return out
+}
+
+// parseTranscripts parses the named transcripts (in parallel). A file that
+// cannot be opened or is not a transcript is an error, before anything is
+// written; damage inside a transcript is only warnings.
+func (a *app) parseTranscripts(ctx context.Context, names []string) ([]recov.Input, error) {
+	var files []string
+	stdinAt := -1
+	for i, n := range names {
+		if n == "-" {
+			stdinAt = i
+			continue
+		}
+		files = append(files, n)
+	}
+	trs := parse.Files(ctx, files)
+	if stdinAt >= 0 {
+		tr := parse.Reader(ctx, a.stdin, "<stdin>")
+		trs = append(trs[:stdinAt], append([]parse.Transcript{tr}, trs[stdinAt:]...)...)
+	}
+	var inputs []recov.Input
+	for _, tr := range trs {
+		if tr.Err != nil && tr.Session.Transcript == "" {
+			err := tr.Err
+			if errors.Is(err, parse.ErrUnknownFormat) {
+				return nil, &HintError{err, "sandbox reads Codex CLI rollouts (rollout-*.jsonl, .json, .jsonl.zst, .gz)"}
+			}
+			return nil, fmt.Errorf("reading transcript: %w", err)
+		}
+		if tr.Err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			a.log.Warn().Str("transcript", tr.Session.Transcript).Err(tr.Err).Msg("transcript could not be read to the end; using everything before the damage")
+		}
+		a.logWarnings(tr)
+		inputs = append(inputs, recov.Input{Session: tr.Session, Ops: tr.Ops})
+	}
+	return inputs, nil
+}
+
+func (a *app) logWarnings(tr parse.Transcript) {
+	const shown = 10
+	ws := tr.Session.Warnings
+	for i, w := range ws {
+		if i == shown && a.verbose == 0 {
+			a.log.Warn().Msgf("%s: %d more warnings (-v shows them all; --json lists them)", w.File, len(ws)-shown)
+			return
+		}
+		a.log.Warn().Msg(w.String())
+	}
+}
+
+const (
+	ansiRed   = "\x1b[31m"
+	ansiGreen = "\x1b[32m"
+	ansiCyan  = "\x1b[36m"
+	ansiBold  = "\x1b[1m"
+	ansiReset = "\x1b[0m"
+)
+
+func (a *app) printRecover(res *recov.Result, dry bool) {
+	out := a.stdout
+	color := a.color()
+	if dry {
+		for _, p := range res.Plans {
+			head := fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, p.Path(), p.File.Confidence, p.File.Ops, plural(p.File.Ops))
+			if color {
+				head = ansiBold + head + ansiReset
+			}
+			fmt.Fprintln(out, head)
+			if p.Reason != "" {
+				fmt.Fprintf(out, "  %s\n", p.Reason)
+			}
+			for _, d := range p.File.Drift {
+				fmt.Fprintf(out, "  drift: %s\n", d)
+			}
+			for _, d := range p.File.Fuzz {
+				fmt.Fprintf(out, "  fuzz: %s\n", d)
+			}
+			for _, n := range p.File.Notes {
+				fmt.Fprintf(out, "  note: %s\n", n)
+			}
+			writeDiff(out, recov.Diff(p), color)
+		}
+	} else {
+		tw := a.table()
+		fmt.Fprintln(tw, "ACTION\tPATH\tCONFIDENCE\tOPS\tREASON")
+		for _, p := range res.Plans {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", p.Action, p.Path(), p.File.Confidence, p.File.Ops, p.Reason)
+		}
+		tw.Flush()
+	}
+	s := res.Report.Summary
+	verb := "written"
+	if dry {
+		verb = "to write (dry run: nothing was written)"
+	}
+	fmt.Fprintf(out, "%d op%s (%d applied, %d failed in the session, %d shell, %d unknown); %d file%s: %d %s, %d unchanged, %d conflict%s, %d outside root, %d unrecoverable\n",
+		s.Ops, plural(s.Ops), s.OpsApplied, s.OpsFailedInSession, s.OpsShell, s.OpsUnknown, s.Files, plural(s.Files),
+		s.Written, verb, s.Unchanged, s.Conflicts, plural(s.Conflicts), s.OutsideRoot, s.Unrecoverable)
+}
+
+type flushWriter interface {
+	io.Writer
+	Flush() error
+}
+
+type plainTable struct{ io.Writer }
+
+func (plainTable) Flush() error { return nil }
+
+// table is an aligned table on a terminal, tab-separated when piped.
+func (a *app) table() flushWriter {
+	if isTerminal(a.stdout) {
+		return tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	}
+	return plainTable{a.stdout}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func writeDiff(w io.Writer, diff string, color bool) {
+	if diff == "" {
+		return
+	}
+	if !color {
+		io.WriteString(w, diff)
+		return
+	}
+	for _, l := range strings.SplitAfter(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
+			io.WriteString(w, ansiBold+strings.TrimSuffix(l, "\n")+ansiReset+"\n")
+		case strings.HasPrefix(l, "+"):
+			io.WriteString(w, ansiGreen+strings.TrimSuffix(l, "\n")+ansiReset+"\n")
+		case strings.HasPrefix(l, "-"):
+			io.WriteString(w, ansiRed+strings.TrimSuffix(l, "\n")+ansiReset+"\n")
+		case strings.HasPrefix(l, "@@"):
+			io.WriteString(w, ansiCyan+strings.TrimSuffix(l, "\n")+ansiReset+"\n")
+		default:
+			io.WriteString(w, l)
+		}
+	}
+}

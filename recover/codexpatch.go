@@ -1,0 +1,181 @@
+package recover
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/agentsandbox/sandbox/manifest"
+)
+
+// MatchMode chooses how an update's context is located.
+type MatchMode int
+
+const (
+	// Faithful reproduces codex's seek_sequence: four passes (exact,
+	// trailing whitespace, surrounding whitespace, Unicode punctuation
+	// normalised), first match wins. It is right only on the exact content
+	// the agent saw.
+	Faithful MatchMode = iota
+	// Strict is for content that may have drifted (a host copy): the same
+	// passes, but a match must be unique from the search start, and any pass
+	// past exact is reported as fuzz.
+	Strict
+)
+
+// UpdateError is an update whose chunks do not apply.
+type UpdateError struct {
+	Path string
+	Msg  string
+}
+
+func (e *UpdateError) Error() string { return e.Msg }
+
+// ApplyChunks applies an Update hunk's chunks to content with codex's
+// semantics (formats/codex.md §4.3): chunks are located in order, a chunk
+// with only added lines appends at the end of the file, replacements are
+// made from last to first, and the result ends with exactly one newline.
+// CRLF content keeps its line endings. fuzz counts the chunks matched past
+// the exact pass.
+func ApplyChunks(content, path string, chunks []manifest.Chunk, mode MatchMode) (out string, fuzz int, err error) {
+	crlf := strings.Contains(content, "\r\n") && strings.Count(content, "\r\n") == strings.Count(content, "\n")
+	if crlf {
+		content = strings.ReplaceAll(content, "\r\n", "\n")
+	}
+	lines := strings.Split(content, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	type repl struct {
+		start, n int
+		with     []string
+	}
+	var repls []repl
+	idx := 0
+	for _, c := range chunks {
+		if c.Context != nil {
+			at, pass, err := seek(lines, []string{*c.Context}, idx, false, mode)
+			if err != nil {
+				return "", fuzz, &UpdateError{path, fmt.Sprintf("Failed to find context '%s' in %s%s", *c.Context, path, err.Error())}
+			}
+			if at < 0 {
+				return "", fuzz, &UpdateError{path, fmt.Sprintf("Failed to find context '%s' in %s", *c.Context, path)}
+			}
+			if pass > 0 {
+				fuzz++
+			}
+			idx = at + 1
+		}
+		if len(c.OldLines) == 0 {
+			at := len(lines)
+			if at > 0 && lines[at-1] == "" {
+				at--
+			}
+			repls = append(repls, repl{at, 0, c.NewLines})
+			continue
+		}
+		pattern, with := c.OldLines, c.NewLines
+		at, pass, err := seek(lines, pattern, idx, c.EOF, mode)
+		if at < 0 && err == nil && pattern[len(pattern)-1] == "" {
+			pattern = pattern[:len(pattern)-1]
+			if len(with) > 0 && with[len(with)-1] == "" {
+				with = with[:len(with)-1]
+			}
+			at, pass, err = seek(lines, pattern, idx, c.EOF, mode)
+		}
+		if err != nil {
+			return "", fuzz, &UpdateError{path, fmt.Sprintf("Failed to find expected lines in %s%s:\n%s", path, err.Error(), strings.Join(c.OldLines, "\n"))}
+		}
+		if at < 0 {
+			return "", fuzz, &UpdateError{path, fmt.Sprintf("Failed to find expected lines in %s:\n%s", path, strings.Join(c.OldLines, "\n"))}
+		}
+		if pass > 0 {
+			fuzz++
+		}
+		repls = append(repls, repl{at, len(pattern), with})
+		idx = at + len(pattern)
+	}
+	sort.SliceStable(repls, func(a, b int) bool { return repls[a].start < repls[b].start })
+	for i := len(repls) - 1; i >= 0; i-- {
+		r := repls[i]
+		tail := append([]string{}, lines[r.start+r.n:]...)
+		lines = append(append(lines[:r.start], r.with...), tail...)
+	}
+	if len(lines) == 0 || lines[len(lines)-1] != "" {
+		lines = append(lines, "")
+	}
+	out = strings.Join(lines, "\n")
+	if crlf {
+		out = strings.ReplaceAll(out, "\n", "\r\n")
+	}
+	return out, fuzz, nil
+}
+
+var normalizers = []func(string) string{
+	func(s string) string { return s },
+	func(s string) string { return strings.TrimRightFunc(s, unicode.IsSpace) },
+	strings.TrimSpace,
+	func(s string) string { return normalizePunct(strings.TrimSpace(s)) },
+}
+
+// seek finds pattern in lines from start (formats/codex.md §4.4). It returns
+// the index or -1, and the pass that matched (0 = exact). In Strict mode a
+// pattern found twice in the first pass that finds it is an ambiguity error.
+func seek(lines, pattern []string, start int, eof bool, mode MatchMode) (int, int, error) {
+	if len(pattern) == 0 {
+		return start, 0, nil
+	}
+	if len(pattern) > len(lines) {
+		return -1, 0, nil
+	}
+	from := start
+	if eof {
+		from = len(lines) - len(pattern)
+	}
+	for pass, norm := range normalizers {
+		first, count := -1, 0
+		for i := from; i <= len(lines)-len(pattern); i++ {
+			ok := true
+			for j, p := range pattern {
+				if norm(lines[i+j]) != norm(p) {
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				continue
+			}
+			if mode == Faithful {
+				return i, pass, nil
+			}
+			if first < 0 {
+				first = i
+			}
+			count++
+		}
+		if count > 1 {
+			return -1, pass, fmt.Errorf(" (ambiguous: the lines occur %d times; refusing to pick one)", count)
+		}
+		if count == 1 {
+			return first, pass, nil
+		}
+	}
+	return -1, 0, nil
+}
+
+func normalizePunct(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\u2010', '\u2011', '\u2012', '\u2013', '\u2014', '\u2015', '\u2212':
+			return '-'
+		case '\u2018', '\u2019', '\u201A', '\u201B':
+			return '\''
+		case '\u201C', '\u201D', '\u201E', '\u201F':
+			return '"'
+		case '\u00A0', '\u2002', '\u2003', '\u2004', '\u2005', '\u2006', '\u2007', '\u2008', '\u2009', '\u200A', '\u202F', '\u205F', '\u3000':
+			return ' '
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,225 @@
+package recover
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Target is a file on the host: a root directory and a path inside it.
+type Target struct {
+	Root string
+	Rel  string // slash-separated, local to Root
+}
+
+// Path returns the target's host path.
+func (t Target) Path() string { return filepath.Join(t.Root, filepath.FromSlash(t.Rel)) }
+
+// FS is how recovery reads and writes the host. Every path is confined to
+// its root: the real implementation goes through os.Root, which refuses
+// "..", absolute paths and symlinks that lead out of the root.
+type FS interface {
+	// ReadFile returns a file's content and mode; exists is false when it
+	// is absent. A directory or symlink at the path is an error.
+	ReadFile(t Target) (data []byte, mode fs.FileMode, exists bool, err error)
+	// WriteFile replaces a file atomically, creating parent directories.
+	WriteFile(t Target, data []byte, mode fs.FileMode) error
+	// Remove removes a file.
+	Remove(t Target) error
+	// RemoveEmptyDirs removes rel's parent directories up to the root while
+	// they are empty (used to undo the directories a write created).
+	RemoveEmptyDirs(t Target)
+}
+
+// OSFS is the real filesystem.
+type OSFS struct {
+	mu    sync.Mutex
+	roots map[string]*os.Root
+}
+
+// NewOSFS returns the real filesystem.
+func NewOSFS() *OSFS { return &OSFS{roots: map[string]*os.Root{}} }
+
+// Close releases the open roots.
+func (o *OSFS) Close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, r := range o.roots {
+		r.Close()
+	}
+	o.roots = map[string]*os.Root{}
+	return nil
+}
+
+func (o *OSFS) root(dir string, create bool) (*os.Root, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r, ok := o.roots[dir]; ok {
+		return r, nil
+	}
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	o.roots[dir] = r
+	return r, nil
+}
+
+func checkRel(t Target) error {
+	if !filepath.IsLocal(filepath.FromSlash(t.Rel)) {
+		return fmt.Errorf("%s: path is not inside the destination root %s", t.Rel, t.Root)
+	}
+	return nil
+}
+
+// ReadFile implements FS.
+func (o *OSFS) ReadFile(t Target) ([]byte, fs.FileMode, bool, error) {
+	if err := checkRel(t); err != nil {
+		return nil, 0, false, err
+	}
+	r, err := o.root(t.Root, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, err
+	}
+	rel := filepath.FromSlash(t.Rel)
+	st, err := r.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, err
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		return nil, 0, true, fmt.Errorf("%s is a symbolic link: refusing to read or replace it", t.Path())
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, true, fmt.Errorf("%s is not a regular file", t.Path())
+	}
+	data, err := r.ReadFile(rel)
+	if err != nil {
+		return nil, 0, true, err
+	}
+	return data, st.Mode().Perm(), true, nil
+}
+
+func isNotDir(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "not a directory")
+}
+
+// WriteFile implements FS: a temporary file in the same directory, fsync,
+// rename over the target, fsync of the directory.
+func (o *OSFS) WriteFile(t Target, data []byte, mode fs.FileMode) error {
+	if err := checkRel(t); err != nil {
+		return err
+	}
+	r, err := o.root(t.Root, true)
+	if err != nil {
+		return err
+	}
+	rel := filepath.FromSlash(t.Rel)
+	if st, err := r.Lstat(rel); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		// Replacing a link would change what it points to or escape the root.
+		return fmt.Errorf("%s is a symbolic link: refusing to replace it", t.Path())
+	}
+	dir := filepath.Dir(rel)
+	if err := r.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(dir, "."+filepath.Base(rel)+".sandbox-"+hex.EncodeToString(rnd[:]))
+	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Chmod(mode)
+	}
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = r.Rename(tmp, rel)
+	}
+	if werr != nil {
+		_ = r.Remove(tmp)
+		return werr
+	}
+	if d, err := r.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Remove implements FS.
+func (o *OSFS) Remove(t Target) error {
+	if err := checkRel(t); err != nil {
+		return err
+	}
+	r, err := o.root(t.Root, false)
+	if err != nil {
+		return err
+	}
+	return r.Remove(filepath.FromSlash(t.Rel))
+}
+
+// RemoveEmptyDirs implements FS.
+func (o *OSFS) RemoveEmptyDirs(t Target) {
+	r, err := o.root(t.Root, false)
+	if err != nil {
+		return
+	}
+	for dir := filepath.Dir(filepath.FromSlash(t.Rel)); dir != "." && dir != string(filepath.Separator); dir = filepath.Dir(dir) {
+		if r.Remove(dir) != nil { // fails unless empty
+			return
+		}
+	}
+}
+
+// DryRunFS reads through to the host and records writes without making
+// them, so a dry run is safe by construction.
+type DryRunFS struct {
+	Read    FS
+	Actions []string
+}
+
+// ReadFile implements FS.
+func (d *DryRunFS) ReadFile(t Target) ([]byte, fs.FileMode, bool, error) { return d.Read.ReadFile(t) }
+
+// WriteFile implements FS; it writes nothing.
+func (d *DryRunFS) WriteFile(t Target, data []byte, _ fs.FileMode) error {
+	if err := checkRel(t); err != nil {
+		return err
+	}
+	d.Actions = append(d.Actions, fmt.Sprintf("write %s (%d bytes)", t.Path(), len(data)))
+	return nil
+}
+
+// Remove implements FS; it removes nothing.
+func (d *DryRunFS) Remove(t Target) error {
+	d.Actions = append(d.Actions, "remove "+t.Path())
+	return nil
+}
+
+// RemoveEmptyDirs implements FS; it removes nothing.
+func (d *DryRunFS) RemoveEmptyDirs(Target) {}

@@ -1,0 +1,243 @@
+package recover
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+// Action is what recovery does, or would do, to one file.
+type Action string
+
+// Actions (DESIGN.md, the recover report).
+const (
+	ActCreate        Action = "create"
+	ActUpdate        Action = "update"
+	ActDelete        Action = "delete"
+	ActMove          Action = "move"
+	ActMerge         Action = "merge"
+	ActUnchanged     Action = "unchanged"
+	ActConflict      Action = "conflict"
+	ActOutsideRoot   Action = "outside-root"
+	ActUnrecoverable Action = "unrecoverable"
+)
+
+// ConflictPolicy says what to do with a file the host changed in a way
+// that does not merge cleanly with the recovered version.
+type ConflictPolicy string
+
+// Conflict policies.
+const (
+	OnConflictSkip      ConflictPolicy = "skip"      // leave the host file, report
+	OnConflictBackup    ConflictPolicy = "backup"    // leave it, write PATH.recovered beside it
+	OnConflictOverwrite ConflictPolicy = "overwrite" // replace it with the recovered version
+	OnConflictMarkers   ConflictPolicy = "markers"   // write it with <<<<<<< markers
+)
+
+// FilePlan is what recovery does to one file, decided before anything is
+// written.
+type FilePlan struct {
+	File   *FileResult
+	Target Target
+	// Mapped is false for a file outside every destination root.
+	Mapped bool
+	Action Action
+	// Host is the host's copy now (H); Write is what will be written.
+	Host     Content
+	HostMode fs.FileMode
+	Write    Content
+	// From is the move source on the host, for ActMove.
+	From   *Target
+	Reason string
+	// Conflicts counts conflicting regions of a merge.
+	Conflicts int
+	// Backup is where the recovered version goes under OnConflictBackup.
+	Backup *Target
+}
+
+// Path is the file's path relative to its destination root, or the agent's
+// absolute path when it has none.
+func (p *FilePlan) Path() string {
+	if p.Mapped {
+		return p.Target.Rel
+	}
+	return p.File.Path
+}
+
+// Written reports whether applying the plan changes the host for this file.
+func (p *FilePlan) Written() bool {
+	switch p.Action {
+	case ActCreate, ActUpdate, ActDelete, ActMove, ActMerge:
+		return true
+	case ActConflict:
+		return p.Backup != nil || p.Write.Known
+	}
+	return false
+}
+
+// SHA256 is the hex sha256 of the content the plan writes ("" for none).
+func (p *FilePlan) SHA256() string {
+	c := p.Write
+	if !c.Known || !c.Exists {
+		if p.File != nil && p.File.Final.Known && p.File.Final.Exists && !p.Written() {
+			return sum(p.File.Final.Text)
+		}
+		return ""
+	}
+	return sum(c.Text)
+}
+
+func sum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// Plan decides, for every reconstructed file, what to do on the host:
+// F == H is unchanged, H == S a plain create/update/delete, anything else a
+// three-way merge of S, H and F — clean, or a conflict handled by policy.
+func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy) ([]*FilePlan, error) {
+	var plans []*FilePlan
+	byAgent := map[string]*FilePlan{}
+	claimed := map[Target]string{}
+	for _, f := range files {
+		p := &FilePlan{File: f}
+		plans = append(plans, p)
+		byAgent[f.Path] = p
+		t, ok := m.Map(f.Path)
+		if !ok {
+			p.Action = ActOutsideRoot
+			p.Reason = "outside the destination root: never written"
+			continue
+		}
+		p.Target, p.Mapped = t, true
+		if other, dup := claimed[t]; dup {
+			p.Action = ActConflict
+			p.Reason = fmt.Sprintf("%s and %s map to the same host file", other, f.Path)
+			continue
+		}
+		claimed[t] = f.Path
+		data, mode, exists, err := fsys.ReadFile(t)
+		if err != nil {
+			p.Action = ActConflict
+			p.Reason = err.Error()
+			continue
+		}
+		p.Host, p.HostMode = Content{Known: true, Exists: exists, Text: string(data)}, mode
+		decide(p, policy)
+	}
+	pairMoves(plans, byAgent)
+	kept := plans[:0]
+	for _, p := range plans {
+		if p.Action != "" {
+			kept = append(kept, p)
+		}
+	}
+	return kept, nil
+}
+
+func decide(p *FilePlan, policy ConflictPolicy) {
+	f, h := p.File, p.Host
+	fin, start := f.Final, f.Start
+	if f.Confidence == Unrecoverable {
+		p.Action, p.Reason = ActUnrecoverable, f.Reason
+		return
+	}
+	if equal(fin, h) {
+		p.Action = ActUnchanged
+		return
+	}
+	if !fin.Exists {
+		// The agent deleted the file.
+		switch {
+		case start.Known && equal(start, h):
+			p.Action, p.Write = ActDelete, fin
+		default:
+			conflict(p, policy, "the agent deleted this file, but the host copy differs from what the session started from")
+		}
+		return
+	}
+	if !h.Exists {
+		// Writing a file that is not there loses nothing on the host.
+		p.Action, p.Write = ActCreate, fin
+		if start.Known && start.Exists {
+			p.Reason = "not on the host: created from the recovered content"
+		}
+		return
+	}
+	if start.Known && equal(start, h) {
+		p.Action, p.Write = ActUpdate, fin
+		return
+	}
+	if !start.Known || !start.Exists {
+		conflict(p, policy, "the host file differs and the content the session started from is unknown")
+		return
+	}
+	merged, n := Merge3(eol(start.Text, h.Text), h.Text, eol(fin.Text, h.Text), "host", "recovered")
+	if n == 0 {
+		p.Action, p.Write = ActMerge, Content{Known: true, Exists: true, Text: merged}
+		p.Reason = "the host changed since the session started: merged"
+		return
+	}
+	p.Conflicts = n
+	conflict(p, policy, fmt.Sprintf("the host changed since the session started: %d conflicting region(s)", n))
+	if policy == OnConflictMarkers {
+		p.Write = Content{Known: true, Exists: true, Text: merged}
+	}
+}
+
+// eol gives s the line endings of like, so that a host file that uses CRLF
+// keeps them (transcripts often record LF-normalised text).
+func eol(s, like string) string {
+	if strings.Contains(like, "\r\n") && !strings.Contains(s, "\r\n") {
+		return strings.ReplaceAll(s, "\n", "\r\n")
+	}
+	return s
+}
+
+func conflict(p *FilePlan, policy ConflictPolicy, why string) {
+	p.Action, p.Reason = ActConflict, why
+	fin := p.File.Final
+	switch policy {
+	case OnConflictOverwrite:
+		p.Action, p.Write = ActUpdate, fin
+		if !fin.Exists {
+			p.Action = ActDelete
+		}
+		p.Reason = why + "; overwritten (--on-conflict overwrite)"
+	case OnConflictBackup:
+		if fin.Exists {
+			b := Target{Root: p.Target.Root, Rel: p.Target.Rel + ".recovered"}
+			p.Backup = &b
+			p.Reason = why + "; recovered version written to " + b.Rel
+		}
+	case OnConflictMarkers:
+		if fin.Exists {
+			merged, _ := Merge3(eol(p.File.Start.Text, p.Host.Text), p.Host.Text, eol(fin.Text, p.Host.Text), "host", "recovered")
+			p.Write = Content{Known: true, Exists: true, Text: merged}
+			p.Reason = why + "; written with conflict markers"
+		}
+	}
+}
+
+func equal(a, b Content) bool {
+	return a.Known && b.Known && a.Exists == b.Exists && a.Text == b.Text
+}
+
+// pairMoves turns a created destination and the deleted source of the same
+// move into one move action.
+func pairMoves(plans []*FilePlan, byAgent map[string]*FilePlan) {
+	for _, p := range plans {
+		if p.Action != ActCreate || p.File.MovedFrom == "" {
+			continue
+		}
+		src, ok := byAgent[p.File.MovedFrom]
+		if !ok || src.Action != ActDelete || !src.Mapped || src.Target.Root != p.Target.Root {
+			continue
+		}
+		t := src.Target
+		p.Action, p.From = ActMove, &t
+		src.Action = "" // folded into the move
+	}
+}

@@ -1,0 +1,413 @@
+package recover
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/agentsandbox/sandbox/manifest"
+)
+
+// Confidence says how far a reconstructed file can be trusted.
+type Confidence string
+
+// Confidence levels.
+const (
+	// Exact: the content is pinned by transcript evidence and replayed
+	// faithfully from there.
+	Exact Confidence = "exact"
+	// HostBased: the replay started from the host's copy of the file.
+	HostBased Confidence = "host-based"
+	// Unrecoverable: the base is unknown, or a hunk would not apply.
+	Unrecoverable Confidence = "unrecoverable"
+)
+
+// BaseFunc reads the host's copy of a file named by its agent path. ok is
+// false when the host cannot say (outside every root, unreadable); exists
+// is false when the host has no such file.
+type BaseFunc func(agentPath string) (content []byte, exists, ok bool)
+
+// Content is a file's content at one point, or its absence.
+type Content struct {
+	Known  bool
+	Exists bool
+	Text   string
+}
+
+// FileResult is one file after reconstruction.
+type FileResult struct {
+	// Path is the file's path as the agent saw it (absolute).
+	Path string
+	// Start is the content the session began from (S); Final is the
+	// content the session left (F).
+	Start, Final Content
+	Confidence   Confidence
+	// Ops counts the applied operations that touched the file.
+	Ops int
+	// MovedFrom is the source of a move whose destination this is.
+	MovedFrom string
+	// Drift records every disagreement between evidence and the replay.
+	Drift []string
+	// Fuzz records chunks matched past the exact pass.
+	Fuzz []string
+	// Notes record anything else the user should know (shell writes).
+	Notes []string
+	// Reason says why the file is unrecoverable.
+	Reason   string
+	Sessions []string
+	// order is the file's first appearance, to keep results stable.
+	order int
+}
+
+type fstate struct {
+	cur    Content
+	pinned bool // derives from evidence, replayed faithfully since
+	res    *FileResult
+}
+
+// Stats counts what reconstruction did with the operations.
+type Stats struct {
+	Ops, Applied, Failed, Rejected, Unknown, Shell, Duplicates int
+}
+
+// ReconstructOptions tune reconstruction.
+type ReconstructOptions struct {
+	// IncludeUnknown replays operations whose outcome is unknown (the call
+	// never finished) as if they had been applied.
+	IncludeUnknown bool
+}
+
+type reconstructor struct {
+	base  BaseFunc
+	files map[string]*fstate
+	n     int
+}
+
+// Reconstruct replays ops (already in replay order) and returns every file
+// they touch, in order of first appearance.
+func Reconstruct(ops []manifest.Op, base BaseFunc, opts ReconstructOptions) ([]*FileResult, Stats) {
+	r := &reconstructor{base: base, files: map[string]*fstate{}}
+	var st Stats
+	seen := map[string]bool{}
+	for i := range ops {
+		op := &ops[i]
+		if key := dedupKey(op); key != "" {
+			if seen[key] {
+				st.Duplicates++
+				continue
+			}
+			seen[key] = true
+		}
+		st.Ops++
+		switch op.Outcome {
+		case manifest.OutcomeApplied:
+			st.Applied++
+		case manifest.OutcomeFailed:
+			st.Failed++
+		case manifest.OutcomeRejected:
+			st.Rejected++
+		default:
+			st.Unknown++
+		}
+		replay := op.Outcome == manifest.OutcomeApplied || (opts.IncludeUnknown && op.Outcome == manifest.OutcomeUnknown)
+		if op.Kind == manifest.KindShell {
+			st.Shell++
+			r.shell(op, replay)
+			continue
+		}
+		if !replay {
+			continue
+		}
+		r.patch(op)
+	}
+	out := make([]*FileResult, 0, len(r.files))
+	for _, f := range r.files {
+		res := f.res
+		res.Final = f.cur
+		switch {
+		case !f.cur.Known:
+			res.Confidence = Unrecoverable
+			if res.Reason == "" && res.Ops == 0 {
+				res.Reason = "written only by shell commands that cannot be replayed"
+			}
+			if res.Reason == "" {
+				res.Reason = "the file's content before the session is unknown (no evidence in the transcript, no host copy)"
+			}
+		case f.pinned:
+			res.Confidence = Exact
+			res.Reason = ""
+		default:
+			res.Confidence = HostBased
+			res.Reason = ""
+		}
+		out = append(out, res)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].order < out[b].order })
+	return out, st
+}
+
+// dedupKey identifies a call copied into several transcripts (fork, resume).
+func dedupKey(op *manifest.Op) string {
+	if op.Provenance.CallID == "" {
+		return ""
+	}
+	return op.Provenance.CallID + "\x00" + op.PatchText + "\x00" + op.Command
+}
+
+func where(op *manifest.Op) string {
+	return fmt.Sprintf("%s:%d", path.Base(op.Provenance.Transcript), op.Provenance.Line)
+}
+
+// file returns a file's state, reading the host's copy the first time it is
+// needed as a base.
+func (r *reconstructor) file(p string, op *manifest.Op, needBase bool) *fstate {
+	f, ok := r.files[p]
+	if !ok {
+		f = &fstate{res: &FileResult{Path: p, order: r.n}}
+		r.n++
+		r.files[p] = f
+	}
+	if !containsString(f.res.Sessions, op.Session) {
+		f.res.Sessions = append(f.res.Sessions, op.Session)
+	}
+	if needBase && !f.cur.Known && f.res.Ops == 0 && !f.res.Start.Known {
+		if data, exists, ok := r.base(p); ok {
+			f.cur = Content{Known: true, Exists: exists, Text: string(data)}
+			f.res.Start = f.cur
+		}
+	}
+	return f
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// start records S the first time a file is touched.
+func (f *fstate) start(c Content) {
+	if f.res.Ops == 0 && !f.res.Start.Known {
+		f.res.Start = c
+	}
+}
+
+// checkpoint adopts evidence of a file's content, recording drift when the
+// replay disagrees.
+func (f *fstate) checkpoint(c Content, what string, op *manifest.Op) {
+	if f.cur.Known && (f.cur.Exists != c.Exists || f.cur.Text != c.Text) {
+		f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: %s differs from the replayed content (changed outside the tools); continuing from the evidence", where(op), what))
+	}
+	f.start(c)
+	f.cur = c
+	f.pinned = true
+}
+
+type hunkResult struct {
+	path     string
+	content  Content
+	pinned   bool
+	moveFrom string
+}
+
+func (r *reconstructor) patch(op *manifest.Op) {
+	// Pre-images come first: they say what the file held before this call.
+	for _, e := range op.Evidence {
+		if e.Kind == manifest.EvidencePre {
+			f := r.file(e.Path, op, false)
+			f.checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the recorded pre-image", op)
+		}
+	}
+	if op.Patch == nil {
+		for _, p := range op.Paths {
+			f := r.file(p, op, false)
+			f.res.Ops++
+			f.cur = Content{}
+			f.pinned = false
+			f.res.Reason = fmt.Sprintf("%s: the agent's patch was applied but its text does not parse here (%s)", where(op), op.Note)
+		}
+		return
+	}
+	for _, e := range op.Evidence {
+		if e.Kind == manifest.EvidenceDiff {
+			r.checkDiff(e, op)
+		}
+	}
+	// Codex verifies every hunk against the state before the call, then
+	// writes them in order; so every result is computed before any is kept.
+	var results []hunkResult
+	for _, h := range op.Patch.Hunks {
+		switch h.Kind {
+		case manifest.HunkAdd:
+			results = append(results, hunkResult{path: h.Target, pinned: true, content: Content{Known: true, Exists: true, Text: h.Contents}})
+		case manifest.HunkDelete:
+			f := r.file(h.Target, op, true)
+			if f.cur.Known && !f.cur.Exists {
+				f.res.Drift = append(f.res.Drift, where(op)+": deleted by the agent, but the replay has no such file")
+			}
+			results = append(results, hunkResult{path: h.Target, pinned: true, content: Content{Known: true}})
+		case manifest.HunkUpdate:
+			results = append(results, r.update(op, h)...)
+		}
+	}
+	for _, h := range results {
+		f := r.file(h.path, op, false)
+		if f.res.Ops == 0 && !f.res.Start.Known && h.content.Exists {
+			// A file the agent created: it began absent, as far as anyone knows.
+			f.res.Start = Content{Known: true}
+		}
+		f.res.Ops++
+		f.cur, f.pinned = h.content, h.pinned
+		if h.moveFrom != "" {
+			f.res.MovedFrom = h.moveFrom
+		}
+	}
+	// Post-images last: they say what the file held after this call.
+	for _, e := range op.Evidence {
+		switch e.Kind {
+		case manifest.EvidencePost:
+			r.file(e.Path, op, false).checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the recorded content", op)
+		case manifest.EvidencePre, manifest.EvidenceDeleted:
+			f := r.file(e.Path, op, false)
+			f.cur, f.pinned = Content{Known: true}, true
+		}
+	}
+}
+
+// update computes an Update hunk: its file's new content (at the move
+// destination, if any) and, for a move, the source's removal.
+func (r *reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
+	f := r.file(h.Target, op, true)
+	res := hunkResult{path: h.Target, pinned: f.pinned}
+	if h.MoveTarget != "" {
+		res.path, res.moveFrom = h.MoveTarget, h.Target
+	}
+	switch {
+	case !f.cur.Known:
+		f.res.Reason = where(op) + ": updated by the agent, but its content before the update is unknown"
+		res.pinned = false
+	case !f.cur.Exists:
+		f.res.Reason = fmt.Sprintf("%s: updated by the agent, but the replay has no file %s", where(op), h.Target)
+		res.pinned = false
+	default:
+		mode := Strict
+		if f.pinned {
+			mode = Faithful
+		}
+		text, fuzz, err := ApplyChunks(f.cur.Text, h.Target, h.Chunks, mode)
+		if err != nil {
+			f.res.Reason = fmt.Sprintf("%s: a hunk would not apply: %v", where(op), err)
+			if f.pinned {
+				f.res.Drift = append(f.res.Drift, f.res.Reason)
+			}
+			res.pinned = false
+			break
+		}
+		res.content = Content{Known: true, Exists: true, Text: text}
+		if fuzz > 0 && mode == Strict {
+			f.res.Fuzz = append(f.res.Fuzz, fmt.Sprintf("%s: %d chunk(s) matched ignoring whitespace or punctuation", where(op), fuzz))
+		}
+	}
+	out := []hunkResult{res}
+	if h.MoveTarget != "" && h.MoveTarget != h.Target {
+		out = append(out, hunkResult{path: h.Target, pinned: true, content: Content{Known: true}})
+	}
+	return out
+}
+
+var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+
+// checkDiff checks a recorded unified diff (patch_apply_end) against the
+// replayed content before the call: its context and removed lines must be
+// where it says.
+func (r *reconstructor) checkDiff(e manifest.Evidence, op *manifest.Op) {
+	f, ok := r.files[e.Path]
+	if !ok || !f.cur.Known || !f.cur.Exists {
+		return
+	}
+	lines := strings.Split(strings.ReplaceAll(f.cur.Text, "\r\n", "\n"), "\n")
+	at := -1
+	for _, l := range strings.Split(e.Content, "\n") {
+		if m := hunkHeader.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			at = n - 1
+			if m[2] == "0" {
+				at = n
+			}
+			continue
+		}
+		if at < 0 || l == "" || strings.HasPrefix(l, `\`) {
+			continue
+		}
+		if l[0] == ' ' || l[0] == '-' {
+			if at >= len(lines) || lines[at] != l[1:] {
+				f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: the recorded diff expects line %d to be %q, the replay has %q", where(op), at+1, l[1:], lineAt(lines, at)))
+				return
+			}
+			at++
+		}
+	}
+}
+
+func lineAt(lines []string, i int) string {
+	if i < len(lines) {
+		return lines[i]
+	}
+	return "<end of file>"
+}
+
+// shell handles a shell command that wrote files: it is never replayed, but
+// exact content it wrote (a quoted heredoc) is evidence, and every file it
+// named carries a note.
+func (r *reconstructor) shell(op *manifest.Op, applied bool) {
+	withEvidence := map[string]bool{}
+	if applied {
+		for _, e := range op.Evidence {
+			switch e.Kind {
+			case manifest.EvidencePost:
+				f := r.file(e.Path, op, false)
+				if f.res.Ops == 0 && !f.res.Start.Known {
+					f.res.Start = Content{Known: true} // "cat > f" creates or truncates
+				}
+				f.checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "content written by a shell heredoc", op)
+				f.res.Ops++
+				withEvidence[e.Path] = true
+				f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: content taken from a shell heredoc (%s)", where(op), firstLine(op.Command)))
+			case manifest.EvidenceAppend:
+				f := r.file(e.Path, op, true)
+				if !f.cur.Known {
+					continue
+				}
+				f.start(f.cur)
+				f.cur = Content{Known: true, Exists: true, Text: f.cur.Text + e.Content}
+				f.res.Ops++
+				withEvidence[e.Path] = true
+				f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: content appended by a shell heredoc (%s)", where(op), firstLine(op.Command)))
+			}
+		}
+	}
+	for _, p := range op.Paths {
+		if withEvidence[p] {
+			continue
+		}
+		f := r.file(p, op, false)
+		f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: also changed by a shell command that cannot be replayed (%s, outcome %s): %s",
+			where(op), firstLine(op.Command), op.Outcome, "the recovered content may miss that change"))
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return s
+}

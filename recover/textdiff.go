@@ -1,0 +1,234 @@
+package recover
+
+import (
+	"strings"
+
+	"github.com/sergi/go-diff/diffmatchpatch"
+	sgdiff "github.com/sourcegraph/go-diff/diff"
+)
+
+// splitLinesKeep splits text into lines that keep their "\n", so that a
+// missing final newline survives a merge.
+func splitLinesKeep(s string) []string {
+	if s == "" {
+		return nil
+	}
+	out := strings.SplitAfter(s, "\n")
+	if out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// edit replaces base lines [from, to) with lines.
+type edit struct {
+	from, to int
+	lines    []string
+}
+
+// lineEdits returns the edits that turn a into b, computed by
+// diffmatchpatch's line mode.
+func lineEdits(a, b string) []edit {
+	dmp := diffmatchpatch.New()
+	ca, cb, table := dmp.DiffLinesToRunes(a, b)
+	diffs := dmp.DiffMainRunes(ca, cb, false)
+	var out []edit
+	pos := 0
+	var cur *edit
+	flush := func() {
+		if cur != nil {
+			out = append(out, *cur)
+			cur = nil
+		}
+	}
+	for _, d := range diffs {
+		n := len([]rune(d.Text))
+		switch d.Type {
+		case diffmatchpatch.DiffEqual:
+			flush()
+			pos += n
+		case diffmatchpatch.DiffDelete:
+			if cur == nil {
+				cur = &edit{from: pos, to: pos}
+			}
+			cur.to += n
+			pos += n
+		case diffmatchpatch.DiffInsert:
+			if cur == nil {
+				cur = &edit{from: pos, to: pos}
+			}
+			for _, r := range d.Text {
+				cur.lines = append(cur.lines, table[r])
+			}
+		}
+	}
+	flush()
+	return out
+}
+
+// Merge3 merges ours and theirs, both derived from base, line by line.
+// Non-overlapping changes combine; identical changes count once; anything
+// else is a conflict, written between standard markers in the result.
+func Merge3(base, ours, theirs, oursLabel, theirsLabel string) (merged string, conflicts int) {
+	b := splitLinesKeep(base)
+	eo, et := lineEdits(base, ours), lineEdits(base, theirs)
+	var out strings.Builder
+	pos := 0
+	i, j := 0, 0
+	for i < len(eo) || j < len(et) {
+		// Take the next group of edits that overlap each other.
+		var start int
+		switch {
+		case j >= len(et) || (i < len(eo) && eo[i].from <= et[j].from):
+			start = eo[i].from
+		default:
+			start = et[j].from
+		}
+		end := start
+		gi, gj := i, j
+		for {
+			grew := false
+			for gi < len(eo) && overlaps(eo[gi], start, end) {
+				end = max(end, eo[gi].to)
+				gi++
+				grew = true
+			}
+			for gj < len(et) && overlaps(et[gj], start, end) {
+				end = max(end, et[gj].to)
+				gj++
+				grew = true
+			}
+			if !grew {
+				break
+			}
+		}
+		for _, l := range b[pos:start] {
+			out.WriteString(l)
+		}
+		o := apply(b, start, end, eo[i:gi])
+		t := apply(b, start, end, et[j:gj])
+		switch {
+		case gi == i:
+			writeAll(&out, t)
+		case gj == j:
+			writeAll(&out, o)
+		case strings.Join(o, "") == strings.Join(t, ""):
+			writeAll(&out, o)
+		default:
+			conflicts++
+			out.WriteString("<<<<<<< " + oursLabel + "\n")
+			writeAll(&out, withNL(o))
+			out.WriteString("=======\n")
+			writeAll(&out, withNL(t))
+			out.WriteString(">>>>>>> " + theirsLabel + "\n")
+		}
+		pos = end
+		i, j = gi, gj
+	}
+	for _, l := range b[pos:] {
+		out.WriteString(l)
+	}
+	return out.String(), conflicts
+}
+
+// overlaps tells whether an edit touches the region [start, end]. Two
+// insertions at the same point overlap; so does an edit adjoining a region.
+func overlaps(e edit, start, end int) bool {
+	return e.from <= end && e.to >= start
+}
+
+// apply returns base[start:end] with the edits (all inside it) made.
+func apply(base []string, start, end int, edits []edit) []string {
+	var out []string
+	pos := start
+	for _, e := range edits {
+		out = append(out, base[pos:e.from]...)
+		out = append(out, e.lines...)
+		pos = e.to
+	}
+	return append(out, base[pos:end]...)
+}
+
+func writeAll(b *strings.Builder, lines []string) {
+	for _, l := range lines {
+		b.WriteString(l)
+	}
+}
+
+func withNL(lines []string) []string {
+	if n := len(lines); n > 0 && !strings.HasSuffix(lines[n-1], "\n") {
+		lines = append(lines[:n-1:n-1], lines[n-1]+"\n")
+	}
+	return lines
+}
+
+// UnifiedDiff returns a unified diff from a to b with three lines of
+// context, "" when they are equal.
+func UnifiedDiff(oldName, newName, a, b string) string {
+	if a == b {
+		return ""
+	}
+	al := splitLinesKeep(a)
+	edits := lineEdits(a, b)
+	const ctx = 3
+	fd := &sgdiff.FileDiff{OrigName: oldName, NewName: newName}
+	for k := 0; k < len(edits); {
+		// group edits whose context windows touch
+		g := k + 1
+		for g < len(edits) && edits[g].from-edits[g-1].to <= 2*ctx {
+			g++
+		}
+		from := max(0, edits[k].from-ctx)
+		to := min(len(al), edits[g-1].to+ctx)
+		var body strings.Builder
+		origLines, newLines := 0, 0
+		pos := from
+		emit := func(prefix string, l string) {
+			body.WriteString(prefix)
+			body.WriteString(l)
+			if !strings.HasSuffix(l, "\n") {
+				body.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		for _, e := range edits[k:g] {
+			for _, l := range al[pos:e.from] {
+				emit(" ", l)
+				origLines++
+				newLines++
+			}
+			for _, l := range al[e.from:e.to] {
+				emit("-", l)
+				origLines++
+			}
+			for _, l := range e.lines {
+				emit("+", l)
+				newLines++
+			}
+			pos = e.to
+		}
+		for _, l := range al[pos:to] {
+			emit(" ", l)
+			origLines++
+			newLines++
+		}
+		newStart := int32(from + 1)
+		// shift by the net lines added by earlier hunks
+		for _, e := range edits[:k] {
+			newStart += int32(len(e.lines) - (e.to - e.from))
+		}
+		h := &sgdiff.Hunk{OrigStartLine: int32(from + 1), OrigLines: int32(origLines), NewStartLine: newStart, NewLines: int32(newLines), Body: []byte(body.String())}
+		if origLines == 0 {
+			h.OrigStartLine = int32(from)
+		}
+		if newLines == 0 {
+			h.NewStartLine--
+		}
+		fd.Hunks = append(fd.Hunks, h)
+		k = g
+	}
+	out, err := sgdiff.PrintFileDiff(fd)
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
