@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"sync"
 
@@ -27,18 +28,22 @@ type Transcript struct {
 // known agent.
 var ErrUnknownFormat = errors.New("not a transcript of a known agent")
 
-// Detect tells a transcript's agent from its first bytes.
+var (
+	codexMarks = regexp.MustCompile(`"type"\s*:\s*"(session_meta|turn_context|response_item|event_msg)"|"record_type"\s*:`)
+	tsCLIMark  = regexp.MustCompile(`^\s*\{\s*"session"\s*:`)
+	legacyMeta = regexp.MustCompile(`^\s*\{\s*"id"\s*:`)
+	claudeMark = regexp.MustCompile(`"(sessionId|parentUuid)"\s*:`)
+)
+
+// Detect tells a transcript's agent from its first bytes (by content, so a
+// renamed file still reads).
 func Detect(head []byte) (manifest.Agent, bool) {
 	switch {
-	case bytes.Contains(head, []byte(`"type":"session_meta"`)), bytes.Contains(head, []byte(`"record_type"`)),
-		bytes.Contains(head, []byte(`"type":"turn_context"`)), bytes.Contains(head, []byte(`"type":"response_item"`)),
-		bytes.Contains(head, []byte(`"type":"event_msg"`)), bytes.Contains(head, []byte(`"session"`)) && bytes.Contains(head, []byte(`"items"`)):
+	case codexMarks.Match(head), tsCLIMark.Match(head):
 		return manifest.AgentCodex, true
-	case bytes.Contains(head, []byte(`"sessionId"`)), bytes.Contains(head, []byte(`"parentUuid"`)):
+	case claudeMark.Match(head):
 		return manifest.AgentClaude, true
-	}
-	// A legacy first line: {"id":…,"timestamp":…,"instructions":…}
-	if bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte(`{"id"`)) && bytes.Contains(head, []byte(`"timestamp"`)) {
+	case legacyMeta.Match(head) && bytes.Contains(head, []byte(`"timestamp"`)):
 		return manifest.AgentCodex, true
 	}
 	return "", false

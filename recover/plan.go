@@ -146,6 +146,9 @@ func decide(p *FilePlan, policy ConflictPolicy) {
 	}
 	if equal(fin, h) {
 		p.Action = ActUnchanged
+		if !fin.Exists {
+			p.Reason = "deleted by the agent; not on the host"
+		}
 		return
 	}
 	if !fin.Exists {
