@@ -51,7 +51,10 @@ detection, three-way merge and atomic writes.`,
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		a.cmdName = c.Name()
+		return &UsageError{err}
+	})
 	root.AddCommand(a.recoverCommand())
 	return root
 }

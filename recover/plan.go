@@ -173,11 +173,22 @@ func decide(p *FilePlan, policy ConflictPolicy) {
 		p.Action, p.Write = ActUpdate, fin
 		return
 	}
+	if f.HadContent(h.Text) {
+		// The host holds a state the session itself went through: it is only
+		// behind, and moving it forward loses nothing.
+		p.Action, p.Write = ActUpdate, fin
+		p.Reason = "the host has an earlier state of this session's file"
+		return
+	}
 	if !start.Known || !start.Exists {
 		conflict(p, policy, "the host file differs and the content the session started from is unknown")
 		return
 	}
 	merged, n := Merge3(eol(start.Text, h.Text), h.Text, eol(fin.Text, h.Text), "host", "recovered")
+	if n == 0 && merged == h.Text {
+		p.Action, p.Reason = ActUnchanged, "the host already has the session's changes"
+		return
+	}
 	if n == 0 {
 		p.Action, p.Write = ActMerge, Content{Known: true, Exists: true, Text: merged}
 		p.Reason = "the host changed since the session started: merged"

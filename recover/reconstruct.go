@@ -1,6 +1,7 @@
 package recover
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"path"
 	"regexp"
@@ -58,6 +59,10 @@ type FileResult struct {
 	// Reason says why the file is unrecoverable.
 	Reason   string
 	Sessions []string
+	// states holds the sha256 of every content the file is known to have
+	// had during the session, so that a host copy that is merely behind can
+	// be told from one that moved on.
+	states map[[32]byte]bool
 	// order is the file's first appearance, to keep results stable.
 	order int
 }
@@ -78,9 +83,14 @@ type ReconstructOptions struct {
 	// IncludeUnknown replays operations whose outcome is unknown (the call
 	// never finished) as if they had been applied.
 	IncludeUnknown bool
+	// Key names the file an agent path refers to; paths with the same key
+	// are one file (two sessions whose cwds map onto the same directory).
+	// By default the agent path itself.
+	Key func(agentPath string) string
 }
 
 type reconstructor struct {
+	key   func(string) string
 	base  BaseFunc
 	files map[string]*fstate
 	n     int
@@ -89,7 +99,10 @@ type reconstructor struct {
 // Reconstruct replays ops (already in replay order) and returns every file
 // they touch, in order of first appearance.
 func Reconstruct(ops []manifest.Op, base BaseFunc, opts ReconstructOptions) ([]*FileResult, Stats) {
-	r := &reconstructor{base: base, files: map[string]*fstate{}}
+	r := &reconstructor{base: base, files: map[string]*fstate{}, key: opts.Key}
+	if r.key == nil {
+		r.key = func(p string) string { return p }
+	}
 	var st Stats
 	seen := map[string]bool{}
 	for i := range ops {
@@ -125,6 +138,7 @@ func Reconstruct(ops []manifest.Op, base BaseFunc, opts ReconstructOptions) ([]*
 	}
 	out := make([]*FileResult, 0, len(r.files))
 	for _, f := range r.files {
+		f.remember()
 		res := f.res
 		res.Final = f.cur
 		switch {
@@ -164,11 +178,12 @@ func where(op *manifest.Op) string {
 // file returns a file's state, reading the host's copy the first time it is
 // needed as a base.
 func (r *reconstructor) file(p string, op *manifest.Op, needBase bool) *fstate {
-	f, ok := r.files[p]
+	k := r.key(p)
+	f, ok := r.files[k]
 	if !ok {
 		f = &fstate{res: &FileResult{Path: p, order: r.n}}
 		r.n++
-		r.files[p] = f
+		r.files[k] = f
 	}
 	if !containsString(f.res.Sessions, op.Session) {
 		f.res.Sessions = append(f.res.Sessions, op.Session)
@@ -191,6 +206,22 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
+// remember records the file's current content as one it had.
+func (f *fstate) remember() {
+	if f.cur.Known && f.cur.Exists {
+		if f.res.states == nil {
+			f.res.states = map[[32]byte]bool{}
+		}
+		f.res.states[sha256.Sum256([]byte(f.cur.Text))] = true
+	}
+}
+
+// HadContent reports whether the file held text at some point of the
+// session (its start, or after any replayed operation).
+func (r *FileResult) HadContent(text string) bool {
+	return r.states[sha256.Sum256([]byte(text))]
+}
+
 // start records S the first time a file is touched.
 func (f *fstate) start(c Content) {
 	if f.res.Ops == 0 && !f.res.Start.Known {
@@ -207,6 +238,7 @@ func (f *fstate) checkpoint(c Content, what string, op *manifest.Op) {
 	f.start(c)
 	f.cur = c
 	f.pinned = true
+	f.remember()
 }
 
 type hunkResult struct {
@@ -263,7 +295,9 @@ func (r *reconstructor) patch(op *manifest.Op) {
 			f.res.Start = Content{Known: true}
 		}
 		f.res.Ops++
+		f.remember()
 		f.cur, f.pinned = h.content, h.pinned
+		f.remember()
 		if h.moveFrom != "" {
 			f.res.MovedFrom = h.moveFrom
 		}
@@ -327,7 +361,7 @@ var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@
 // replayed content before the call: its context and removed lines must be
 // where it says.
 func (r *reconstructor) checkDiff(e manifest.Evidence, op *manifest.Op) {
-	f, ok := r.files[e.Path]
+	f, ok := r.files[r.key(e.Path)]
 	if !ok || !f.cur.Known || !f.cur.Exists {
 		return
 	}
@@ -385,7 +419,9 @@ func (r *reconstructor) shell(op *manifest.Op, applied bool) {
 					continue
 				}
 				f.start(f.cur)
+				f.remember()
 				f.cur = Content{Known: true, Exists: true, Text: f.cur.Text + e.Content}
+				f.remember()
 				f.res.Ops++
 				withEvidence[e.Path] = true
 				f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: content appended by a shell heredoc (%s)", where(op), firstLine(op.Command)))

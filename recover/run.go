@@ -86,7 +86,13 @@ func Recover(ctx context.Context, inputs []Input, fsys FS, opts Options) (*Resul
 		return data, exists, true
 	}
 	ops := MergeOps(inputs)
-	files, stats := Reconstruct(ops, base, ReconstructOptions{IncludeUnknown: opts.IncludeUnknown})
+	key := func(agent string) string {
+		if t, ok := m.Map(agent); ok {
+			return t.Path()
+		}
+		return agent
+	}
+	files, stats := Reconstruct(ops, base, ReconstructOptions{IncludeUnknown: opts.IncludeUnknown, Key: key})
 	plans, err := Plan(files, m, fsys, opts.OnConflict)
 	if err != nil {
 		return nil, err

@@ -122,6 +122,11 @@ func (r *Reader) Next() (Record, error) {
 			r.off++
 		}
 		last := !hadNL
+		if hadNL {
+			if _, err := r.r.Peek(1); errors.Is(err, io.EOF) {
+				last = true
+			}
+		}
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if len(line) > 0 && (line[0] == 0 || line[len(line)-1] == 0) {
 			n := len(line)
