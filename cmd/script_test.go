@@ -88,4 +88,3 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 	sort.Strings(lines)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 }
-

@@ -78,8 +78,8 @@ func decideText(s string) (manifest.Outcome, string) {
 	if i := strings.Index(t, "\nOutput:\n"); i >= 0 {
 		head = t[:i]
 	}
-	if strings.HasPrefix(t, "Command: ") || strings.HasPrefix(t, "Chunk ID: ") || strings.HasPrefix(t, "Wall time: ") {
-		if m := unifiedExit.FindStringSubmatch(head); m != nil && strings.Contains(head, "Wall time: ") {
+	if strings.HasPrefix(t, "Command: ") || strings.HasPrefix(t, "Chunk ID: ") || strings.HasPrefix(t, "Wall time: ") || strings.HasPrefix(t, "Process ") {
+		if m := unifiedExit.FindStringSubmatch(head); m != nil && (strings.Contains(head, "Wall time: ") || strings.HasPrefix(t, "Process ")) {
 			return exitOutcome(m[1], "output: Process exited with code ")
 		}
 		if strings.Contains(head, "\nProcess running with session ID") {
