@@ -219,16 +219,26 @@ func nonFlags(args []string) []string {
 	return out
 }
 
-// lastNonFlags drops the script argument of sed/perl (the first non-flag
-// unless given with -e) and returns the files.
+// lastNonFlags returns the files of a sed/perl command: its non-flag
+// arguments, less the script (the argument of -e, or else the first one).
 func lastNonFlags(args []string, _ string) []string {
+	var files []string
 	hasE := false
-	for _, a := range args {
-		if a == "-e" || a == "--expression" {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-e" || a == "--expression" || a == "-f":
 			hasE = true
+			i++
+		case strings.HasPrefix(a, "-"):
+			if strings.HasSuffix(a, "e") && (strings.HasPrefix(a, "-p") || strings.HasPrefix(a, "-n")) {
+				hasE = true // perl -pie / -ne bundles: the next argument is the script
+				i++
+			}
+		default:
+			files = append(files, a)
 		}
 	}
-	files := nonFlags(args)
 	if !hasE && len(files) > 0 {
 		files = files[1:]
 	}

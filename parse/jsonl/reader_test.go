@@ -1,0 +1,93 @@
+package jsonl
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+func readAll(t *testing.T, r io.Reader) ([]string, *Reader) {
+	t.Helper()
+	rd := NewReader(r, "t.jsonl")
+	var out []string
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return out, rd
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(rec.Data))
+	}
+}
+
+func TestDamage(t *testing.T) {
+	in := `{"a":1}` + "\n" +
+		"\n\n" +
+		`not json` + "\n" +
+		`{"b":"x}{y"}{"c":[1,{"d":2}]}` + "\n" +
+		"\x00\x00\x00" + `{"e":"\"q\\"}` + "\r\n" +
+		`{"f":"cut off`
+	got, rd := readAll(t, strings.NewReader(in))
+	want := []string{`{"a":1}`, `{"b":"x}{y"}`, `{"c":[1,{"d":2}]}`, `{"e":"\"q\\"}`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("records = %q, want %q", got, want)
+	}
+	var msgs []string
+	for _, w := range rd.Warnings() {
+		msgs = append(msgs, w.String())
+	}
+	for _, w := range []string{"t.jsonl:2: 2 blank lines from here", "t.jsonl:4: not a JSON object", "t.jsonl:5: 2 records glued on one line",
+		"t.jsonl:6: 3 NUL bytes of padding", "t.jsonl:7: truncated last line"} {
+		if !strings.Contains(strings.Join(msgs, "\n"), w) {
+			t.Errorf("warnings %q lack %q", msgs, w)
+		}
+	}
+	if rd.Lines() != 7 {
+		t.Errorf("lines = %d", rd.Lines())
+	}
+}
+
+// A crashed writer can leave half a record and then append a whole one on
+// the same line: the whole one is still read.
+func TestResync(t *testing.T) {
+	got, _ := readAll(t, strings.NewReader(`{"timestamp":"x","payload":{"text":"half`+`{"timestamp":"y","type":"z"}`+"\n"))
+	if len(got) != 1 || got[0] != `{"timestamp":"y","type":"z"}` {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestLongLine(t *testing.T) {
+	big := `{"x":"` + strings.Repeat("a", 5<<20) + `"}`
+	got, _ := readAll(t, strings.NewReader(`{"a":1}`+"\n"+big+"\n"+`{"b":2}`+"\n"))
+	if len(got) != 3 || len(got[1]) != len(big) || got[2] != `{"b":2}` {
+		t.Errorf("got %d records", len(got))
+	}
+}
+
+func TestDecompress(t *testing.T) {
+	plain := `{"a":1}` + "\n"
+	var gz, zs bytes.Buffer
+	gw := gzip.NewWriter(&gz)
+	gw.Write([]byte(plain))
+	gw.Close()
+	zw, _ := zstd.NewWriter(&zs)
+	zw.Write([]byte(plain))
+	zw.Close()
+	for name, data := range map[string][]byte{"plain": []byte(plain), "gzip": gz.Bytes(), "zstd": zs.Bytes()} {
+		rc, err := Decompress(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(rc)
+		if string(got) != plain {
+			t.Errorf("%s: got %q", name, got)
+		}
+	}
+}
