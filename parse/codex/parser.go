@@ -35,7 +35,9 @@ type parser struct {
 
 	cwd, envCwd, metaCwd string
 	turnID               string
-	lastTime             time.Time
+	lastTime, firstTime  time.Time
+	lastTS, parsedTS     string
+	metaTime             string
 	metaSeen             bool
 	first                bool
 
@@ -94,21 +96,27 @@ func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 }
 
 // record handles one JSON object. The cheap checks come first: most lines of
-// a rollout (reasoning, token counts, messages) are dismissed after reading
-// one or two short fields.
+// a rollout (reasoning, token counts, messages, outputs of other calls) are
+// dismissed after reading two or three short fields by path, which gjson
+// does without scanning the rest of the line.
 func (p *parser) record(rec jsonl.Record) {
 	data := rec.Data
 	first := p.first
 	p.first = false
 	typ := gjson.GetBytes(data, "type")
 	if typ.Type == gjson.String {
-		if pl := gjson.GetBytes(data, "payload"); pl.Exists() && pl.IsObject() {
-			p.stamp(gjson.GetBytes(data, "timestamp").Str)
-			p.wrapped(rec, typ.Str, pl)
+		if ts := gjson.GetBytes(data, "timestamp"); ts.Type == gjson.String {
+			p.lastTS = ts.Str
+		}
+		ptype := gjson.GetBytes(data, "payload.type")
+		if ptype.Exists() || typ.Str == "session_meta" || typ.Str == "turn_context" || typ.Str == "compacted" {
+			p.wrapped(rec, typ.Str, ptype.Str)
 			return
 		}
 		// A bare legacy ResponseItem.
-		p.item(rec, typ.Str, gjson.ParseBytes(data))
+		if relevantItem(typ.Str) {
+			p.item(rec, typ.Str, gjson.ParseBytes(data))
+		}
 		return
 	}
 	if gjson.GetBytes(data, "record_type").Exists() {
@@ -123,44 +131,77 @@ func (p *parser) record(rec jsonl.Record) {
 	p.warn(rec, "record has no \"type\": not a rollout line")
 }
 
+// relevantItem says whether a response item can hold or settle a file
+// operation.
+func relevantItem(t string) bool {
+	switch t {
+	case "function_call", "custom_tool_call", "local_shell_call", "apply_patch_call",
+		"function_call_output", "custom_tool_call_output", "apply_patch_call_output", "message":
+		return true
+	}
+	return false
+}
+
+func relevantEvent(t string) bool {
+	switch t {
+	case "patch_apply_end", "item_completed", "task_started", "turn_started", "task_complete", "turn_complete",
+		"turn_aborted", "exec_command_end":
+		return true
+	}
+	return false
+}
+
 func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
 	p.res.Session.Warnings = append(p.res.Session.Warnings, manifest.Warning{
 		File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
 }
 
-func (p *parser) stamp(ts string) {
-	if ts == "" {
-		return
+// now returns the time of the current line (parsed only when an
+// operation needs it).
+func (p *parser) now() time.Time {
+	if p.lastTS != p.parsedTS {
+		p.parsedTS = p.lastTS
+		if t, err := time.Parse(time.RFC3339Nano, p.lastTS); err == nil {
+			p.lastTime = t
+			if p.firstTime.IsZero() {
+				p.firstTime = t
+			}
+		}
 	}
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return
-	}
-	p.lastTime = t
-	s := &p.res.Session
-	if s.Start.IsZero() || t.Before(s.Start) {
-		s.Start = t
-	}
-	if t.After(s.End) {
-		s.End = t
-	}
+	return p.lastTime
 }
 
-func (p *parser) wrapped(rec jsonl.Record, kind string, pl gjson.Result) {
+func (p *parser) wrapped(rec jsonl.Record, kind, ptype string) {
 	switch kind {
 	case "session_meta":
-		p.meta(rec, pl)
+		p.meta(rec, gjson.GetBytes(rec.Data, "payload"))
 	case "turn_context":
-		if c := pl.Get("cwd").Str; c != "" {
+		if c := gjson.GetBytes(rec.Data, "payload.cwd").Str; c != "" {
 			p.cwd = c
 		}
-		if t := pl.Get("turn_id").Str; t != "" {
+		if t := gjson.GetBytes(rec.Data, "payload.turn_id").Str; t != "" {
 			p.turnID = t
 		}
 	case "response_item":
-		p.item(rec, pl.Get("type").Str, pl)
+		if !relevantItem(ptype) {
+			return
+		}
+		if ptype == "message" && !bytes.Contains(rec.Data, []byte("<environment_context>")) {
+			return
+		}
+		if ptype == "function_call_output" || ptype == "custom_tool_call_output" || ptype == "apply_patch_call_output" {
+			// Outputs are the largest lines: look at the call id first.
+			id := gjson.GetBytes(rec.Data, "payload.call_id").Str
+			delete(p.open, id)
+			if _, tracked := p.byCall[id]; !tracked {
+				return
+			}
+		}
+		p.item(rec, ptype, gjson.GetBytes(rec.Data, "payload"))
 	case "event_msg":
-		p.event(rec, pl)
+		if relevantEvent(ptype) {
+			p.event(rec, gjson.GetBytes(rec.Data, "payload"))
+		}
 	case "compacted":
 		// replacement_history re-embeds earlier calls: never descend into it.
 	}
@@ -182,7 +223,7 @@ func (p *parser) meta(rec jsonl.Record, m gjson.Result) {
 	s.GitCommit = m.Get("git.commit_hash").Str
 	s.ForkedFrom = m.Get("forked_from_id").Str
 	p.metaCwd = m.Get("cwd").Str
-	p.stamp(m.Get("timestamp").Str)
+	p.metaTime = m.Get("timestamp").Str
 }
 
 var envCwdRe = regexp.MustCompile(`<cwd>([^<]*)</cwd>`)
@@ -431,7 +472,7 @@ func dedupe(s []string) []string {
 func (p *parser) newOp(rec jsonl.Record, id string, kind manifest.OpKind, tool, carrier, cwd string) manifest.Op {
 	return manifest.Op{
 		Kind: kind, Tool: tool, Cwd: cwd, Outcome: manifest.OutcomeUnknown,
-		Provenance: manifest.Provenance{Transcript: p.file, Line: rec.Line, Offset: rec.Offset, Time: p.lastTime,
+		Provenance: manifest.Provenance{Transcript: p.file, Line: rec.Line, Offset: rec.Offset, Time: p.now(),
 			CallID: id, TurnID: p.turnID, Carrier: carrier},
 	}
 }
@@ -702,6 +743,7 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	if s.ID == "" {
 		s.ID = idFromFilename(p.file)
 	}
+	s.Start, s.End = p.span()
 	s.Cwd = p.metaCwd
 	if s.Cwd == "" {
 		s.Cwd = p.turnCwd()
@@ -742,6 +784,22 @@ func (p *parser) finish(rd *jsonl.Reader) {
 			op.OutcomeEvidence += "; but the patch text does not parse here"
 		}
 	}
+}
+
+// span returns the session's first and last timestamps.
+func (p *parser) span() (time.Time, time.Time) {
+	start, _ := time.Parse(time.RFC3339Nano, p.metaTime)
+	end := p.now()
+	if p.firstTime.Before(start) && !p.firstTime.IsZero() || start.IsZero() {
+		start = p.firstTime
+	}
+	if start.IsZero() {
+		start = end
+	}
+	if end.Before(start) {
+		end = start
+	}
+	return start, end
 }
 
 var uuidRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
@@ -824,7 +882,8 @@ func (p *parser) parseSingleJSON(r io.Reader) error {
 	sess := doc.Get("session")
 	p.metaSeen = true
 	p.res.Session.ID = sess.Get("id").Str
-	p.stamp(sess.Get("timestamp").Str)
+	p.metaTime = sess.Get("timestamp").Str
+	p.lastTS = p.metaTime
 	rec := jsonl.Record{Line: 1}
 	counted := 0
 	doc.Get("items").ForEach(func(_, it gjson.Result) bool {

@@ -29,6 +29,7 @@ type Reader struct {
 	line      int
 	off       int64 // offset of the next line
 	long      []byte
+	scratch   []byte
 	pending   [][]byte // further records glued on the current line
 	pendRec   Record
 	blank     int
@@ -43,7 +44,7 @@ type Reader struct {
 
 // NewReader returns a Reader over r; file names the input in warnings.
 func NewReader(r io.Reader, file string) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 1<<20), file: file}
+	return &Reader{r: bufio.NewReaderSize(r, 256<<10), file: file}
 }
 
 // Warnings returns the damage found so far.
@@ -122,11 +123,6 @@ func (r *Reader) Next() (Record, error) {
 			r.off++
 		}
 		last := !hadNL
-		if hadNL {
-			if _, err := r.r.Peek(1); errors.Is(err, io.EOF) {
-				last = true
-			}
-		}
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if len(line) > 0 && (line[0] == 0 || line[len(line)-1] == 0) {
 			n := len(line)
@@ -142,6 +138,17 @@ func (r *Reader) Next() (Record, error) {
 		}
 		r.flushBlank()
 		recs, problem := split(line)
+		if problem != "" && !last {
+			// A damaged line right before the end is a cut-off record too. Peek
+			// may refill the buffer that line aliases, so keep a copy first.
+			own := append(r.scratch[:0], line...)
+			r.scratch = own
+			if _, err := r.r.Peek(1); errors.Is(err, io.EOF) {
+				last = true
+			}
+			line = own
+			recs, problem = split(line)
+		}
 		if problem != "" {
 			if last && len(recs) == 0 {
 				problem = "truncated last line (" + problem + "): the transcript was cut off mid-record"

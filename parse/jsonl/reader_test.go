@@ -91,3 +91,25 @@ func TestDecompress(t *testing.T) {
 		}
 	}
 }
+
+// A damaged line followed by more input must not be clobbered while the
+// reader looks ahead for the end (regression: Peek refilled the buffer the
+// line aliased).
+func TestDamagedLineAtBufferEdge(t *testing.T) {
+	var b strings.Builder
+	for b.Len() < 3<<20 {
+		b.WriteString(`{"k":"` + strings.Repeat("v", 1000) + `"}` + "\n")
+		b.WriteString("oops\n")
+	}
+	got, rd := readAll(t, strings.NewReader(b.String()))
+	for _, r := range got {
+		if !strings.HasPrefix(r, `{"k":"vvv`) || !strings.HasSuffix(r, `vvv"}`) {
+			t.Fatalf("clobbered record %.40q", r)
+		}
+	}
+	for _, w := range rd.Warnings() {
+		if w.Message != "not a JSON object: unexpected 'o' at byte 0" {
+			t.Fatalf("unexpected warning %v", w)
+		}
+	}
+}

@@ -65,7 +65,8 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // tracking strings, escapes and nesting only. Strings are skipped with
 // IndexByte, so long string values (file contents, outputs) cost little.
 func scanObject(b []byte) (int, bool) {
-	depth := 0
+	var stack [64]byte
+	open := stack[:0] // the closers expected, innermost last
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
@@ -86,15 +87,17 @@ func scanObject(b []byte) (int, bool) {
 				j++
 			}
 			i = j
-		case '{', '[':
-			depth++
+		case '{':
+			open = append(open, '}')
+		case '[':
+			open = append(open, ']')
 		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1, true
-			}
-			if depth < 0 {
+			if len(open) == 0 || open[len(open)-1] != b[i] {
 				return 0, false
+			}
+			open = open[:len(open)-1]
+			if len(open) == 0 {
+				return i + 1, true
 			}
 		}
 	}

@@ -1,0 +1,51 @@
+package cmd
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentsandbox/sandbox/fixtures/gen"
+)
+
+// BenchmarkRecoverDryRunJSON measures `sandbox recover --dry-run --json` end
+// to end (read, parse, reconstruct, plan, report) on a generated rollout.
+// BENCH_ROLLOUT_MB sets its size (default 64).
+func BenchmarkRecoverDryRunJSON(b *testing.B) {
+	size := int64(64)
+	if v := os.Getenv("BENCH_ROLLOUT_MB"); v != "" {
+		var n int64
+		for _, c := range v {
+			n = n*10 + int64(c-'0')
+		}
+		size = n
+	}
+	dir := b.TempDir()
+	name := filepath.Join(dir, "rollout.jsonl")
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := gen.Rollout(f, gen.Options{Size: size << 20, Seed: 1, Files: 400, PatchEvery: 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+		b.Setenv(k, dir)
+	}
+	b.SetBytes(st.Bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		a := newApp(nil, io.Discard, io.Discard)
+		a.json = true
+		a.setupLog()
+		err := a.runRecover(context.Background(), recoverOptions{Transcripts: []string{name}, Dest: filepath.Join(dir, "dest"), DryRun: true, OnConflict: "skip"})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
