@@ -108,7 +108,7 @@ func TestDamagedLineAtBufferEdge(t *testing.T) {
 		}
 	}
 	for _, w := range rd.Warnings() {
-		if w.Message != "not a JSON object: unexpected 'o' at byte 0" {
+		if w.Message != "not a JSON object: unexpected 'o' at byte 0" && !strings.HasPrefix(w.Message, "truncated last line") {
 			t.Fatalf("unexpected warning %v", w)
 		}
 	}
