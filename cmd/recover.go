@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
 	recov "github.com/agentsandbox/sandbox/recover"
 	"github.com/spf13/cobra"
@@ -89,9 +90,18 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 	if err != nil {
 		return err
 	}
-	inputs, err := a.parseTranscripts(ctx, o.Transcripts)
+	streams, err := a.openTranscripts(ctx, o.Transcripts)
 	if err != nil {
 		return err
+	}
+	defer func() {
+		for _, s := range streams {
+			s.Close()
+		}
+	}()
+	sources := make([]recov.Source, len(streams))
+	for i, s := range streams {
+		sources[i] = s
 	}
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
@@ -99,10 +109,11 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 	if o.DryRun {
 		target = &recov.DryRunFS{Read: fsys}
 	}
-	res, rerr := recov.Recover(ctx, inputs, target, opts)
+	res, rerr := recov.Recover(ctx, sources, target, opts)
 	if res == nil {
 		return rerr
 	}
+	a.logStreams(ctx, streams)
 	if rerr != nil {
 		res.Report.Error = rerr.Error()
 	}
@@ -168,48 +179,46 @@ func mapTargets(rules []recov.Rule) []string {
 	return out
 }
 
-// parseTranscripts parses the named transcripts (in parallel). A file that
-// cannot be opened or is not a transcript is an error, before anything is
-// written; damage inside a transcript is only warnings.
-func (a *app) parseTranscripts(ctx context.Context, names []string) ([]recov.Input, error) {
-	var files []string
-	stdinAt := -1
-	for i, n := range names {
+// openTranscripts opens the named transcripts and starts parsing them in
+// parallel. A file that cannot be opened or is not a transcript is an
+// error here, before anything is written; damage inside a transcript is
+// only warnings.
+func (a *app) openTranscripts(ctx context.Context, names []string) ([]*parse.Stream, error) {
+	var streams []*parse.Stream
+	for _, n := range names {
+		var s *parse.Stream
+		var err error
 		if n == "-" {
-			stdinAt = i
-			continue
+			s, err = parse.OpenStream(ctx, "<stdin>", a.stdin)
+		} else {
+			s, err = parse.OpenStream(ctx, n, nil)
 		}
-		files = append(files, n)
-	}
-	trs := parse.Files(ctx, files)
-	if stdinAt >= 0 {
-		tr := parse.Reader(ctx, a.stdin, "<stdin>")
-		trs = append(trs[:stdinAt], append([]parse.Transcript{tr}, trs[stdinAt:]...)...)
-	}
-	var inputs []recov.Input
-	for _, tr := range trs {
-		if tr.Err != nil && tr.Session.Transcript == "" {
-			err := tr.Err
+		if err != nil {
+			for _, s := range streams {
+				s.Close()
+			}
 			if errors.Is(err, parse.ErrUnknownFormat) {
 				return nil, &HintError{err, "sandbox reads Codex CLI rollouts (rollout-*.jsonl, .json, .jsonl.zst, .gz)"}
 			}
 			return nil, fmt.Errorf("reading transcript: %w", err)
 		}
-		if tr.Err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			a.log.Warn().Str("transcript", tr.Session.Transcript).Err(tr.Err).Msg("transcript could not be read to the end; using everything before the damage")
-		}
-		a.logWarnings(tr)
-		inputs = append(inputs, recov.Input{Session: tr.Session, Ops: tr.Ops})
+		streams = append(streams, s)
 	}
-	return inputs, nil
+	return streams, nil
 }
 
-func (a *app) logWarnings(tr parse.Transcript) {
+// logStreams reports each transcript's damage on stderr.
+func (a *app) logStreams(ctx context.Context, streams []*parse.Stream) {
+	for _, s := range streams {
+		if err := s.Err(); err != nil && ctx.Err() == nil {
+			a.log.Warn().Str("transcript", s.Name()).Err(err).Msg("transcript could not be read to the end; using everything before the damage")
+		}
+		a.logWarnings(s.Session().Warnings)
+	}
+}
+
+func (a *app) logWarnings(ws []manifest.Warning) {
 	const shown = 10
-	ws := tr.Session.Warnings
 	for i, w := range ws {
 		if i == shown && a.verbose == 0 {
 			a.log.Warn().Msgf("%s: %d more warnings (-v shows them all; --json lists them)", w.File, len(ws)-shown)

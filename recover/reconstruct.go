@@ -89,53 +89,72 @@ type ReconstructOptions struct {
 	Key func(agentPath string) string
 }
 
-type reconstructor struct {
+// Reconstructor replays operations one at a time, so that a transcript can
+// be replayed while it is still being read.
+type Reconstructor struct {
 	key   func(string) string
 	base  BaseFunc
 	files map[string]*fstate
 	n     int
+	opts  ReconstructOptions
+	seen  map[[32]byte]bool
+	stats Stats
+}
+
+// NewReconstructor returns a reconstructor that reads starting content
+// through base.
+func NewReconstructor(base BaseFunc, opts ReconstructOptions) *Reconstructor {
+	r := &Reconstructor{base: base, files: map[string]*fstate{}, key: opts.Key, opts: opts, seen: map[[32]byte]bool{}}
+	if r.key == nil {
+		r.key = func(p string) string { return p }
+	}
+	return r
 }
 
 // Reconstruct replays ops (already in replay order) and returns every file
 // they touch, in order of first appearance.
 func Reconstruct(ops []manifest.Op, base BaseFunc, opts ReconstructOptions) ([]*FileResult, Stats) {
-	r := &reconstructor{base: base, files: map[string]*fstate{}, key: opts.Key}
-	if r.key == nil {
-		r.key = func(p string) string { return p }
-	}
-	var st Stats
-	seen := map[string]bool{}
+	r := NewReconstructor(base, opts)
 	for i := range ops {
-		op := &ops[i]
-		if key := dedupKey(op); key != "" {
-			if seen[key] {
-				st.Duplicates++
-				continue
-			}
-			seen[key] = true
+		r.Add(&ops[i])
+	}
+	return r.Finish()
+}
+
+// Add replays one operation.
+func (r *Reconstructor) Add(op *manifest.Op) {
+	st := &r.stats
+	if key := dedupKey(op); key != ([32]byte{}) {
+		if r.seen[key] {
+			st.Duplicates++
+			return
 		}
-		st.Ops++
-		switch op.Outcome {
-		case manifest.OutcomeApplied:
-			st.Applied++
-		case manifest.OutcomeFailed:
-			st.Failed++
-		case manifest.OutcomeRejected:
-			st.Rejected++
-		default:
-			st.Unknown++
-		}
-		replay := op.Outcome == manifest.OutcomeApplied || (opts.IncludeUnknown && op.Outcome == manifest.OutcomeUnknown)
-		if op.Kind == manifest.KindShell {
-			st.Shell++
-			r.shell(op, replay)
-			continue
-		}
-		if !replay {
-			continue
-		}
+		r.seen[key] = true
+	}
+	st.Ops++
+	switch op.Outcome {
+	case manifest.OutcomeApplied:
+		st.Applied++
+	case manifest.OutcomeFailed:
+		st.Failed++
+	case manifest.OutcomeRejected:
+		st.Rejected++
+	default:
+		st.Unknown++
+	}
+	replay := op.Outcome == manifest.OutcomeApplied || (r.opts.IncludeUnknown && op.Outcome == manifest.OutcomeUnknown)
+	if op.Kind == manifest.KindShell {
+		st.Shell++
+		r.shell(op, replay)
+		return
+	}
+	if replay {
 		r.patch(op)
 	}
+}
+
+// Finish returns every file touched, in order of first appearance.
+func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 	out := make([]*FileResult, 0, len(r.files))
 	for _, f := range r.files {
 		f.remember()
@@ -160,15 +179,25 @@ func Reconstruct(ops []manifest.Op, base BaseFunc, opts ReconstructOptions) ([]*
 		out = append(out, res)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].order < out[b].order })
-	return out, st
+	return out, r.stats
 }
 
-// dedupKey identifies a call copied into several transcripts (fork, resume).
-func dedupKey(op *manifest.Op) string {
+// dedupKey identifies a call copied into several transcripts (fork,
+// resume): its id and content, hashed so that the set of calls seen costs a
+// few bytes each whatever their size.
+func dedupKey(op *manifest.Op) [32]byte {
 	if op.Provenance.CallID == "" {
-		return ""
+		return [32]byte{}
 	}
-	return op.Provenance.CallID + "\x00" + op.PatchText + "\x00" + op.Command
+	h := sha256.New()
+	h.Write([]byte(op.Provenance.CallID))
+	h.Write([]byte{0})
+	h.Write([]byte(op.PatchText))
+	h.Write([]byte{0})
+	h.Write([]byte(op.Command))
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
 }
 
 func where(op *manifest.Op) string {
@@ -177,7 +206,7 @@ func where(op *manifest.Op) string {
 
 // file returns a file's state, reading the host's copy the first time it is
 // needed as a base.
-func (r *reconstructor) file(p string, op *manifest.Op, needBase bool) *fstate {
+func (r *Reconstructor) file(p string, op *manifest.Op, needBase bool) *fstate {
 	k := r.key(p)
 	f, ok := r.files[k]
 	if !ok {
@@ -248,7 +277,7 @@ type hunkResult struct {
 	moveFrom string
 }
 
-func (r *reconstructor) patch(op *manifest.Op) {
+func (r *Reconstructor) patch(op *manifest.Op) {
 	// Pre-images come first: they say what the file held before this call.
 	for _, e := range op.Evidence {
 		if e.Kind == manifest.EvidencePre {
@@ -316,7 +345,7 @@ func (r *reconstructor) patch(op *manifest.Op) {
 
 // update computes an Update hunk: its file's new content (at the move
 // destination, if any) and, for a move, the source's removal.
-func (r *reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
+func (r *Reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
 	f := r.file(h.Target, op, true)
 	res := hunkResult{path: h.Target, pinned: f.pinned}
 	if h.MoveTarget != "" {
@@ -360,7 +389,7 @@ var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@
 // checkDiff checks a recorded unified diff (patch_apply_end) against the
 // replayed content before the call: its context and removed lines must be
 // where it says.
-func (r *reconstructor) checkDiff(e manifest.Evidence, op *manifest.Op) {
+func (r *Reconstructor) checkDiff(e manifest.Evidence, op *manifest.Op) {
 	f, ok := r.files[r.key(e.Path)]
 	if !ok || !f.cur.Known || !f.cur.Exists {
 		return
@@ -399,7 +428,7 @@ func lineAt(lines []string, i int) string {
 // shell handles a shell command that wrote files: it is never replayed, but
 // exact content it wrote (a quoted heredoc) is evidence, and every file it
 // named carries a note.
-func (r *reconstructor) shell(op *manifest.Op, applied bool) {
+func (r *Reconstructor) shell(op *manifest.Op, applied bool) {
 	withEvidence := map[string]bool{}
 	if applied {
 		for _, e := range op.Evidence {

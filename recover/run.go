@@ -3,7 +3,6 @@ package recover
 import (
 	"context"
 	"sort"
-	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
 )
@@ -25,10 +24,39 @@ type Options struct {
 	IncludeUnknown bool
 }
 
-// Input is one parsed transcript.
-type Input struct {
-	Session manifest.Session
-	Ops     []manifest.Op
+// Source is one transcript's session and operations, read as a stream so
+// that a transcript of any size is replayed in bounded memory.
+type Source interface {
+	// Header returns the session's identity and working directory; it may
+	// wait for the transcript's first lines to be read.
+	Header() manifest.Session
+	// Next returns the next operation in line order, or false at the end.
+	Next() (manifest.Op, bool)
+	// Session returns the complete session (end state, warnings) once Next
+	// has returned false.
+	Session() manifest.Session
+}
+
+// SliceSource is a Source over operations already in memory.
+type SliceSource struct {
+	S   manifest.Session
+	Ops []manifest.Op
+	i   int
+}
+
+// Header implements Source.
+func (s *SliceSource) Header() manifest.Session { return s.S }
+
+// Session implements Source.
+func (s *SliceSource) Session() manifest.Session { return s.S }
+
+// Next implements Source.
+func (s *SliceSource) Next() (manifest.Op, bool) {
+	if s.i >= len(s.Ops) {
+		return manifest.Op{}, false
+	}
+	s.i++
+	return s.Ops[s.i-1], true
 }
 
 // Result is a finished (or dry-run) recovery.
@@ -44,24 +72,29 @@ func (r *Result) Partial() bool {
 	return s.Conflicts+s.OutsideRoot+s.Unrecoverable > 0
 }
 
-// Recover reconstructs the files of inputs, plans them against the host and,
-// unless opts.DryRun, applies the plan through fsys. An apply error leaves
-// the host as it was and is returned with the result of the plan.
-func Recover(ctx context.Context, inputs []Input, fsys FS, opts Options) (*Result, error) {
+// Recover replays the operations of sources (merged in time order), plans
+// the files against the host and, unless opts.DryRun, applies the plan
+// through fsys. An apply error leaves the host as it was and is returned
+// with the result of the plan.
+func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Result, error) {
 	if opts.OnConflict == "" {
 		opts.OnConflict = OnConflictSkip
 	}
+	headers := make([]manifest.Session, len(sources))
+	for i, src := range sources {
+		headers[i] = src.Header()
+	}
 	rules := append([]Rule{}, opts.Maps...)
 	var baseRules []Rule
-	for _, in := range inputs {
-		if in.Session.Cwd == "" {
+	for _, h := range headers {
+		if h.Cwd == "" {
 			continue
 		}
 		if opts.Dest != "" {
-			rules = append(rules, Rule{From: in.Session.Cwd, To: opts.Dest})
+			rules = append(rules, Rule{From: h.Cwd, To: opts.Dest})
 		}
 		if opts.Base != "" {
-			baseRules = append(baseRules, Rule{From: in.Session.Cwd, To: opts.Base})
+			baseRules = append(baseRules, Rule{From: h.Cwd, To: opts.Base})
 		}
 	}
 	m, err := NewMapper(dedupRules(rules))
@@ -85,23 +118,28 @@ func Recover(ctx context.Context, inputs []Input, fsys FS, opts Options) (*Resul
 		}
 		return data, exists, true
 	}
-	ops := MergeOps(inputs)
 	key := func(agent string) string {
 		if t, ok := m.Map(agent); ok {
 			return t.Path()
 		}
 		return agent
 	}
-	files, stats := Reconstruct(ops, base, ReconstructOptions{IncludeUnknown: opts.IncludeUnknown, Key: key})
+	rc := NewReconstructor(base, ReconstructOptions{IncludeUnknown: opts.IncludeUnknown, Key: key})
+	counts, err := merge(ctx, sources, headers, rc)
+	if err != nil {
+		return nil, err
+	}
+	files, stats := rc.Finish()
 	plans, err := Plan(files, m, fsys, opts.OnConflict)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Plans: plans, Files: files}
-	res.Report = buildReport(inputs, plans, stats, opts.DryRun)
-	if err := ctx.Err(); err != nil {
-		return res, err
+	sessions := make([]manifest.Session, len(sources))
+	for i, src := range sources {
+		sessions[i] = src.Session()
 	}
+	res := &Result{Plans: plans, Files: files}
+	res.Report = buildReport(sessions, counts, plans, stats, opts.DryRun)
 	if opts.DryRun {
 		return res, nil
 	}
@@ -124,35 +162,42 @@ func dedupRules(rules []Rule) []Rule {
 	return out
 }
 
-// MergeOps merges the inputs' operations into one replay order: by time
-// across transcripts, while each transcript keeps its own line order.
-func MergeOps(inputs []Input) []manifest.Op {
-	idx := make([]int, len(inputs))
-	var out []manifest.Op
-	for {
-		best := -1
-		for i, in := range inputs {
-			if idx[i] >= len(in.Ops) {
-				continue
+// merge feeds the sources' operations to rc in one replay order: by time
+// across transcripts, while each transcript keeps its own line order. It
+// returns how many operations each source had.
+func merge(ctx context.Context, sources []Source, headers []manifest.Session, rc *Reconstructor) ([]int, error) {
+	counts := make([]int, len(sources))
+	heads := make([]*manifest.Op, len(sources))
+	next := func(i int) {
+		if op, ok := sources[i].Next(); ok {
+			if op.Provenance.Time.IsZero() {
+				op.Provenance.Time = headers[i].Start
 			}
-			if best < 0 || opTime(in, idx[i]).Before(opTime(inputs[best], idx[best])) {
+			heads[i] = &op
+			counts[i]++
+		} else {
+			heads[i] = nil
+		}
+	}
+	for i := range sources {
+		next(i)
+	}
+	for n := 0; ; n++ {
+		if n&255 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		best := -1
+		for i, h := range heads {
+			if h != nil && (best < 0 || h.Provenance.Time.Before(heads[best].Provenance.Time)) {
 				best = i
 			}
 		}
 		if best < 0 {
-			return out
+			return counts, nil
 		}
-		out = append(out, inputs[best].Ops[idx[best]])
-		idx[best]++
+		rc.Add(heads[best])
+		next(best)
 	}
-}
-
-func opTime(in Input, i int) time.Time {
-	t := in.Ops[i].Provenance.Time
-	if t.IsZero() {
-		t = in.Session.Start
-	}
-	return t
 }
 
 // Report is the sandbox.recover/v1 document.
@@ -213,12 +258,11 @@ type Summary struct {
 	Drift              int `json:"drift"`
 }
 
-func buildReport(inputs []Input, plans []*FilePlan, st Stats, dry bool) Report {
+func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, st Stats, dry bool) Report {
 	r := Report{Schema: Schema, DryRun: dry, Sessions: []SessionReport{}, Files: []FileReport{}, Warnings: []manifest.Warning{}}
-	for _, in := range inputs {
-		s := in.Session
+	for i, s := range sessions {
 		r.Sessions = append(r.Sessions, SessionReport{ID: s.ID, Agent: string(s.Agent), Transcript: s.Transcript, Cwd: s.Cwd,
-			Ops: len(in.Ops), Warnings: len(s.Warnings), EndState: string(s.EndState)})
+			Ops: counts[i], Warnings: len(s.Warnings), EndState: string(s.EndState)})
 		r.Warnings = append(r.Warnings, s.Warnings...)
 	}
 	r.Summary = Summary{Ops: st.Ops, OpsApplied: st.Applied, OpsFailedInSession: st.Failed, OpsRejected: st.Rejected,

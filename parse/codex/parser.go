@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"path"
 	"regexp"
@@ -41,14 +42,22 @@ type parser struct {
 	metaSeen             bool
 	first                bool
 
-	byCall  map[string]int // call_id -> op index
-	seen    map[string]bool
-	open    map[string]bool // calls awaiting their output
+	byCall  map[string]int // call_id -> absolute index of a pending op
+	// seen and open hold 64-bit hashes of call ids (every call seen, and
+	// those awaiting an output): a few bytes a call, however long the rollout.
+	seen    map[uint64]bool
+	open    map[uint64]bool
+	seed    maphash.Seed
 	codeOps []int           // code-mode patch ops awaiting a patch_apply_end
 
-	// outcome from the output, kept apart from the event's, which wins.
-	outOutcome map[int]outcome
-	evOutcome  map[int]outcome
+	// queue holds the operations whose outcome is not settled yet, in line
+	// order; queue[0] has absolute index base. Settled operations leave from
+	// the head, so memory holds only the few calls still in flight.
+	queue   []pend
+	base    int
+	records int64
+	h       Handler
+	headed  bool
 
 	turnsStarted, turnsEnded int
 	lastTurnEvent            string
@@ -59,21 +68,62 @@ type outcome struct {
 	why string
 }
 
-// Parse reads a Codex rollout from r. file names it in warnings and
+// pend is an operation waiting for its outcome.
+type pend struct {
+	op       manifest.Op
+	out, ev  *outcome
+	outAt    int64 // record count when the output arrived
+	closed   bool  // its turn moved on
+	dead     bool  // its turn ended: no output will come
+	shellEnd *outcome
+}
+
+const (
+	// lookahead is how many records an operation that has its output waits
+	// for a patch_apply_end before it is settled without one.
+	lookahead = 64
+	// maxPending bounds the queue whatever the transcript does.
+	maxPending = 4096
+)
+
+// Handler receives a rollout's session and operations as they are settled.
+type Handler struct {
+	// Header is called once, before the first operation (or at the end when
+	// there is none), with the session's identity and working directory.
+	Header func(manifest.Session)
+	// Op is called for each operation, in line order.
+	Op func(manifest.Op)
+}
+
+// Parse reads a whole Codex rollout from r. file names it in warnings and
 // provenance. It never fails on damaged content (that becomes warnings); it
 // returns an error only when reading r fails, together with everything
 // parsed before the failure.
 func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
+	var ops []manifest.Op
+	sess, calls, err := stream(ctx, r, file, Handler{Op: func(op manifest.Op) { ops = append(ops, op) }})
+	return &Result{Session: sess, Ops: ops, Calls: calls}, err
+}
+
+// Stream reads a Codex rollout from r and hands each operation to h as soon
+// as its outcome is settled, so memory holds only the calls still in flight.
+// It returns the complete session at the end.
+func Stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.Session, error) {
+	sess, _, err := stream(ctx, r, file, h)
+	return sess, err
+}
+
+func stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.Session, int, error) {
 	p := &parser{
-		file: file, byCall: map[string]int{}, seen: map[string]bool{}, open: map[string]bool{},
-		outOutcome: map[int]outcome{}, evOutcome: map[int]outcome{}, first: true,
+		file: file, byCall: map[string]int{}, seen: map[uint64]bool{}, open: map[uint64]bool{}, first: true, h: h,
+		seed: maphash.MakeSeed(),
 	}
-	p.res.Session = manifest.Session{Agent: manifest.AgentCodex, Transcript: file}
+	p.res.Session = manifest.Session{Agent: manifest.AgentCodex, Transcript: file, ID: idFromFilename(file)}
 	br := newPeekReader(r)
 	if isSingleJSON(br.peek) {
 		err := p.parseSingleJSON(br)
 		p.finish(nil)
-		return &p.res, err
+		return p.res.Session, p.res.Calls, err
 	}
 	rd := jsonl.NewReader(br, file)
 	var readErr error
@@ -90,9 +140,106 @@ func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 			break
 		}
 		p.record(rec)
+		p.records++
+		if len(p.queue) > 0 {
+			p.flush(false)
+		}
 	}
 	p.finish(rd)
-	return &p.res, readErr
+	return p.res.Session, p.res.Calls, readErr
+}
+
+// at returns the pending operation with absolute index i, or nil when it
+// has already been settled and handed on.
+func (p *parser) at(i int) *pend {
+	if i < p.base || i-p.base >= len(p.queue) {
+		return nil
+	}
+	return &p.queue[i-p.base]
+}
+
+// flush hands on the settled operations at the head of the queue.
+func (p *parser) flush(force bool) {
+	for len(p.queue) > 0 {
+		q := &p.queue[0]
+		ready := force || q.ev != nil || q.dead || len(p.queue) > maxPending ||
+			(q.out != nil && (q.closed || p.records-q.outAt > lookahead))
+		if !ready {
+			return
+		}
+		op := p.settle(q)
+		if id := op.Provenance.CallID; id != "" && p.byCall[id] == p.base {
+			delete(p.byCall, id)
+		}
+		for k, c := range p.codeOps {
+			if c == p.base {
+				p.codeOps = append(p.codeOps[:k], p.codeOps[k+1:]...)
+				break
+			}
+		}
+		p.queue[0] = pend{}
+		p.queue = p.queue[1:]
+		p.base++
+		p.header()
+		if p.h.Op != nil {
+			p.h.Op(op)
+		}
+	}
+}
+
+// header announces the session once.
+func (p *parser) header() {
+	if p.headed {
+		return
+	}
+	p.headed = true
+	if p.h.Header != nil {
+		s := p.res.Session
+		s.Cwd = p.metaCwd
+		if s.Cwd == "" {
+			s.Cwd = p.turnCwd()
+		}
+		s.Start, _ = p.span()
+		s.Warnings = nil
+		p.h.Header(s)
+	}
+}
+
+// closeTurn marks the pending calls of a turn that moved on: those with an
+// output are settled; when the turn ended (ended), the others will never get
+// one.
+func (p *parser) closeTurn(ended bool) {
+	for i := range p.queue {
+		p.queue[i].closed = true
+		if ended {
+			p.queue[i].dead = true
+		}
+	}
+}
+
+// settle decides an operation's outcome: the event's, else the output's,
+// else unknown.
+func (p *parser) settle(q *pend) manifest.Op {
+	op := q.op
+	op.Session = p.res.Session.ID
+	switch {
+	case q.ev != nil:
+		op.Outcome, op.OutcomeEvidence = q.ev.o, q.ev.why
+	case q.shellEnd != nil:
+		op.Outcome, op.OutcomeEvidence = q.shellEnd.o, q.shellEnd.why
+	case q.out != nil:
+		op.Outcome, op.OutcomeEvidence = q.out.o, q.out.why
+	default:
+		op.Outcome, op.OutcomeEvidence = manifest.OutcomeUnknown, "no output: the call never finished"
+	}
+	if op.Kind == manifest.KindPatch && op.Patch == nil && op.Outcome == manifest.OutcomeApplied {
+		// Codex refuses a patch it cannot parse, so a success claim for one
+		// means the text here is not what codex saw (redacted, trimmed) or the
+		// grammar here is wrong: keep the claim, and recovery reports the files
+		// as unrecoverable rather than guessing.
+		op.OutcomeEvidence += "; but the patch text does not parse here"
+	}
+	return op
 }
 
 // record handles one JSON object. The cheap checks come first: most lines of
@@ -192,7 +339,7 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string) {
 		if ptype == "function_call_output" || ptype == "custom_tool_call_output" || ptype == "apply_patch_call_output" {
 			// Outputs are the largest lines: look at the call id first.
 			id := gjson.GetBytes(rec.Data, "payload.call_id").Str
-			delete(p.open, id)
+			delete(p.open, p.hash(id))
 			if _, tracked := p.byCall[id]; !tracked {
 				return
 			}
@@ -251,32 +398,29 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 		p.shell(rec, id, "local_shell_call", "local_shell_call", argv, "", it.Get("action.working_directory").Str)
 	case "function_call_output", "custom_tool_call_output":
 		id := it.Get("call_id").Str
-		delete(p.open, id)
-		i, ok := p.byCall[id]
-		if !ok {
-			return
-		}
-		if _, done := p.outOutcome[i]; done {
+		delete(p.open, p.hash(id))
+		q := p.at(p.byCallIndex(id))
+		if q == nil || q.out != nil {
 			return
 		}
 		o, why := decideOutput(it.Get("output"))
-		op := &p.res.Ops[i]
+		op := &q.op
 		if op.Kind == manifest.KindPatch && op.Provenance.Carrier == "shell_nonintercepted" && o == manifest.OutcomeApplied &&
 			!strings.Contains(it.Get("output").String(), successText) {
 			o, why = manifest.OutcomeUnknown, why+", but no apply_patch success line: the non-intercepted apply_patch may not have run"
 		}
-		p.outOutcome[i] = outcome{o, why}
+		q.out, q.outAt = &outcome{o, why}, p.records
 	case "apply_patch_call":
 		p.applyPatchCall(rec, it)
 	case "apply_patch_call_output":
 		id := it.Get("call_id").Str
-		delete(p.open, id)
-		if i, ok := p.byCall[id]; ok {
+		delete(p.open, p.hash(id))
+		if q := p.at(p.byCallIndex(id)); q != nil {
 			switch it.Get("status").Str {
 			case "completed":
-				p.outOutcome[i] = outcome{manifest.OutcomeApplied, "apply_patch_call_output status=completed"}
+				q.out, q.outAt = &outcome{manifest.OutcomeApplied, "apply_patch_call_output status=completed"}, p.records
 			case "failed":
-				p.outOutcome[i] = outcome{manifest.OutcomeFailed, "apply_patch_call_output status=failed"}
+				q.out, q.outAt = &outcome{manifest.OutcomeFailed, "apply_patch_call_output status=failed"}, p.records
 			}
 		}
 	}
@@ -296,13 +440,16 @@ func (p *parser) callSeen(id string) bool {
 	if id == "" {
 		return true
 	}
-	if p.seen[id] {
+	k := p.hash(id)
+	if p.seen[k] {
 		return false
 	}
-	p.seen[id] = true
-	p.open[id] = true
+	p.seen[k] = true
+	p.open[k] = true
 	return true
 }
+
+func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
 
 func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
 	id := it.Get("call_id").Str
@@ -408,7 +555,7 @@ func (p *parser) shell(rec jsonl.Record, id, tool, carrier string, argv []string
 		}
 		i := p.patchOp(rec, id, c, tool, inv.Patch, cwd, !inv.Intercepted)
 		if i >= 0 && !inv.Intercepted {
-			p.res.Ops[i].Note = "apply_patch run as a plain shell command (not intercepted by codex)"
+			p.at(i).op.Note = "apply_patch run as a plain shell command (not intercepted by codex)"
 		}
 		return
 	}
@@ -477,13 +624,22 @@ func (p *parser) newOp(rec jsonl.Record, id string, kind manifest.OpKind, tool, 
 	}
 }
 
+// byCallIndex returns the absolute index of the pending op for a call id,
+// or -1.
+func (p *parser) byCallIndex(id string) int {
+	if i, ok := p.byCall[id]; ok {
+		return i
+	}
+	return -1
+}
+
 func (p *parser) addOp(op manifest.Op, id string) int {
-	op.Seq = len(p.res.Ops)
-	p.res.Ops = append(p.res.Ops, op)
-	i := len(p.res.Ops) - 1
+	i := p.base + len(p.queue)
+	op.Seq = i
+	p.queue = append(p.queue, pend{op: op})
 	if id != "" {
 		if _, dup := p.byCall[id]; !dup {
-			p.byCall[id] = i
+			p.byCall[strings.Clone(id)] = i
 		}
 	}
 	return i
@@ -553,7 +709,8 @@ func (p *parser) applyPatchCall(rec jsonl.Record, it gjson.Result) {
 	b.WriteString("*** End Patch\n")
 	i := p.patchOp(rec, id, "apply_patch_call", "apply_patch_call", b.String(), p.turnCwd(), false)
 	if st := it.Get("status").Str; st == "completed" && i >= 0 {
-		p.outOutcome[i] = outcome{manifest.OutcomeApplied, "apply_patch_call status=completed"}
+		q := p.at(i)
+		q.out, q.outAt = &outcome{manifest.OutcomeApplied, "apply_patch_call status=completed"}, p.records
 	}
 }
 
@@ -589,24 +746,24 @@ func (p *parser) event(rec jsonl.Record, pl gjson.Result) {
 			p.patchEnd(rec, it.Get("id").Str, pl.Get("turn_id").Str, it, it.Get("changes"))
 		}
 	case "task_started", "turn_started":
+		p.closeTurn(false)
 		p.turnsStarted++
 		p.lastTurnEvent = "started"
 		if t := pl.Get("turn_id").Str; t != "" {
 			p.turnID = t
 		}
 	case "task_complete", "turn_complete":
+		p.closeTurn(true)
 		p.turnsEnded++
 		p.lastTurnEvent = "complete"
 	case "turn_aborted":
+		p.closeTurn(true)
 		p.turnsEnded++
 		p.lastTurnEvent = "aborted"
 	case "exec_command_end":
-		id := pl.Get("call_id").Str
-		if i, ok := p.byCall[id]; ok {
-			if _, done := p.evOutcome[i]; !done && p.res.Ops[i].Kind == manifest.KindShell {
-				o, why := exitOutcome(pl.Get("exit_code").Raw, "exec_command_end exit_code ")
-				p.evOutcome[i] = outcome{o, why}
-			}
+		if q := p.at(p.byCallIndex(pl.Get("call_id").Str)); q != nil && q.op.Kind == manifest.KindShell && q.shellEnd == nil {
+			o, why := exitOutcome(pl.Get("exit_code").Raw, "exec_command_end exit_code ")
+			q.shellEnd = &outcome{o, why}
 		}
 	}
 }
@@ -620,7 +777,7 @@ func (p *parser) patchEnd(rec jsonl.Record, id, turn string, ev, changes gjson.R
 	if !ok && len(p.codeOps) > 0 {
 		i, ok = p.codeOps[0], true
 		p.codeOps = p.codeOps[1:]
-		p.res.Ops[i].LowConfidence = false
+		p.at(i).op.LowConfidence = false
 	} else if ok {
 		for k, c := range p.codeOps {
 			if c == i {
@@ -629,22 +786,32 @@ func (p *parser) patchEnd(rec jsonl.Record, id, turn string, ev, changes gjson.R
 			}
 		}
 	}
+	if !ok && p.seen[p.hash(id)] {
+		if len(changeEvidence(changes)) > 0 {
+			p.warn(rec, "patch_apply_end for call %s came after the call was settled; its evidence is not used", id)
+		}
+		return
+	}
 	if !ok {
 		i = p.opFromChanges(rec, id, changes)
 		if i < 0 {
 			return
 		}
 	}
-	op := &p.res.Ops[i]
+	q := p.at(i)
+	if q == nil {
+		return
+	}
+	op := &q.op
 	status := ev.Get("status").Str
 	success := ev.Get("success")
 	switch {
 	case status == "declined":
-		p.evOutcome[i] = outcome{manifest.OutcomeRejected, "patch_apply_end status=declined"}
+		q.ev = &outcome{manifest.OutcomeRejected, "patch_apply_end status=declined"}
 	case status == "failed" || (success.Exists() && !success.Bool()):
-		p.evOutcome[i] = outcome{manifest.OutcomeFailed, "patch_apply_end success=false " + firstLine(ev.Get("stderr").Str)}
+		q.ev = &outcome{manifest.OutcomeFailed, "patch_apply_end success=false " + firstLine(ev.Get("stderr").Str)}
 	case success.Bool() || status == "completed":
-		p.evOutcome[i] = outcome{manifest.OutcomeApplied, "patch_apply_end success=true"}
+		q.ev = &outcome{manifest.OutcomeApplied, "patch_apply_end success=true"}
 	}
 	op.Evidence = append(op.Evidence, changeEvidence(changes)...)
 }
@@ -728,7 +895,7 @@ func (p *parser) opFromChanges(rec jsonl.Record, id string, changes gjson.Result
 	}
 	b.WriteString("*** End Patch\n")
 	i := p.patchOp(rec, id, "patch_apply_end", "apply_patch", b.String(), p.turnCwd(), true)
-	p.res.Ops[i].Note = "rebuilt from patch_apply_end: the call itself is not in the rollout"
+	p.at(i).op.Note = "rebuilt from patch_apply_end: the call itself is not in the rollout"
 	return i
 }
 
@@ -766,24 +933,8 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	default:
 		s.EndState = manifest.EndClean
 	}
-	for i := range p.res.Ops {
-		op := &p.res.Ops[i]
-		op.Session = s.ID
-		if o, ok := p.evOutcome[i]; ok {
-			op.Outcome, op.OutcomeEvidence = o.o, o.why
-		} else if o, ok := p.outOutcome[i]; ok {
-			op.Outcome, op.OutcomeEvidence = o.o, o.why
-		} else {
-			op.Outcome, op.OutcomeEvidence = manifest.OutcomeUnknown, "no output: the call never finished"
-		}
-		if op.Kind == manifest.KindPatch && op.Patch == nil && op.Outcome == manifest.OutcomeApplied {
-			// Codex refuses a patch it cannot parse, so a success claim for one
-			// means the text here is not what codex saw (redacted, trimmed) or the
-			// grammar here is wrong: keep the claim, and recovery reports the files
-			// as unrecoverable rather than guessing.
-			op.OutcomeEvidence += "; but the patch text does not parse here"
-		}
-	}
+	p.flush(true)
+	p.header()
 }
 
 // span returns the session's first and last timestamps.

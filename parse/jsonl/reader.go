@@ -62,6 +62,10 @@ func (r *Reader) warn(line int, off int64, format string, args ...any) {
 
 // readLine returns the next line without its newline, and whether it had one.
 func (r *Reader) readLine() ([]byte, bool, error) {
+	if cap(r.long) > 16<<20 {
+		// Do not keep a buffer the size of one huge line for the rest of the file.
+		r.long = nil
+	}
 	r.long = r.long[:0]
 	for {
 		chunk, err := r.r.ReadSlice('\n')

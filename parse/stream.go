@@ -1,0 +1,165 @@
+package parse
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/codex"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+)
+
+// Stream is a transcript being parsed in the background: its operations
+// arrive in line order as soon as each is settled, so a transcript of any
+// size is read in bounded memory, and several streams parse in parallel.
+type Stream struct {
+	name   string
+	ops    chan manifest.Op
+	header chan struct{}
+	done   chan struct{}
+
+	mu     sync.Mutex
+	hdr    manifest.Session
+	sess   manifest.Session
+	err    error
+	closer io.Closer
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+// OpenStream opens a transcript (name, or r when r is not nil, e.g.
+// standard input), recognises its agent, and starts parsing it. Errors that
+// make the file unusable (it cannot be opened, is empty, or is not a known
+// transcript) are returned here, before anything is parsed.
+func OpenStream(ctx context.Context, name string, r io.Reader) (*Stream, error) {
+	var closer io.Closer
+	if r == nil {
+		f, err := openFile(name)
+		if err != nil {
+			return nil, err
+		}
+		r, closer = f, f
+	}
+	rc, err := jsonl.Decompress(r)
+	if err != nil {
+		if closer != nil {
+			closer.Close()
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	head := make([]byte, 64<<10)
+	n, rerr := io.ReadFull(rc, head)
+	head = head[:n]
+	fail := func(err error) (*Stream, error) {
+		rc.Close()
+		if closer != nil {
+			closer.Close()
+		}
+		return nil, err
+	}
+	if n == 0 && rerr != nil && !errors.Is(rerr, io.EOF) {
+		return fail(fmt.Errorf("%s: %w", name, rerr))
+	}
+	agent, ok := Detect(head)
+	switch {
+	case n == 0:
+		return fail(fmt.Errorf("%s: empty file", name))
+	case !ok:
+		return fail(fmt.Errorf("%s: %w", name, ErrUnknownFormat))
+	case agent != manifest.AgentCodex:
+		return fail(fmt.Errorf("%s: %s transcripts are not supported yet", name, agent))
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &Stream{name: name, ops: make(chan manifest.Op, 256), header: make(chan struct{}), done: make(chan struct{}),
+		closer: multiCloser{rc, closer}, cancel: cancel}
+	body := io.MultiReader(bytes.NewReader(head), rc)
+	go s.run(ctx, body)
+	return s, nil
+}
+
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	for _, c := range m {
+		if c != nil {
+			c.Close()
+		}
+	}
+	return nil
+}
+
+func (s *Stream) run(ctx context.Context, body io.Reader) {
+	defer close(s.done)
+	defer close(s.ops)
+	defer s.closer.Close()
+	sess, err := codex.Stream(ctx, body, s.name, codex.Handler{
+		Header: func(h manifest.Session) {
+			s.mu.Lock()
+			s.hdr = h
+			s.mu.Unlock()
+			close(s.header)
+		},
+		Op: func(op manifest.Op) {
+			select {
+			case s.ops <- op:
+			case <-ctx.Done():
+			}
+		},
+	})
+	s.mu.Lock()
+	s.sess, s.err = sess, err
+	s.mu.Unlock()
+}
+
+// Name returns the transcript's name.
+func (s *Stream) Name() string { return s.name }
+
+// Header returns the session's identity and working directory, waiting for
+// the first lines to be parsed.
+func (s *Stream) Header() manifest.Session {
+	select {
+	case <-s.header:
+	case <-s.done:
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hdr
+}
+
+// Next returns the next operation, or false at the end.
+func (s *Stream) Next() (manifest.Op, bool) {
+	op, ok := <-s.ops
+	return op, ok
+}
+
+// Session returns the complete session; it waits for parsing to end.
+func (s *Stream) Session() manifest.Session {
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess
+}
+
+// Err returns the read error that stopped parsing early, if any (the
+// session and operations hold everything before it); it waits for parsing
+// to end.
+func (s *Stream) Err() error {
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close stops parsing and releases the file.
+func (s *Stream) Close() {
+	s.once.Do(func() {
+		s.cancel()
+		for range s.ops {
+		}
+		<-s.done
+	})
+}
