@@ -42,13 +42,13 @@ type parser struct {
 	metaSeen             bool
 	first                bool
 
-	byCall  map[string]int // call_id -> absolute index of a pending op
+	byCall map[string]int // call_id -> absolute index of a pending op
 	// seen and open hold 64-bit hashes of call ids (every call seen, and
 	// those awaiting an output): a few bytes a call, however long the rollout.
 	seen    map[uint64]bool
 	open    map[uint64]bool
 	seed    maphash.Seed
-	codeOps []int           // code-mode patch ops awaiting a patch_apply_end
+	codeOps []int // code-mode patch ops awaiting a patch_apply_end
 
 	// queue holds the operations whose outcome is not settled yet, in line
 	// order; queue[0] has absolute index base. Settled operations leave from

@@ -39,7 +39,6 @@ type Reader struct {
 	warnings []manifest.Warning
 	bytes    int64
 	err      error
-	eof      bool
 }
 
 // NewReader returns a Reader over r; file names the input in warnings.

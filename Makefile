@@ -1,0 +1,53 @@
+# Targets for developers; CI runs .ci/run.
+GO ?= go
+PKGS := ./...
+BENCH ?= .
+BENCHCOUNT ?= 6
+FUZZTIME ?= 30s
+
+.PHONY: build test race lint fuzz bench bench-big docs demo
+
+build:
+	$(GO) build -o bin/sandbox ./cmd/sandbox
+
+test:
+	$(GO) test $(PKGS)
+
+race:
+	$(GO) test -race -count=1 $(PKGS)
+
+lint:
+	test -z "$$(gofmt -l $$(git ls-files '*.go'))"
+	$(GO) vet $(PKGS)
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
+
+# Run every fuzz target for FUZZTIME each; crashers land in testdata/fuzz.
+fuzz:
+	$(GO) test ./parse/jsonl -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./parse/applypatch -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./parse/codex -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./recover -run '^$$' -fuzz '^FuzzApplyChunks$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./recover -run '^$$' -fuzz '^FuzzMerge3$$' -fuzztime $(FUZZTIME)
+
+# Benchmarks, BENCHCOUNT runs each, into bench/new.txt; compared with
+# bench/old.txt by benchstat when there is one (mv bench/new.txt bench/old.txt
+# to make a baseline).
+bench:
+	mkdir -p bench
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCHCOUNT) ./parse/... ./cmd | tee bench/new.txt
+	@if [ -f bench/old.txt ]; then $(GO) run golang.org/x/perf/cmd/benchstat@latest bench/old.txt bench/new.txt; \
+	else $(GO) run golang.org/x/perf/cmd/benchstat@latest bench/new.txt; fi
+
+# The figures of docs/performance.md: the built binary on a generated 1 GiB
+# rollout, timed against wc -l on the same file.
+bench-big: build
+	$(GO) run ./fixtures/cmd/genrollout -size 1G -o bench/rollout-1g.jsonl
+	cat bench/rollout-1g.jsonl >/dev/null
+	/usr/bin/time -f 'wc -l: %e s' wc -l bench/rollout-1g.jsonl
+	/usr/bin/time -f 'sandbox: %e s, %M KB peak RSS' bin/sandbox recover --dry-run --json -t bench/rollout-1g.jsonl --dest bench/dest >/dev/null
+
+docs:
+	$(GO) test ./cmd -run TestReference -update
+
+demo:
+	$(GO) run ./cmd/sandbox recover --transcript fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl --dest /tmp/sandbox-demo --dry-run

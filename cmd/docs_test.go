@@ -1,0 +1,68 @@
+package cmd
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite generated files")
+
+// TestReference checks that docs/cli.md is the commands' own help.
+func TestReference(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteReference(&b); err != nil {
+		t.Fatal(err)
+	}
+	const path = "../docs/cli.md"
+	if *update {
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(want, b.Bytes()) {
+		t.Errorf("%s is out of date: run go test ./cmd -run TestReference -update", path)
+	}
+}
+
+// TestHelpComplete checks that every command explains itself.
+func TestHelpComplete(t *testing.T) {
+	root := newApp(nil, io.Discard, io.Discard).rootCommand()
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if c.Long == "" || c.Example == "" || c.Short == "" {
+			t.Errorf("%s: needs Short, Long and Example", c.Name())
+		}
+	}
+}
+
+// TestExitCodes checks Main's mapping of outcomes to exit codes.
+func TestExitCodes(t *testing.T) {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+		t.Setenv(k, t.TempDir())
+	}
+	sample := "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"
+	dest := t.TempDir()
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"recover", "-t", sample, "--dest", dest, "--dry-run"}, ExitOK},
+		{[]string{"recover", "--bogus"}, ExitUsage},
+		{[]string{"recover", "-t", sample}, ExitUsage},
+		{[]string{"recover", "-t", "missing.jsonl", "--dest", dest}, ExitFailure},
+		{[]string{"recover", "-t", "../fixtures/corpus/codex/01-real-0.58.0-shell-heredoc-apply_patch.jsonl", "--dest", dest, "--dry-run"}, ExitPartial},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		if got := Main(c.args, nil, &out, &errb); got != c.code {
+			t.Errorf("%v: exit %d, want %d\n%s", c.args, got, c.code, errb.String())
+		}
+	}
+}
