@@ -9,11 +9,10 @@ import (
 )
 
 func BenchmarkParse(b *testing.B) {
-	var buf bytes.Buffer
-	if _, err := gen.Rollout(&buf, gen.Options{Size: 32 << 20, Seed: 2, PatchEvery: 20}); err != nil {
+	data, err := gen.Bytes(gen.Options{Size: 32 << 20, Seed: 2, PatchEvery: 20})
+	if err != nil {
 		b.Fatal(err)
 	}
-	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -10,11 +10,10 @@ import (
 )
 
 func BenchmarkReader(b *testing.B) {
-	var buf bytes.Buffer
-	if _, err := gen.Rollout(&buf, gen.Options{Size: 32 << 20, Seed: 3}); err != nil {
+	data, err := gen.Bytes(gen.Options{Size: 32 << 20, Seed: 3})
+	if err != nil {
 		b.Fatal(err)
 	}
-	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
