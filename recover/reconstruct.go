@@ -355,6 +355,10 @@ func (r *Reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
 	case !f.cur.Known:
 		f.res.Reason = where(op) + ": updated by the agent, but its content before the update is unknown"
 		res.pinned = false
+	case !f.cur.Exists && f.res.Ops == 0:
+		f.res.Reason = where(op) + ": updated by the agent, but the host has no copy to start from " +
+			"(--base DIR can point at the files as they were when the session started)"
+		res.pinned = false
 	case !f.cur.Exists:
 		f.res.Reason = fmt.Sprintf("%s: updated by the agent, but the replay has no file %s", where(op), h.Target)
 		res.pinned = false
