@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -64,5 +66,27 @@ func TestExitCodes(t *testing.T) {
 		if got := Main(c.args, nil, &out, &errb); got != c.code {
 			t.Errorf("%v: exit %d, want %d\n%s", c.args, got, c.code, errb.String())
 		}
+	}
+}
+
+// TestInterrupted checks that a cancelled run exits 130 and leaves nothing
+// behind: the transcript is read, but nothing is written.
+func TestInterrupted(t *testing.T) {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+		t.Setenv(k, t.TempDir())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	a := newApp(nil, &out, &errb)
+	a.setupLog()
+	dest := filepath.Join(t.TempDir(), "dest")
+	err := a.runRecover(ctx, recoverOptions{Transcripts: []string{"../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"},
+		Dest: dest, OnConflict: "skip"})
+	if code := a.exit(ctx, err); code != ExitInterrupted {
+		t.Errorf("exit %d (err %v), want %d", code, err, ExitInterrupted)
+	}
+	if _, err := os.Stat(dest); err == nil {
+		t.Errorf("an interrupted run created %s", dest)
 	}
 }

@@ -52,20 +52,25 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := app.rootCommand()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	return app.exit(ctx, err)
+}
+
+// exit reports err on stderr (once, at the top) and maps it to an exit code.
+func (a *app) exit(ctx context.Context, err error) int {
 	if err == nil {
 		return ExitOK
 	}
 	var pe *PartialError
 	if errors.As(err, &pe) {
-		if !app.json && !app.quiet {
-			fmt.Fprintf(stderr, "sandbox: %s\n", pe.Msg)
+		if !a.json && !a.quiet {
+			fmt.Fprintf(a.stderr, "sandbox: %s\n", pe.Msg)
 		}
 		return ExitPartial
 	}
-	fmt.Fprintf(stderr, "sandbox: error: %s\n", strings.TrimSuffix(err.Error(), "."))
+	fmt.Fprintf(a.stderr, "sandbox: error: %s\n", strings.TrimSuffix(err.Error(), "."))
 	var he *HintError
 	if errors.As(err, &he) && he.Hint != "" {
-		fmt.Fprintf(stderr, "sandbox: hint: %s\n", he.Hint)
+		fmt.Fprintf(a.stderr, "sandbox: hint: %s\n", he.Hint)
 	}
 	var ue *UsageError
 	switch {
@@ -73,7 +78,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return ExitInterrupted
 	case errors.As(err, &ue) || isCobraUsage(err):
 		if !errors.As(err, &he) {
-			fmt.Fprintf(stderr, "sandbox: hint: see 'sandbox %s --help'\n", app.cmdName)
+			fmt.Fprintf(a.stderr, "sandbox: hint: see 'sandbox %s --help'\n", a.cmdName)
 		}
 		return ExitUsage
 	}

@@ -165,3 +165,23 @@ func TestCases(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedCorpusCopied checks that every rollout of the shared corpus is
+// in fixtures/ byte for byte, so each has a golden. It skips when the shared
+// folder is not beside the project.
+func TestSharedCorpusCopied(t *testing.T) {
+	shared, _ := filepath.Glob("../../../shared/corpus/codex/*.jsonl")
+	if len(shared) == 0 {
+		t.Skip("../shared/corpus/codex is not beside the project")
+	}
+	for _, f := range shared {
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("../../fixtures/corpus/codex", filepath.Base(f)))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: not copied to fixtures/corpus/codex (copy it and run go test ./parse/codex -update)", filepath.Base(f))
+		}
+	}
+}
