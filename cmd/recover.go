@@ -32,9 +32,12 @@ func (a *app) recoverCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "recover --transcript FILE... (--dest DIR | --map FROM=TO...)",
 		Short: "Get the files an agent session wrote back onto the host",
-		Long: `Recover reads agent transcripts, extracts every file-changing tool call, replays
-the applied ones with the agent's own semantics and writes the resulting files
-onto the host.
+		Long: `Recover reads agent transcripts (OpenAI Codex CLI rollouts, Claude Code session
+files), extracts every file-changing tool call, replays the applied ones with
+the agent's own semantics and writes the resulting files onto the host. A Claude
+Code session's subagent transcripts (<session>/subagents/agent-*.jsonl, or the
+older agent-*.jsonl beside it) are read with it, and its file-history backups
+(~/.claude/file-history/<session>/) serve as evidence when they are there.
 
 Several transcripts are replayed together in time order. --dest re-roots each
 session's working directory onto DIR; --map FROM=TO maps path prefixes
@@ -68,7 +71,10 @@ outside-root, unrecoverable), 130 interrupted.`,
   sandbox recover --transcript a.jsonl --transcript b.jsonl --dest ./proj --json
 
   # explicit path mapping
-  sandbox recover --transcript rollout.jsonl --map /workspace=./proj`,
+  sandbox recover --transcript rollout.jsonl --map /workspace=./proj
+
+  # a Claude Code session (its subagents come along)
+  sandbox recover --transcript ~/.claude/projects/-workspace/5c0375b4-….jsonl --dest ./proj`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runRecover(cmd.Context(), o)
@@ -185,7 +191,24 @@ func mapTargets(rules []recov.Rule) []string {
 // only warnings.
 func (a *app) openTranscripts(ctx context.Context, names []string) ([]*parse.Stream, error) {
 	var streams []*parse.Stream
+	named := map[string]bool{}
 	for _, n := range names {
+		named[n] = true
+	}
+	var all []string
+	for _, n := range names {
+		all = append(all, n)
+		// A Claude Code session's subagents wrote files too: their transcripts
+		// come along unless named already.
+		for _, c := range parse.Companions(n) {
+			if !named[c] {
+				named[c] = true
+				all = append(all, c)
+				a.log.Info().Str("transcript", c).Msg("subagent transcript included")
+			}
+		}
+	}
+	for _, n := range all {
 		var s *parse.Stream
 		var err error
 		if n == "-" {
@@ -198,7 +221,7 @@ func (a *app) openTranscripts(ctx context.Context, names []string) ([]*parse.Str
 				s.Close()
 			}
 			if errors.Is(err, parse.ErrUnknownFormat) {
-				return nil, &HintError{err, "sandbox reads Codex CLI rollouts (rollout-*.jsonl, .json, .jsonl.zst, .gz)"}
+				return nil, &HintError{err, "sandbox reads Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl) and Claude Code transcripts (~/.claude/projects/…/<session>.jsonl), plain, .gz or .zst"}
 			}
 			return nil, fmt.Errorf("reading transcript: %w", err)
 		}

@@ -27,6 +27,9 @@ const (
 	KindMove     OpKind = "move"
 	KindNotebook OpKind = "notebook"
 	KindShell    OpKind = "shell"
+	// KindObserve is not a change: the transcript shows the file's content
+	// at this point (a full Read, a file-history backup). It is evidence only.
+	KindObserve OpKind = "observe"
 )
 
 // Outcome says whether the agent's tool call took effect.
@@ -113,6 +116,10 @@ const (
 	EvidenceDeleted EvidenceKind = "deleted"
 	// EvidenceAppend is content known to have been appended to the file.
 	EvidenceAppend EvidenceKind = "append"
+	// EvidenceBase is the file's content before the session first changed it
+	// (a Claude Code file-history v1 backup); with Absent, the file did not
+	// exist then.
+	EvidenceBase EvidenceKind = "base"
 )
 
 // Evidence is content the transcript holds about one file at one operation,
@@ -124,6 +131,14 @@ type Evidence struct {
 	Content string       `json:"content,omitempty"`
 	// MovePath is the destination for a diff that also moved the file.
 	MovePath string `json:"move_path,omitempty"`
+	// Absent says the evidence is that the file did not exist.
+	Absent bool `json:"absent,omitempty"`
+	// LFNormalized says the content had CRLF turned into LF by the agent
+	// (Claude Code's originalFile), so a CRLF file compares equal.
+	LFNormalized bool `json:"lf_normalized,omitempty"`
+	// NoFinalNewline says the content may lack the file's final newline
+	// (a full Read in some Claude Code versions).
+	NoFinalNewline bool `json:"no_final_newline,omitempty"`
 	// Source says where the evidence came from, e.g. "patch_apply_end".
 	Source string `json:"source"`
 }
@@ -148,6 +163,16 @@ type Op struct {
 	PatchText string `json:"patch_text,omitempty"`
 	// Command is the shell command (Kind == KindShell).
 	Command string `json:"command,omitempty"`
+	// Content is the full content a Write wrote (Kind == KindWrite).
+	Content *string `json:"content,omitempty"`
+	// Edits are exact-string replacements applied in order, all or nothing
+	// (Kind == KindEdit: Claude Code Edit and MultiEdit).
+	Edits []Edit `json:"edits,omitempty"`
+	// Notebook is a notebook cell operation (Kind == KindNotebook).
+	Notebook *NotebookCell `json:"notebook,omitempty"`
+	// Identity is the same for every copy of one call across transcripts
+	// (resumed, forked or mirrored sessions), so the call is replayed once.
+	Identity string `json:"identity,omitempty"`
 	// Note explains a shell op or a parse problem in words.
 	Note string `json:"note,omitempty"`
 	// LowConfidence marks an operation recovered heuristically (code-mode
@@ -159,6 +184,22 @@ type Op struct {
 	OutcomeEvidence string     `json:"outcome_evidence"`
 	Evidence        []Evidence `json:"evidence,omitempty"`
 	Provenance      Provenance `json:"provenance"`
+}
+
+// Edit is one exact-string replacement.
+type Edit struct {
+	Old        string `json:"old_string"`
+	New        string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
+}
+
+// NotebookCell is a Jupyter notebook cell operation (Claude Code
+// NotebookEdit): replace, insert (after CellID, or first) or delete.
+type NotebookCell struct {
+	CellID    string `json:"cell_id,omitempty"`
+	NewSource string `json:"new_source"`
+	CellType  string `json:"cell_type,omitempty"`
+	EditMode  string `json:"edit_mode,omitempty"`
 }
 
 // Patch is a parsed apply_patch envelope: hunks in patch order.

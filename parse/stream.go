@@ -9,7 +9,9 @@ import (
 	"sync"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/claude"
 	"github.com/agentsandbox/sandbox/parse/codex"
+	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
@@ -70,14 +72,12 @@ func OpenStream(ctx context.Context, name string, r io.Reader) (*Stream, error) 
 		return fail(fmt.Errorf("%s: empty file", name))
 	case !ok:
 		return fail(fmt.Errorf("%s: %w", name, ErrUnknownFormat))
-	case agent != manifest.AgentCodex:
-		return fail(fmt.Errorf("%s: %s transcripts are not supported yet", name, agent))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stream{name: name, ops: make(chan manifest.Op, 256), header: make(chan struct{}), done: make(chan struct{}),
 		closer: multiCloser{rc, closer}, cancel: cancel}
 	body := io.MultiReader(bytes.NewReader(head), rc)
-	go s.run(ctx, body)
+	go s.run(ctx, agent, body)
 	return s, nil
 }
 
@@ -92,11 +92,11 @@ func (m multiCloser) Close() error {
 	return nil
 }
 
-func (s *Stream) run(ctx context.Context, body io.Reader) {
+func (s *Stream) run(ctx context.Context, agent manifest.Agent, body io.Reader) {
 	defer close(s.done)
 	defer close(s.ops)
 	defer s.closer.Close()
-	sess, err := codex.Stream(ctx, body, s.name, codex.Handler{
+	h := emit.Handler{
 		Header: func(h manifest.Session) {
 			s.mu.Lock()
 			s.hdr = h
@@ -109,7 +109,15 @@ func (s *Stream) run(ctx context.Context, body io.Reader) {
 			case <-ctx.Done():
 			}
 		},
-	})
+	}
+	var sess manifest.Session
+	var err error
+	switch agent {
+	case manifest.AgentClaude:
+		sess, err = claude.Stream(ctx, body, s.name, claude.Options{Backup: backupReader(s.name)}, h)
+	default:
+		sess, err = codex.Stream(ctx, body, s.name, h)
+	}
 	s.mu.Lock()
 	s.sess, s.err = sess, err
 	s.mu.Unlock()

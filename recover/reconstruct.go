@@ -70,12 +70,40 @@ type FileResult struct {
 type fstate struct {
 	cur    Content
 	pinned bool // derives from evidence, replayed faithfully since
-	res    *FileResult
+	// crlf: the file uses CRLF line endings (seen on the host copy or a
+	// backup). cur then holds LF text, and CRLF is put back on output, as
+	// the agents do when they edit a CRLF file.
+	crlf bool
+	res  *FileResult
 }
+
+// output returns content as it is on disk.
+func (f *fstate) output(c Content) Content {
+	if f.crlf && c.Known && c.Exists {
+		c.Text = strings.ReplaceAll(c.Text, "\n", "\r\n")
+	}
+	return c
+}
+
+// isCRLF tells a CRLF file the way Claude Code does: more CRLF than bare LF
+// line ends in its first 4 KiB.
+func isCRLF(s string) bool {
+	if len(s) > 4096 {
+		s = s[:4096]
+	}
+	crlf := strings.Count(s, "\r\n")
+	return crlf > 0 && crlf > strings.Count(s, "\n")-crlf
+}
+
+func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 
 // Stats counts what reconstruction did with the operations.
 type Stats struct {
 	Ops, Applied, Failed, Rejected, Unknown, Shell, Duplicates int
+	// Observations counts the states seen in transcripts (full reads,
+	// backups); Checks counts evidence compared with the replay, and
+	// Mismatches those that disagreed (drift).
+	Observations, Checks, Mismatches int
 }
 
 // ReconstructOptions tune reconstruction.
@@ -124,6 +152,11 @@ func Reconstruct(ops []manifest.Op, base BaseFunc, opts ReconstructOptions) ([]*
 // Add replays one operation.
 func (r *Reconstructor) Add(op *manifest.Op) {
 	st := &r.stats
+	if op.Kind == manifest.KindObserve {
+		st.Observations++
+		r.observe(op)
+		return
+	}
 	if key := dedupKey(op); key != ([32]byte{}) {
 		if r.seen[key] {
 			st.Duplicates++
@@ -149,7 +182,7 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 		return
 	}
 	if replay {
-		r.patch(op)
+		r.change(op)
 	}
 }
 
@@ -157,9 +190,12 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 	out := make([]*FileResult, 0, len(r.files))
 	for _, f := range r.files {
+		if f.res.Ops == 0 && len(f.res.Notes) == 0 && f.res.Reason == "" {
+			continue // only observed (read, backed up), never changed: nothing to recover
+		}
 		f.remember()
 		res := f.res
-		res.Final = f.cur
+		res.Final = f.output(f.cur)
 		switch {
 		case !f.cur.Known:
 			res.Confidence = Unrecoverable
@@ -186,6 +222,9 @@ func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 // resume): its id and content, hashed so that the set of calls seen costs a
 // few bytes each whatever their size.
 func dedupKey(op *manifest.Op) [32]byte {
+	if op.Identity != "" {
+		return sha256.Sum256([]byte(op.Identity))
+	}
 	if op.Provenance.CallID == "" {
 		return [32]byte{}
 	}
@@ -219,8 +258,11 @@ func (r *Reconstructor) file(p string, op *manifest.Op, needBase bool) *fstate {
 	}
 	if needBase && !f.cur.Known && f.res.Ops == 0 && !f.res.Start.Known {
 		if data, exists, ok := r.base(p); ok {
-			f.cur = Content{Known: true, Exists: exists, Text: string(data)}
-			f.res.Start = f.cur
+			f.res.Start = Content{Known: true, Exists: exists, Text: string(data)}
+			f.cur = f.res.Start
+			if exists && isCRLF(f.cur.Text) {
+				f.crlf, f.cur.Text = true, lf(f.cur.Text)
+			}
 		}
 	}
 	return f
@@ -241,7 +283,7 @@ func (f *fstate) remember() {
 		if f.res.states == nil {
 			f.res.states = map[[32]byte]bool{}
 		}
-		f.res.states[sha256.Sum256([]byte(f.cur.Text))] = true
+		f.res.states[sha256.Sum256([]byte(f.output(f.cur).Text))] = true
 	}
 }
 
@@ -260,11 +302,20 @@ func (f *fstate) start(c Content) {
 
 // checkpoint adopts evidence of a file's content, recording drift when the
 // replay disagrees.
-func (f *fstate) checkpoint(c Content, what string, op *manifest.Op) {
-	if f.cur.Known && (f.cur.Exists != c.Exists || f.cur.Text != c.Text) {
-		f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: %s differs from the replayed content (changed outside the tools); continuing from the evidence", where(op), what))
+func (f *fstate) checkpoint(c Content, what string, op *manifest.Op, r *Reconstructor) {
+	if f.crlf && c.Exists {
+		c.Text = lf(c.Text)
 	}
-	f.start(c)
+	if f.cur.Known {
+		r.stats.Checks++
+		if f.cur.Exists != c.Exists || (f.cur.Text != c.Text && lf(f.cur.Text) != lf(c.Text)) {
+			r.stats.Mismatches++
+			f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: %s differs from the replayed content (changed outside the tools); continuing from the evidence", where(op), what))
+		}
+	}
+	if f.res.Ops == 0 && !f.res.Start.Known {
+		f.res.Start = f.output(c)
+	}
 	f.cur = c
 	f.pinned = true
 	f.remember()
@@ -274,17 +325,37 @@ type hunkResult struct {
 	path     string
 	content  Content
 	pinned   bool
+	full     bool // the whole content was written as sent (an Add)
+	crlf     bool // a move keeps its source's line endings
 	moveFrom string
 }
 
-func (r *Reconstructor) patch(op *manifest.Op) {
+// change replays one applied operation: its pre-images, the change itself
+// with the agent's semantics, then its post-images.
+func (r *Reconstructor) change(op *manifest.Op) {
 	// Pre-images come first: they say what the file held before this call.
 	for _, e := range op.Evidence {
-		if e.Kind == manifest.EvidencePre {
-			f := r.file(e.Path, op, false)
-			f.checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the recorded pre-image", op)
+		switch {
+		case e.Kind == manifest.EvidencePre:
+			r.file(e.Path, op, false).checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the recorded pre-image", op, r)
+		case e.Kind == manifest.EvidenceBase:
+			r.base1(e, op)
 		}
 	}
+	switch op.Kind {
+	case manifest.KindPatch:
+		r.patch(op)
+	case manifest.KindWrite:
+		r.write(op)
+	case manifest.KindEdit:
+		r.edit(op)
+	case manifest.KindNotebook:
+		r.notebook(op)
+	}
+	r.postEvidence(op)
+}
+
+func (r *Reconstructor) patch(op *manifest.Op) {
 	if op.Patch == nil {
 		for _, p := range op.Paths {
 			f := r.file(p, op, false)
@@ -306,7 +377,7 @@ func (r *Reconstructor) patch(op *manifest.Op) {
 	for _, h := range op.Patch.Hunks {
 		switch h.Kind {
 		case manifest.HunkAdd:
-			results = append(results, hunkResult{path: h.Target, pinned: true, content: Content{Known: true, Exists: true, Text: h.Contents}})
+			results = append(results, hunkResult{path: h.Target, pinned: true, full: true, content: Content{Known: true, Exists: true, Text: h.Contents}})
 		case manifest.HunkDelete:
 			f := r.file(h.Target, op, true)
 			if f.cur.Known && !f.cur.Exists {
@@ -326,19 +397,29 @@ func (r *Reconstructor) patch(op *manifest.Op) {
 		f.res.Ops++
 		f.remember()
 		f.cur, f.pinned = h.content, h.pinned
+		if h.full {
+			f.crlf = false // written whole, as the agent sent it
+		}
 		f.remember()
 		if h.moveFrom != "" {
 			f.res.MovedFrom = h.moveFrom
+			f.crlf = h.crlf
 		}
 	}
-	// Post-images last: they say what the file held after this call.
 	for _, e := range op.Evidence {
-		switch e.Kind {
-		case manifest.EvidencePost:
-			r.file(e.Path, op, false).checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the recorded content", op)
-		case manifest.EvidencePre, manifest.EvidenceDeleted:
+		if e.Kind == manifest.EvidencePre || e.Kind == manifest.EvidenceDeleted {
+			// A codex delete's recorded content: the file is gone after the call.
 			f := r.file(e.Path, op, false)
 			f.cur, f.pinned = Content{Known: true}, true
+		}
+	}
+}
+
+// postEvidence adopts what the transcript says a file held after a call.
+func (r *Reconstructor) postEvidence(op *manifest.Op) {
+	for _, e := range op.Evidence {
+		if e.Kind == manifest.EvidencePost {
+			r.file(e.Path, op, false).checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the recorded content", op, r)
 		}
 	}
 }
@@ -347,7 +428,7 @@ func (r *Reconstructor) patch(op *manifest.Op) {
 // destination, if any) and, for a move, the source's removal.
 func (r *Reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
 	f := r.file(h.Target, op, true)
-	res := hunkResult{path: h.Target, pinned: f.pinned}
+	res := hunkResult{path: h.Target, pinned: f.pinned, crlf: f.crlf}
 	if h.MoveTarget != "" {
 		res.path, res.moveFrom = h.MoveTarget, h.Target
 	}
@@ -438,12 +519,9 @@ func (r *Reconstructor) shell(op *manifest.Op, applied bool) {
 		for _, e := range op.Evidence {
 			switch e.Kind {
 			case manifest.EvidencePost:
+				// "cat <<'X' > f" is the change itself: the file now holds exactly this.
 				f := r.file(e.Path, op, false)
-				if f.res.Ops == 0 && !f.res.Start.Known {
-					f.res.Start = Content{Known: true} // "cat > f" creates or truncates
-				}
-				f.checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "content written by a shell heredoc", op)
-				f.res.Ops++
+				r.writeWhole(f, e.Content)
 				withEvidence[e.Path] = true
 				f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: content taken from a shell heredoc (%s)", where(op), firstLine(op.Command)))
 			case manifest.EvidenceAppend:

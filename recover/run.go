@@ -256,6 +256,12 @@ type Summary struct {
 	OutsideRoot        int `json:"outside_root"`
 	Unrecoverable      int `json:"unrecoverable"`
 	Drift              int `json:"drift"`
+	// Observations counts file states the transcripts show without changing
+	// them (full reads, backups); EvidenceChecks counts how often evidence was
+	// compared with the replay, EvidenceMismatches how often it disagreed.
+	Observations       int `json:"observations"`
+	EvidenceChecks     int `json:"evidence_checks"`
+	EvidenceMismatches int `json:"evidence_mismatches"`
 }
 
 func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, st Stats, dry bool) Report {
@@ -266,7 +272,8 @@ func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, s
 		r.Warnings = append(r.Warnings, s.Warnings...)
 	}
 	r.Summary = Summary{Ops: st.Ops, OpsApplied: st.Applied, OpsFailedInSession: st.Failed, OpsRejected: st.Rejected,
-		OpsUnknown: st.Unknown, OpsShell: st.Shell, OpsDuplicate: st.Duplicates}
+		OpsUnknown: st.Unknown, OpsShell: st.Shell, OpsDuplicate: st.Duplicates, Observations: st.Observations,
+		EvidenceChecks: st.Checks, EvidenceMismatches: st.Mismatches}
 	sort.SliceStable(plans, func(a, b int) bool { return plans[a].Path() < plans[b].Path() })
 	for _, p := range plans {
 		f := p.File

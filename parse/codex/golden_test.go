@@ -3,103 +3,17 @@ package codex
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/internal/golden"
 	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
-
-// goldenOp is the part of an operation a golden records.
-type goldenOp struct {
-	Line     int      `json:"line"`
-	Kind     string   `json:"kind"`
-	Carrier  string   `json:"carrier"`
-	Tool     string   `json:"tool"`
-	CallID   string   `json:"call_id,omitempty"`
-	Cwd      string   `json:"cwd"`
-	Paths    []string `json:"paths,omitempty"`
-	Hunks    []string `json:"hunks,omitempty"`
-	Outcome  string   `json:"outcome"`
-	Why      string   `json:"why"`
-	Evidence []string `json:"evidence,omitempty"`
-	Note     string   `json:"note,omitempty"`
-	Low      bool     `json:"low_confidence,omitempty"`
-}
-
-type golden struct {
-	ID       string     `json:"id"`
-	Version  string     `json:"version,omitempty"`
-	Cwd      string     `json:"cwd"`
-	Start    string     `json:"start,omitempty"`
-	End      string     `json:"end,omitempty"`
-	EndState string     `json:"end_state"`
-	Lines    int        `json:"lines"`
-	Warnings []string   `json:"warnings,omitempty"`
-	Ops      []goldenOp `json:"ops"`
-}
-
-func summarize(res *Result) []byte {
-	s := res.Session
-	g := golden{ID: s.ID, Version: s.AgentVersion, Cwd: s.Cwd, EndState: string(s.EndState), Lines: s.Lines, Ops: []goldenOp{}}
-	if !s.Start.IsZero() {
-		g.Start, g.End = s.Start.Format("2006-01-02T15:04:05.000Z07:00"), s.End.Format("2006-01-02T15:04:05.000Z07:00")
-	}
-	for _, w := range s.Warnings {
-		g.Warnings = append(g.Warnings, strings.TrimPrefix(w.String(), w.File))
-	}
-	for _, op := range res.Ops {
-		o := goldenOp{Line: op.Provenance.Line, Kind: string(op.Kind), Carrier: op.Provenance.Carrier, Tool: op.Tool,
-			CallID: op.Provenance.CallID, Cwd: op.Cwd, Paths: op.Paths, Outcome: string(op.Outcome), Why: op.OutcomeEvidence,
-			Note: op.Note, Low: op.LowConfidence}
-		if op.Patch != nil {
-			for _, h := range op.Patch.Hunks {
-				d := string(h.Kind) + " " + h.Path
-				if h.MovePath != "" {
-					d += " -> " + h.MovePath
-				}
-				switch h.Kind {
-				case manifest.HunkAdd:
-					d += " (" + itoa(strings.Count(h.Contents, "\n")) + " lines)"
-				case manifest.HunkUpdate:
-					d += " (" + itoa(len(h.Chunks)) + " chunks)"
-				}
-				o.Hunks = append(o.Hunks, d)
-			}
-		}
-		for _, e := range op.Evidence {
-			o.Evidence = append(o.Evidence, string(e.Kind)+" "+e.Path+" ("+e.Source+", "+itoa(len(e.Content))+" bytes)")
-		}
-		g.Ops = append(g.Ops, o)
-	}
-	b, _ := json.MarshalIndent(g, "", "  ")
-	return append(b, '\n')
-}
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
-
-func check(t *testing.T, name string, got []byte, goldenPath string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(goldenPath, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatalf("%s: %v (run with -update to create it)", name, err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s: result differs from %s (run with -update to accept):\n%s", name, goldenPath, got)
-	}
-}
 
 // TestCorpus parses every real and sample rollout of the shared corpus and
 // compares its operations and outcomes with a golden.
@@ -120,7 +34,7 @@ func TestCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			check(t, name, summarize(res), filepath.Join("testdata/golden", strings.TrimSuffix(name, ".jsonl")+".json"))
+			golden.Check(t, *update, golden.Summarize(res.Session, res.Ops), filepath.Join("testdata/golden", strings.TrimSuffix(name, ".jsonl")+".json"))
 		})
 	}
 }
@@ -145,7 +59,7 @@ func TestCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := summarize(res)
+			got := golden.Summarize(res.Session, res.Ops).Bytes()
 			if *update {
 				for i := range ar.Files {
 					if ar.Files[i].Name == "want.json" {

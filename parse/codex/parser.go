@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/applypatch"
+	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/agentsandbox/sandbox/parse/shellcmd"
 	"github.com/tidwall/gjson"
@@ -87,13 +88,7 @@ const (
 )
 
 // Handler receives a rollout's session and operations as they are settled.
-type Handler struct {
-	// Header is called once, before the first operation (or at the end when
-	// there is none), with the session's identity and working directory.
-	Header func(manifest.Session)
-	// Op is called for each operation, in line order.
-	Op func(manifest.Op)
-}
+type Handler = emit.Handler
 
 // Parse reads a whole Codex rollout from r. file names it in warnings and
 // provenance. It never fails on damaged content (that becomes warnings); it

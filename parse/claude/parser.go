@@ -1,0 +1,588 @@
+package claude
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/agentsandbox/sandbox/parse/shellcmd"
+	"github.com/tidwall/gjson"
+)
+
+// Options tune a parse.
+type Options struct {
+	// Backup returns a file-history backup of a session by its file name
+	// (<sha256(path)[:16]>@v<N>), when the backups are available.
+	Backup func(sessionID, name string) ([]byte, bool)
+}
+
+// toolUse is a call waiting for its result.
+type toolUse struct {
+	name      string
+	input     string // raw JSON, copied
+	cwd       string
+	line      int
+	offset    int64
+	time      string
+	sidechain bool
+	agent     string
+}
+
+type parser struct {
+	file string
+	opts Options
+	h    emit.Handler
+	sess manifest.Session
+
+	seed    maphash.Seed
+	pending map[string]*toolUse
+	settled map[uint64]bool
+	headed  bool
+	seq     int
+
+	firstCwd, lastTS, firstTS string
+	lastTime                  time.Time
+	sessionIDs                map[string]bool
+}
+
+// Stream reads a Claude Code transcript from r and hands each operation to
+// h as soon as its tool result is read. It returns the complete session.
+func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
+	p := &parser{file: file, opts: opts, h: h, seed: maphash.MakeSeed(), pending: map[string]*toolUse{},
+		settled: map[uint64]bool{}, sessionIDs: map[string]bool{}}
+	p.sess = manifest.Session{Agent: manifest.AgentClaude, Transcript: file, ID: idFromFilename(file)}
+	rd := jsonl.NewReader(r, file)
+	var readErr error
+	for n := 0; ; n++ {
+		if n&1023 == 0 && ctx.Err() != nil {
+			readErr = ctx.Err()
+			break
+		}
+		rec, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				readErr = fmt.Errorf("%s: line %d: %w", file, rd.Lines()+1, err)
+			}
+			break
+		}
+		p.record(rec)
+	}
+	p.finish(rd)
+	return p.sess, readErr
+}
+
+// Result is a whole parsed transcript.
+type Result struct {
+	Session manifest.Session
+	Ops     []manifest.Op
+}
+
+// Parse reads a whole Claude Code transcript.
+func Parse(ctx context.Context, r io.Reader, file string, opts Options) (*Result, error) {
+	res := &Result{}
+	sess, err := Stream(ctx, r, file, opts, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	res.Session = sess
+	return res, err
+}
+
+var uuidRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+
+func idFromFilename(file string) string {
+	base := path.Base(strings.ReplaceAll(file, `\`, "/"))
+	if m := uuidRe.FindString(base); m != "" {
+		return m
+	}
+	for _, ext := range []string{".zst", ".gz", ".jsonl"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
+}
+
+func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
+	p.sess.Warnings = append(p.sess.Warnings, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
+}
+
+// record handles one line. Lines that cannot hold a tool call or result
+// (summaries, titles, queue operations, most progress lines) cost a
+// lookup of "type" and little more.
+func (p *parser) record(rec jsonl.Record) {
+	data := rec.Data
+	typ := gjson.GetBytes(data, "type").Str
+	switch typ {
+	case "assistant", "user":
+	case "progress":
+		if gjson.GetBytes(data, "data.type").Str != "agent_progress" {
+			p.envelope(rec, data)
+			return
+		}
+	case "file-history-snapshot":
+		p.snapshot(rec, gjson.GetBytes(data, "snapshot"), gjson.GetBytes(data, "isSnapshotUpdate").Bool())
+		return
+	case "":
+		if !gjson.ValidBytes(data) {
+			p.warn(rec, "not valid JSON")
+		} else {
+			p.warn(rec, "record has no \"type\"")
+		}
+		return
+	default:
+		p.envelope(rec, data)
+		return
+	}
+	p.envelope(rec, data)
+	side := gjson.GetBytes(data, "isSidechain").Bool()
+	agent := gjson.GetBytes(data, "agentId").Str
+	cwd := gjson.GetBytes(data, "cwd").Str
+	if typ == "progress" {
+		// A subagent's messages mirrored into the parent file (2.1.x).
+		m := gjson.GetBytes(data, "data.message")
+		side, agent = true, gjson.GetBytes(data, "data.agentId").Str
+		p.message(rec, m.Get("type").Str, m.Get("message.content"), gjson.Result{}, cwd, firstNonEmpty(m.Get("timestamp").Str, p.lastTS), side, agent)
+		return
+	}
+	var tur gjson.Result
+	if typ == "user" {
+		tur = gjson.GetBytes(data, "toolUseResult")
+	}
+	p.message(rec, typ, gjson.GetBytes(data, "message.content"), tur, cwd, p.lastTS, side, agent)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// envelope takes the session's identity and time span from any line.
+func (p *parser) envelope(rec jsonl.Record, data []byte) {
+	if ts := gjson.GetBytes(data, "timestamp").Str; ts != "" {
+		p.lastTS = ts
+		if p.firstTS == "" {
+			p.firstTS = ts
+		}
+	}
+	if p.firstCwd == "" {
+		if c := gjson.GetBytes(data, "cwd").Str; c != "" {
+			p.firstCwd = c
+		}
+	}
+	if p.sess.AgentVersion == "" {
+		p.sess.AgentVersion = gjson.GetBytes(data, "version").Str
+	}
+	if id := gjson.GetBytes(data, "sessionId").Str; id != "" && !p.sessionIDs[id] {
+		p.sessionIDs[id] = true
+		if len(p.sessionIDs) == 1 && !uuidRe.MatchString(path.Base(p.file)) {
+			p.sess.ID = strings.Clone(id)
+		}
+	}
+}
+
+// message handles the content blocks of an assistant or user message.
+func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result, cwd, ts string, side bool, agent string) {
+	if !content.IsArray() {
+		return
+	}
+	content.ForEach(func(_, b gjson.Result) bool {
+		switch b.Get("type").Str {
+		case "tool_use":
+			if typ != "assistant" {
+				return true
+			}
+			id, name := b.Get("id").Str, b.Get("name").Str
+			if !relevant(name) || id == "" {
+				return true
+			}
+			if p.settled[p.hash(id)] || p.pending[id] != nil {
+				return true // a copy (compaction replay, mirror, resumed history)
+			}
+			p.pending[strings.Clone(id)] = &toolUse{name: name, input: b.Get("input").Raw, cwd: strings.Clone(cwd),
+				line: rec.Line, offset: rec.Offset, time: strings.Clone(ts), sidechain: side, agent: strings.Clone(agent)}
+		case "tool_result":
+			id := b.Get("tool_use_id").Str
+			tu := p.pending[id]
+			if tu == nil {
+				return true
+			}
+			delete(p.pending, id)
+			p.settled[p.hash(id)] = true
+			p.result(rec, id, tu, b, tur)
+		}
+		return true
+	})
+}
+
+func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
+
+func relevant(name string) bool {
+	switch name {
+	case "Write", "Edit", "MultiEdit", "NotebookEdit", "Bash", "PowerShell", "Read":
+		return true
+	}
+	return false
+}
+
+var (
+	successText = regexp.MustCompile(`^(File created successfully at: |The file .+ has been updated|Applied \d+ edits? to |Updated cell |Inserted cell |Deleted cell )`)
+	rejections  = []string{
+		"The user doesn't want to proceed", "The user doesn't want to take this action", "User rejected tool use",
+		"tool use was rejected", "Permission to use", "Permission for this tool use was denied",
+		"Execution stopped by PreToolUse hook", "haven't granted it yet",
+	}
+)
+
+// resultText joins a tool_result's content (a string, or text blocks).
+func resultText(b gjson.Result) string {
+	c := b.Get("content")
+	if c.Type == gjson.String {
+		return c.Str
+	}
+	var sb strings.Builder
+	c.ForEach(func(_, x gjson.Result) bool {
+		if x.Get("type").Str == "text" {
+			sb.WriteString(x.Get("text").Str)
+		}
+		return true
+	})
+	return sb.String()
+}
+
+// outcome classifies a result (formats/claude.md §3.6).
+func outcome(name string, b, tur gjson.Result) (manifest.Outcome, string) {
+	if !b.Exists() {
+		return manifest.OutcomeUnknown, "no tool_result: the call never finished (interrupted or crashed)"
+	}
+	text := resultText(b)
+	isErr := b.Get("is_error").Bool()
+	for _, r := range rejections {
+		if strings.Contains(text, r) || (tur.Type == gjson.String && strings.Contains(tur.Str, r)) {
+			return manifest.OutcomeRejected, "tool_result: " + firstLine(text)
+		}
+	}
+	switch {
+	case isErr:
+		return manifest.OutcomeFailed, "tool_result is_error: " + firstLine(text)
+	case strings.HasPrefix(text, "<tool_use_error>"):
+		return manifest.OutcomeFailed, "tool_result: " + firstLine(text)
+	case tur.Exists() && !tur.IsObject():
+		return manifest.OutcomeFailed, "toolUseResult: " + firstLine(tur.String())
+	}
+	switch name {
+	case "Bash", "PowerShell", "Read":
+		return manifest.OutcomeApplied, "tool_result without error"
+	}
+	if tur.IsObject() && (tur.Get("filePath").Exists() || tur.Get("notebook_path").Exists()) {
+		if e := tur.Get("error"); e.Type == gjson.String && e.Str != "" {
+			return manifest.OutcomeFailed, "toolUseResult error: " + firstLine(e.Str)
+		}
+		return manifest.OutcomeApplied, "toolUseResult object"
+	}
+	if successText.MatchString(text) {
+		return manifest.OutcomeApplied, "tool_result: " + firstLine(text)
+	}
+	return manifest.OutcomeUnknown, "tool_result not recognised: " + firstLine(text)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// resolve makes a tool path absolute against the line's cwd.
+func resolve(cwd, p string) string {
+	if p == "" {
+		return ""
+	}
+	if path.IsAbs(p) || cwd == "" {
+		return path.Clean(p)
+	}
+	return path.Join(cwd, p)
+}
+
+func (p *parser) newOp(tu *toolUse, id string, kind manifest.OpKind, filePath string) manifest.Op {
+	t, _ := time.Parse(time.RFC3339Nano, tu.time)
+	carrier := "tool_use"
+	if tu.sidechain {
+		carrier = "subagent_tool_use"
+	}
+	op := manifest.Op{Kind: kind, Tool: tu.name, Cwd: tu.cwd, Identity: "claude:" + id,
+		Provenance: manifest.Provenance{Transcript: p.file, Line: tu.line, Offset: tu.offset, Time: t, CallID: id, TurnID: tu.agent, Carrier: carrier}}
+	if filePath != "" {
+		op.Paths = []string{resolve(tu.cwd, filePath)}
+	}
+	return op
+}
+
+// result builds the operation of a finished call and hands it on.
+func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.Result) {
+	in := gjson.Parse(tu.input)
+	o, why := outcome(tu.name, b, tur)
+	obj := tur.IsObject()
+	var op manifest.Op
+	switch tu.name {
+	case "Write":
+		fp := firstNonEmpty(tur.Get("filePath").Str, in.Get("file_path").Str)
+		op = p.newOp(tu, id, manifest.KindWrite, fp)
+		content := in.Get("content").Str
+		if obj && tur.Get("content").Type == gjson.String {
+			content = tur.Get("content").Str
+		}
+		op.Content = &content
+		if orig := tur.Get("originalFile"); orig.Type == gjson.String {
+			op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePre, Content: orig.Str, Source: "toolUseResult.originalFile", LFNormalized: true})
+		}
+	case "Edit":
+		fp := firstNonEmpty(tur.Get("filePath").Str, in.Get("file_path").Str)
+		op = p.newOp(tu, id, manifest.KindEdit, fp)
+		e := manifest.Edit{Old: in.Get("old_string").Str, New: in.Get("new_string").Str, ReplaceAll: in.Get("replace_all").Bool()}
+		if obj {
+			// What ran can differ from what the model asked (user edits, hooks).
+			if v := tur.Get("oldString"); v.Type == gjson.String {
+				e.Old = v.Str
+			}
+			if v := tur.Get("newString"); v.Type == gjson.String {
+				e.New = v.Str
+			}
+			if v := tur.Get("replaceAll"); v.Exists() {
+				e.ReplaceAll = v.Bool()
+			}
+		}
+		op.Edits = []manifest.Edit{e}
+		if orig := tur.Get("originalFile"); orig.Type == gjson.String {
+			op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePre, Content: orig.Str, Source: "toolUseResult.originalFile", LFNormalized: true})
+		}
+		if tur.Get("userModified").Bool() {
+			op.Note = "the user modified the proposed edit before accepting it"
+		}
+	case "MultiEdit":
+		fp := firstNonEmpty(tur.Get("filePath").Str, in.Get("file_path").Str)
+		op = p.newOp(tu, id, manifest.KindEdit, fp)
+		edits := in.Get("edits")
+		if obj && tur.Get("edits").IsArray() {
+			edits = tur.Get("edits")
+		}
+		edits.ForEach(func(_, e gjson.Result) bool {
+			op.Edits = append(op.Edits, manifest.Edit{Old: e.Get("old_string").Str, New: e.Get("new_string").Str, ReplaceAll: e.Get("replace_all").Bool()})
+			return true
+		})
+		if orig := tur.Get("originalFileContents"); orig.Type == gjson.String {
+			op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePre, Content: orig.Str, Source: "toolUseResult.originalFileContents", LFNormalized: true})
+		}
+	case "NotebookEdit":
+		fp := firstNonEmpty(tur.Get("notebook_path").Str, in.Get("notebook_path").Str)
+		op = p.newOp(tu, id, manifest.KindNotebook, fp)
+		op.Notebook = &manifest.NotebookCell{CellID: in.Get("cell_id").Str, NewSource: in.Get("new_source").Str,
+			CellType: in.Get("cell_type").Str, EditMode: in.Get("edit_mode").Str}
+		if v := tur.Get("original_file"); v.Type == gjson.String {
+			op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePre, Content: v.Str, Source: "toolUseResult.original_file"})
+		}
+		if v := tur.Get("updated_file"); v.Type == gjson.String {
+			op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: v.Str, Source: "toolUseResult.updated_file"})
+		}
+	case "Bash", "PowerShell":
+		cmd := in.Get("command").Str
+		w, writes := shellcmd.Detect(cmd)
+		if !writes {
+			return
+		}
+		op = p.newOp(tu, id, manifest.KindShell, "")
+		op.Command = cmd
+		op.Note = "writes files outside any tool (" + strings.Join(uniq(w.Verbs), ", ") + "): not replayable"
+		for _, t := range w.Targets {
+			if strings.ContainsAny(t, "$`*?[{~") {
+				op.Note += "; target that cannot be resolved: " + t
+				continue
+			}
+			op.Paths = append(op.Paths, resolve(tu.cwd, t))
+		}
+		if o == manifest.OutcomeApplied {
+			op.Evidence = append(op.Evidence, heredocs(tu.cwd, w.Heredocs, manifest.EvidencePost)...)
+			op.Evidence = append(op.Evidence, heredocs(tu.cwd, w.Appends, manifest.EvidenceAppend)...)
+		}
+	case "Read":
+		f := tur.Get("file")
+		if o != manifest.OutcomeApplied || tur.Get("type").Str != "text" || f.Get("startLine").Int() != 1 ||
+			f.Get("numLines").Int() != f.Get("totalLines").Int() || f.Get("content").Type != gjson.String {
+			return
+		}
+		op = p.newOp(tu, id, manifest.KindObserve, firstNonEmpty(f.Get("filePath").Str, in.Get("file_path").Str))
+		op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: f.Get("content").Str, Source: "full-file Read", LFNormalized: true, NoFinalNewline: true}}
+	default:
+		return
+	}
+	if len(op.Paths) == 0 && op.Kind != manifest.KindShell {
+		p.warn(rec, "%s call %s names no file", tu.name, id)
+		return
+	}
+	op.Outcome, op.OutcomeEvidence = o, why
+	if !obj && tu.sidechain && o == manifest.OutcomeApplied && op.Kind != manifest.KindShell && op.Kind != manifest.KindObserve {
+		op.OutcomeEvidence += " (subagent call: no toolUseResult, the input is what was asked)"
+	}
+	p.emit(op)
+}
+
+func uniq(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func heredocs(cwd string, m map[string]string, kind manifest.EvidenceKind) []manifest.Evidence {
+	var targets []string
+	for t := range m {
+		if !strings.ContainsAny(t, "$`*?[{~") {
+			targets = append(targets, t)
+		}
+	}
+	sort.Strings(targets)
+	var out []manifest.Evidence
+	for _, t := range targets {
+		out = append(out, manifest.Evidence{Path: resolve(cwd, t), Kind: kind, Content: m[t], Source: "shell heredoc with a quoted delimiter"})
+	}
+	return out
+}
+
+func (p *parser) emit(op manifest.Op) {
+	op.Session = p.sess.ID
+	op.Seq = p.seq
+	p.seq++
+	p.header()
+	if p.h.Op != nil {
+		p.h.Op(op)
+	}
+}
+
+func (p *parser) header() {
+	if p.headed {
+		return
+	}
+	p.headed = true
+	if p.h.Header != nil {
+		s := p.sess
+		s.Cwd = p.firstCwd
+		s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+		s.Warnings = nil
+		p.h.Header(s)
+	}
+}
+
+// snapshot turns a file-history-snapshot into evidence: a v1 backup is the
+// file before the session first changed it; a later version, in a snapshot
+// taken at a user prompt, is the file at that prompt.
+func (p *parser) snapshot(rec jsonl.Record, snap gjson.Result, update bool) {
+	if ts := snap.Get("timestamp").Str; ts != "" {
+		p.lastTS = ts
+	}
+	if p.opts.Backup == nil || p.firstCwd == "" {
+		return
+	}
+	type tracked struct {
+		path    string
+		backup  string
+		version int64
+	}
+	var files []tracked
+	snap.Get("trackedFileBackups").ForEach(func(k, v gjson.Result) bool {
+		files = append(files, tracked{k.String(), v.Get("backupFileName").Str, v.Get("version").Int()})
+		return true
+	})
+	sort.Slice(files, func(a, b int) bool { return files[a].path < files[b].path })
+	for _, f := range files {
+		abs := resolve(p.firstCwd, f.path)
+		if f.version != 1 && update {
+			continue // amended mid-turn: only its v1 entries are new
+		}
+		ev := manifest.Evidence{Path: abs, Source: "file-history " + f.backup}
+		switch {
+		case f.backup == "" && f.version == 1:
+			ev.Kind, ev.Absent, ev.Source = manifest.EvidenceBase, true, "file-history (no backup: the file did not exist)"
+		case f.backup == "":
+			continue // deleted at this prompt; the deletion itself is not a tool call
+		default:
+			if !strings.HasPrefix(f.backup, backupName(abs)) {
+				p.warn(rec, "file-history backup %s does not match the hash of %s", f.backup, abs)
+			}
+			data, ok := p.opts.Backup(p.sess.ID, f.backup)
+			if !ok {
+				continue
+			}
+			ev.Content = string(data)
+			ev.Kind = manifest.EvidencePost
+			if f.version == 1 {
+				ev.Kind = manifest.EvidenceBase
+			}
+		}
+		t, _ := time.Parse(time.RFC3339Nano, p.lastTS)
+		op := manifest.Op{Kind: manifest.KindObserve, Tool: "file-history", Cwd: p.firstCwd, Paths: []string{abs},
+			Outcome: manifest.OutcomeApplied, OutcomeEvidence: "file-history-snapshot", Evidence: []manifest.Evidence{ev},
+			Provenance: manifest.Provenance{Transcript: p.file, Line: rec.Line, Offset: rec.Offset, Time: t, Carrier: "file-history-snapshot"}}
+		p.emit(op)
+	}
+}
+
+// backupName is the file-history name prefix of an absolute path.
+func backupName(abs string) string {
+	h := sha256.Sum256([]byte(abs))
+	return hex.EncodeToString(h[:])[:16] + "@v"
+}
+
+func (p *parser) finish(rd *jsonl.Reader) {
+	s := &p.sess
+	s.Warnings = append(rd.Warnings(), s.Warnings...)
+	sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
+	s.Lines, s.Bytes = rd.Lines(), rd.Bytes()
+	s.Cwd = p.firstCwd
+	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	s.End, _ = time.Parse(time.RFC3339Nano, p.lastTS)
+	// Calls that never got a result: reported, not replayed (unless opted in).
+	var open []*toolUse
+	var ids []string
+	for id, tu := range p.pending {
+		open = append(open, tu)
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].line < p.pending[ids[b]].line })
+	for _, id := range ids {
+		tu := p.pending[id]
+		if tu.name == "Read" || tu.name == "Bash" || tu.name == "PowerShell" {
+			continue
+		}
+		p.result(jsonl.Record{Line: tu.line, Offset: tu.offset}, id, tu, gjson.Result{}, gjson.Result{})
+	}
+	truncated := false
+	for _, w := range s.Warnings {
+		truncated = truncated || strings.HasPrefix(w.Message, "truncated last line")
+	}
+	switch {
+	case truncated:
+		s.EndState = manifest.EndTruncated
+	case len(open) > 0:
+		s.EndState = manifest.EndInTool
+	default:
+		s.EndState = manifest.EndClean
+	}
+	p.header()
+}

@@ -1,0 +1,89 @@
+package parse
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// claudeRoot returns the Claude Code config directory a transcript lives
+// in: the parent of the nearest "projects" folder above it, else
+// $CLAUDE_CONFIG_DIR, else ~/.claude.
+func claudeRoot(transcript string) string {
+	if abs, err := filepath.Abs(transcript); err == nil {
+		for dir := filepath.Dir(abs); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+			if filepath.Base(dir) == "projects" {
+				return filepath.Dir(dir)
+			}
+		}
+	}
+	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".claude")
+	}
+	return ""
+}
+
+var backupNameRe = regexp.MustCompile(`^[0-9a-f]{16}@v[0-9]+$`)
+
+// backupReader reads file-history backups (formats/claude.md §1.5) from the
+// config directory of a transcript.
+func backupReader(transcript string) func(sessionID, name string) ([]byte, bool) {
+	root := claudeRoot(transcript)
+	return func(sessionID, name string) ([]byte, bool) {
+		// Both parts come from the transcript: accept only their documented forms.
+		if root == "" || !backupNameRe.MatchString(name) || strings.ContainsAny(sessionID, `/\`) || sessionID == ".." || sessionID == "" {
+			return nil, false
+		}
+		data, err := os.ReadFile(filepath.Join(root, "file-history", sessionID, name))
+		return data, err == nil
+	}
+}
+
+var sessionIDRe = regexp.MustCompile(`"sessionId"\s*:\s*"([^"]+)"`)
+
+// firstSessionID returns the sessionId of a Claude transcript's first
+// lines.
+func firstSessionID(name string) string {
+	f, err := os.Open(name)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	n, _ := bufio.NewReader(f).Read(buf)
+	if m := sessionIDRe.FindSubmatch(buf[:n]); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
+// Companions returns the subagent transcripts of a Claude Code session
+// file (formats/claude.md §1.4): <session>/subagents/agent-*.jsonl, and the
+// legacy agent-*.jsonl beside it whose lines carry the session's id. A file
+// that is not a Claude main transcript has none.
+func Companions(name string) []string {
+	if name == "-" || strings.HasPrefix(filepath.Base(name), "agent-") {
+		return nil
+	}
+	dir := filepath.Dir(name)
+	stem := strings.TrimSuffix(filepath.Base(name), ".jsonl")
+	var out []string
+	sub, _ := filepath.Glob(filepath.Join(dir, stem, "subagents", "agent-*.jsonl"))
+	out = append(out, sub...)
+	if id := firstSessionID(name); id != "" {
+		legacy, _ := filepath.Glob(filepath.Join(dir, "agent-*.jsonl"))
+		for _, l := range legacy {
+			if firstSessionID(l) == id {
+				out = append(out, l)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,14 @@
+// Package emit is how the agent parsers hand on what they find: a session
+// header once, then operations in replay order as soon as each is settled.
+package emit
+
+import "github.com/agentsandbox/sandbox/manifest"
+
+// Handler receives a transcript's session and operations.
+type Handler struct {
+	// Header is called once, before the first operation (or at the end when
+	// there is none), with the session's identity and working directory.
+	Header func(manifest.Session)
+	// Op is called for each operation, in replay order.
+	Op func(manifest.Op)
+}

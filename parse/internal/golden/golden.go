@@ -1,0 +1,112 @@
+// Package golden summarises parsed transcripts for the parsers' golden
+// tests: the operations found, their carriers, outcomes and evidence.
+package golden
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
+)
+
+// Op is the part of an operation a golden records.
+type Op struct {
+	Line     int      `json:"line"`
+	Kind     string   `json:"kind"`
+	Carrier  string   `json:"carrier"`
+	Tool     string   `json:"tool"`
+	CallID   string   `json:"call_id,omitempty"`
+	Cwd      string   `json:"cwd"`
+	Paths    []string `json:"paths,omitempty"`
+	Hunks    []string `json:"hunks,omitempty"`
+	Edits    int      `json:"edits,omitempty"`
+	Outcome  string   `json:"outcome"`
+	Why      string   `json:"why"`
+	Evidence []string `json:"evidence,omitempty"`
+	Note     string   `json:"note,omitempty"`
+	Low      bool     `json:"low_confidence,omitempty"`
+}
+
+// Session is a golden's whole record.
+type Session struct {
+	ID       string   `json:"id"`
+	Version  string   `json:"version,omitempty"`
+	Cwd      string   `json:"cwd"`
+	Start    string   `json:"start,omitempty"`
+	End      string   `json:"end,omitempty"`
+	EndState string   `json:"end_state"`
+	Lines    int      `json:"lines"`
+	Warnings []string `json:"warnings,omitempty"`
+	Ops      []Op     `json:"ops"`
+	// Replay is filled by callers that also replay the operations.
+	Replay any `json:"replay,omitempty"`
+}
+
+// Summarize returns the golden record of a session and its operations.
+func Summarize(s manifest.Session, ops []manifest.Op) *Session {
+	g := &Session{ID: s.ID, Version: s.AgentVersion, Cwd: s.Cwd, EndState: string(s.EndState), Lines: s.Lines, Ops: []Op{}}
+	if !s.Start.IsZero() {
+		g.Start, g.End = s.Start.Format("2006-01-02T15:04:05.000Z07:00"), s.End.Format("2006-01-02T15:04:05.000Z07:00")
+	}
+	for _, w := range s.Warnings {
+		g.Warnings = append(g.Warnings, strings.TrimPrefix(w.String(), w.File))
+	}
+	for _, op := range ops {
+		o := Op{Line: op.Provenance.Line, Kind: string(op.Kind), Carrier: op.Provenance.Carrier, Tool: op.Tool,
+			CallID: op.Provenance.CallID, Cwd: op.Cwd, Paths: op.Paths, Outcome: string(op.Outcome), Why: op.OutcomeEvidence,
+			Note: op.Note, Low: op.LowConfidence, Edits: len(op.Edits)}
+		if op.Patch != nil {
+			for _, h := range op.Patch.Hunks {
+				d := string(h.Kind) + " " + h.Path
+				if h.MovePath != "" {
+					d += " -> " + h.MovePath
+				}
+				switch h.Kind {
+				case manifest.HunkAdd:
+					d += " (" + strconv.Itoa(strings.Count(h.Contents, "\n")) + " lines)"
+				case manifest.HunkUpdate:
+					d += " (" + strconv.Itoa(len(h.Chunks)) + " chunks)"
+				}
+				o.Hunks = append(o.Hunks, d)
+			}
+		}
+		for _, e := range op.Evidence {
+			d := string(e.Kind) + " " + e.Path + " (" + e.Source + ", " + strconv.Itoa(len(e.Content)) + " bytes)"
+			if e.Absent {
+				d = string(e.Kind) + " " + e.Path + " (" + e.Source + ", absent)"
+			}
+			o.Evidence = append(o.Evidence, d)
+		}
+		g.Ops = append(g.Ops, o)
+	}
+	return g
+}
+
+// Bytes is the golden's file content.
+func (g *Session) Bytes() []byte {
+	b, _ := json.MarshalIndent(g, "", "  ")
+	return append(b, '\n')
+}
+
+// Check compares g with the golden file at path, or rewrites it.
+func Check(t *testing.T, update bool, g *Session, path string) {
+	t.Helper()
+	got := g.Bytes()
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("result differs from %s (run with -update to accept):\n%s", path, got)
+	}
+}

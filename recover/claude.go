@@ -1,0 +1,160 @@
+package recover
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentsandbox/sandbox/manifest"
+)
+
+// observe adopts a state the transcript shows without a change: a full
+// Read, or a file-history backup. A base (v1 backup) only says how the file
+// began, so it never counts as drift.
+func (r *Reconstructor) observe(op *manifest.Op) {
+	for _, e := range op.Evidence {
+		switch e.Kind {
+		case manifest.EvidenceBase:
+			r.base1(e, op)
+		case manifest.EvidencePost:
+			f := r.file(e.Path, op, false)
+			if e.NoFinalNewline && f.cur.Known && f.cur.Exists && (lf(f.cur.Text) == e.Content+"\n" || lf(f.cur.Text) == e.Content) {
+				r.stats.Checks++
+				continue // agrees, but for a final newline the observation may not show
+			}
+			f.checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the content the transcript shows", op, r)
+		}
+	}
+}
+
+// base1 takes a file's content before the session first changed it.
+func (r *Reconstructor) base1(e manifest.Evidence, op *manifest.Op) {
+	f := r.file(e.Path, op, false)
+	if f.res.Ops > 0 || f.cur.Known {
+		return
+	}
+	c := Content{Known: true, Exists: !e.Absent, Text: e.Content}
+	f.res.Start = c
+	if c.Exists && isCRLF(c.Text) {
+		f.crlf, c.Text = true, lf(c.Text)
+	}
+	f.cur, f.pinned = c, true
+	f.remember()
+}
+
+// write replays a Claude Code Write: the whole content, as sent (current
+// versions write LF whatever the file had).
+func (r *Reconstructor) write(op *manifest.Op) {
+	if op.Content == nil || len(op.Paths) == 0 {
+		return
+	}
+	r.writeWhole(r.file(op.Paths[0], op, false), *op.Content)
+}
+
+// writeWhole replaces a file's content with text written as sent.
+func (r *Reconstructor) writeWhole(f *fstate, text string) {
+	if f.res.Ops == 0 && !f.res.Start.Known && !f.cur.Known {
+		f.res.Start = Content{Known: true}
+	}
+	f.res.Ops++
+	f.remember()
+	f.cur, f.pinned, f.crlf = Content{Known: true, Exists: true, Text: text}, true, false
+	f.remember()
+}
+
+// edit replays Edit and MultiEdit with Claude Code's rules (formats/claude.md
+// §3.2.3): literal replacement of the first (or every) occurrence, an
+// empty old_string writing new_string whole, and a deletion eating the
+// newline after old_string. MultiEdit is all or nothing.
+func (r *Reconstructor) edit(op *manifest.Op) {
+	if len(op.Paths) == 0 {
+		return
+	}
+	creates := len(op.Edits) > 0 && op.Edits[0].Old == ""
+	f := r.file(op.Paths[0], op, !creates)
+	f.res.Ops++
+	f.remember()
+	text := f.cur.Text
+	switch {
+	case creates:
+	case !f.cur.Known:
+		f.cur, f.pinned = Content{}, false
+		f.res.Reason = where(op) + ": edited by the agent, but its content before the edit is unknown (no evidence in the transcript, no host copy)"
+		return
+	case !f.cur.Exists:
+		f.cur, f.pinned = Content{}, false
+		f.res.Reason = where(op) + ": edited by the agent, but the host has no copy to start from " +
+			"(--base DIR can point at the files as they were when the session started)"
+		return
+	}
+	for i, e := range op.Edits {
+		out, err := ApplyEdit(text, e)
+		if err != nil {
+			f.res.Reason = fmt.Sprintf("%s: edit %d of %d would not apply: %v", where(op), i+1, len(op.Edits), err)
+			if f.pinned {
+				f.res.Drift = append(f.res.Drift, f.res.Reason)
+			}
+			f.cur, f.pinned = Content{}, false
+			return
+		}
+		text = out
+	}
+	f.cur = Content{Known: true, Exists: true, Text: text}
+	if creates {
+		f.pinned = true
+	}
+	f.remember()
+}
+
+// ApplyEdit applies one Claude Code exact-string replacement to LF text.
+// A replacement that is not unique (without ReplaceAll) is refused, as
+// Claude Code refuses it.
+func ApplyEdit(orig string, e manifest.Edit) (string, error) {
+	if e.Old == "" {
+		return e.New, nil
+	}
+	old := e.Old
+	if e.New == "" && !strings.HasSuffix(old, "\n") && strings.Contains(orig, old+"\n") {
+		old += "\n"
+	}
+	n := strings.Count(orig, old)
+	switch {
+	case n == 0:
+		return "", fmt.Errorf("old_string not found: %q", firstLine(e.Old))
+	case n > 1 && !e.ReplaceAll:
+		return "", fmt.Errorf("old_string occurs %d times and replace_all is false: refusing to pick one", n)
+	case e.ReplaceAll:
+		return strings.ReplaceAll(orig, old, e.New), nil
+	}
+	return strings.Replace(orig, old, e.New, 1), nil
+}
+
+// notebook replays a NotebookEdit without a recorded updated_file by
+// re-applying the cell operation to the notebook's JSON.
+func (r *Reconstructor) notebook(op *manifest.Op) {
+	if len(op.Paths) == 0 || op.Notebook == nil {
+		return
+	}
+	for _, e := range op.Evidence {
+		if e.Kind == manifest.EvidencePost {
+			r.file(op.Paths[0], op, false).res.Ops++
+			return // the recorded updated_file is adopted as a post-image
+		}
+	}
+	f := r.file(op.Paths[0], op, true)
+	f.res.Ops++
+	if !f.cur.Known || !f.cur.Exists {
+		f.cur, f.pinned = Content{}, false
+		f.res.Reason = where(op) + ": notebook edited by the agent, but its content before the edit is unknown"
+		return
+	}
+	out, err := EditNotebook(f.cur.Text, *op.Notebook)
+	if err != nil {
+		f.res.Reason = fmt.Sprintf("%s: the notebook cell edit would not apply: %v", where(op), err)
+		f.cur, f.pinned = Content{}, false
+		return
+	}
+	f.remember()
+	f.cur = Content{Known: true, Exists: true, Text: out}
+	f.res.Notes = append(f.res.Notes, where(op)+": notebook cell edit re-applied (the transcript has no updated_file); JSON formatting may differ from Claude Code's")
+	f.remember()
+}
