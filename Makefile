@@ -28,6 +28,9 @@ fuzz:
 	$(GO) test ./parse/codex -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./recover -run '^$$' -fuzz '^FuzzApplyChunks$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./recover -run '^$$' -fuzz '^FuzzMerge3$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./parse/claude -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./recover -run '^$$' -fuzz '^FuzzApplyEdit$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./recover -run '^$$' -fuzz '^FuzzEditNotebook$$' -fuzztime $(FUZZTIME)
 
 # Benchmarks, BENCHCOUNT runs each, into bench/new.txt; compared with
 # bench/old.txt by benchstat when there is one (mv bench/new.txt bench/old.txt

@@ -51,3 +51,35 @@ func splitOrEmpty(s string) []string {
 	}
 	return strings.Split(s, "\n")
 }
+
+// FuzzApplyEdit checks Claude Code's replacement rules: no panic; a
+// successful single replacement removes one occurrence of old (or old plus
+// the newline it eats) and inserts new.
+func FuzzApplyEdit(f *testing.F) {
+	f.Add("a\nb\nc\n", "b\n", "", false)
+	f.Add("x x x", "x", "y", true)
+	f.Add("", "", "new", false)
+	f.Add("dup dup", "dup", "one", false)
+	f.Fuzz(func(t *testing.T, orig, old, new string, all bool) {
+		out, err := ApplyEdit(orig, manifest.Edit{Old: old, New: new, ReplaceAll: all})
+		if err != nil || old == "" || all {
+			return
+		}
+		eaten := old
+		if new == "" && !strings.HasSuffix(old, "\n") && strings.Contains(orig, old+"\n") {
+			eaten = old + "\n"
+		}
+		if len(out) != len(orig)-len(eaten)+len(new) {
+			t.Fatalf("ApplyEdit(%q, %q→%q) = %q", orig, old, new, out)
+		}
+	})
+}
+
+// FuzzEditNotebook checks that cell edits on any JSON never panic.
+func FuzzEditNotebook(f *testing.F) {
+	f.Add(`{"cells":[{"cell_type":"code","id":"a","source":"x","outputs":[1]}],"nbformat":4}`, "a", "y", "replace")
+	f.Add(`{"cells":[]}`, "", "first", "insert")
+	f.Fuzz(func(t *testing.T, nb, id, src, mode string) {
+		_, _ = EditNotebook(nb, manifest.NotebookCell{CellID: id, NewSource: src, EditMode: mode})
+	})
+}

@@ -337,7 +337,11 @@ func (r *Reconstructor) change(op *manifest.Op) {
 	for _, e := range op.Evidence {
 		switch {
 		case e.Kind == manifest.EvidencePre:
-			r.file(e.Path, op, false).checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the recorded pre-image", op, r)
+			f := r.file(e.Path, op, false)
+			if e.LFNormalized && !f.cur.Known && f.res.Ops == 0 {
+				r.lineEndings(f, e)
+			}
+			f.checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the recorded pre-image", op, r)
 		case e.Kind == manifest.EvidenceBase:
 			r.base1(e, op)
 		}
@@ -413,6 +417,19 @@ func (r *Reconstructor) patch(op *manifest.Op) {
 			f.cur, f.pinned = Content{Known: true}, true
 		}
 	}
+}
+
+// lineEndings learns a file's line endings from the host copy when the
+// transcript's first evidence of it is LF-normalised: if the host holds the
+// same text with CRLF, the session started from the host's bytes and the
+// result keeps CRLF.
+func (r *Reconstructor) lineEndings(f *fstate, e manifest.Evidence) {
+	data, exists, ok := r.base(f.res.Path)
+	if !ok || !exists || !isCRLF(string(data)) || lf(string(data)) != e.Content {
+		return
+	}
+	f.crlf = true
+	f.res.Start = Content{Known: true, Exists: true, Text: string(data)}
 }
 
 // postEvidence adopts what the transcript says a file held after a call.
