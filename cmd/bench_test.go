@@ -11,9 +11,15 @@ import (
 )
 
 // BenchmarkRecoverDryRunJSON measures `sandbox recover --dry-run --json` end
-// to end (read, parse, reconstruct, plan, report) on a generated rollout.
-// BENCH_ROLLOUT_MB sets its size (default 64).
+// to end (read, parse, reconstruct, plan, report) on a generated Codex
+// rollout and a generated Claude Code session. BENCH_ROLLOUT_MB sets their
+// size (default 64).
 func BenchmarkRecoverDryRunJSON(b *testing.B) {
+	b.Run("codex", func(b *testing.B) { benchRecover(b, gen.Rollout) })
+	b.Run("claude", func(b *testing.B) { benchRecover(b, gen.Claude) })
+}
+
+func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, error)) {
 	size := int64(64)
 	if v := os.Getenv("BENCH_ROLLOUT_MB"); v != "" {
 		var n int64
@@ -28,7 +34,7 @@ func BenchmarkRecoverDryRunJSON(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := gen.Rollout(f, gen.Options{Size: size << 20, Seed: 1, Files: 400, PatchEvery: 20})
+	st, err := write(f, gen.Options{Size: size << 20, Seed: 1, Files: 400, PatchEvery: 20})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -52,7 +53,7 @@ type parser struct {
 	headed  bool
 	seq     int
 
-	firstCwd, lastTS, firstTS string
+	firstCwd, lastTS, firstTS, maxTS string
 	lastTime                  time.Time
 	sessionIDs                map[string]bool
 }
@@ -114,49 +115,138 @@ func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
 	p.sess.Warnings = append(p.sess.Warnings, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
 }
 
-// record handles one line. Lines that cannot hold a tool call or result
-// (summaries, titles, queue operations, most progress lines) cost a
-// lookup of "type" and little more.
+var (
+	markTool     = []byte(`"tool_`)
+	markSnapshot = []byte(`"file-history-snapshot"`)
+	markTS       = []byte(`"timestamp":"`)
+	markResult   = []byte(`"tool_use_id":"`)
+	markUse      = []byte(`"type":"tool_use"`)
+)
+
+// wanted reports whether a line can change anything: a snapshot, a line
+// with a tool call, or one with a result a tracked call waits for. It costs
+// one scan of the line for most lines, and stops early on tool lines.
+func (p *parser) wanted(data []byte) bool {
+	start := data
+	if len(start) > 96 {
+		start = start[:96]
+	}
+	if bytes.Contains(start, markSnapshot) {
+		return true // Claude Code writes "type" first on these
+	}
+	i := bytes.Index(data, markTool)
+	if i < 0 {
+		return false
+	}
+	if bytes.HasPrefix(data[i:], markResult[:len(markResult)-3]) {
+		return p.waited(data[i:])
+	}
+	return true
+}
+
+// waited reports whether a line that carries tool results has one that a
+// tracked call is waiting for. Result lines are the largest of a session
+// (file contents, command output), and most answer calls that change
+// nothing.
+func (p *parser) waited(data []byte) bool {
+	for rest := data; ; {
+		i := bytes.Index(rest, markResult)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(markResult):]
+		j := bytes.IndexByte(rest, '"')
+		if j < 0 {
+			return true // malformed: let the full parse decide
+		}
+		if _, ok := p.pending[string(rest[:j])]; ok {
+			return true
+		}
+	}
+}
+
+// record handles one line. Most lines of a session (thinking, text,
+// prompts, hook progress) can hold no tool call or result: a byte search
+// tells them, and only their timestamp is read, from the end of the line
+// where Claude Code writes it. The others are read in one pass over their
+// top-level fields.
 func (p *parser) record(rec jsonl.Record) {
 	data := rec.Data
-	typ := gjson.GetBytes(data, "type").Str
-	switch typ {
-	case "assistant", "user":
-	case "progress":
-		if gjson.GetBytes(data, "data.type").Str != "agent_progress" {
-			p.envelope(rec, data)
-			return
-		}
-	case "file-history-snapshot":
-		p.snapshot(rec, gjson.GetBytes(data, "snapshot"), gjson.GetBytes(data, "isSnapshotUpdate").Bool())
-		return
-	case "":
-		if !gjson.ValidBytes(data) {
-			p.warn(rec, "not valid JSON")
-		} else {
+	if p.firstCwd == "" || p.sess.AgentVersion == "" {
+		p.envelope(data)
+	}
+	if !p.wanted(data) {
+		if i := bytes.LastIndex(data, markTS); i >= 0 && i+len(markTS)+24 <= len(data) {
+			p.stamp(string(data[i+len(markTS) : i+len(markTS)+24]))
+		} else if !gjson.GetBytes(data, "type").Exists() {
 			p.warn(rec, "record has no \"type\"")
 		}
 		return
-	default:
-		p.envelope(rec, data)
+	}
+	var typ, cwd, agent, ts string
+	var side bool
+	var message, tur, dat, snap gjson.Result
+	var update bool
+	gjson.ParseBytes(data).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			typ = v.Str
+		case "cwd":
+			cwd = v.Str
+		case "isSidechain":
+			side = v.Bool()
+		case "agentId":
+			agent = v.Str
+		case "timestamp":
+			ts = v.Str
+		case "message":
+			message = v
+		case "toolUseResult":
+			tur = v
+		case "data":
+			dat = v
+		case "snapshot":
+			snap = v
+		case "isSnapshotUpdate":
+			update = v.Bool()
+		case "sessionId":
+			p.sessionID(v.Str)
+		}
+		return true
+	})
+	p.stamp(ts)
+	switch typ {
+	case "assistant":
+		p.message(rec, typ, message.Get("content"), gjson.Result{}, cwd, ts, side, agent)
+	case "user":
+		p.message(rec, typ, message.Get("content"), tur, cwd, ts, side, agent)
+	case "progress":
+		if dat.Get("type").Str == "agent_progress" {
+			// A subagent's messages mirrored into the parent file (2.1.x).
+			m := dat.Get("message")
+			p.message(rec, m.Get("type").Str, m.Get("message.content"), gjson.Result{}, cwd, firstNonEmpty(m.Get("timestamp").Str, ts), true, dat.Get("agentId").Str)
+		}
+	case "file-history-snapshot":
+		p.snapshot(rec, snap, update)
+	case "":
+		p.warn(rec, "record has no \"type\"")
+	}
+}
+
+// stamp records a line's timestamp for the session's time span.
+func (p *parser) stamp(ts string) {
+	if ts == "" {
 		return
 	}
-	p.envelope(rec, data)
-	side := gjson.GetBytes(data, "isSidechain").Bool()
-	agent := gjson.GetBytes(data, "agentId").Str
-	cwd := gjson.GetBytes(data, "cwd").Str
-	if typ == "progress" {
-		// A subagent's messages mirrored into the parent file (2.1.x).
-		m := gjson.GetBytes(data, "data.message")
-		side, agent = true, gjson.GetBytes(data, "data.agentId").Str
-		p.message(rec, m.Get("type").Str, m.Get("message.content"), gjson.Result{}, cwd, firstNonEmpty(m.Get("timestamp").Str, p.lastTS), side, agent)
-		return
+	// ISO-8601 UTC stamps of one shape order as strings: keep the earliest
+	// and latest, since lines are only roughly in time order.
+	p.lastTS = strings.Clone(ts)
+	if p.firstTS == "" || ts < p.firstTS {
+		p.firstTS = p.lastTS
 	}
-	var tur gjson.Result
-	if typ == "user" {
-		tur = gjson.GetBytes(data, "toolUseResult")
+	if ts > p.maxTS {
+		p.maxTS = p.lastTS
 	}
-	p.message(rec, typ, gjson.GetBytes(data, "message.content"), tur, cwd, p.lastTS, side, agent)
 }
 
 func firstNonEmpty(a, b string) string {
@@ -166,14 +256,8 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// envelope takes the session's identity and time span from any line.
-func (p *parser) envelope(rec jsonl.Record, data []byte) {
-	if ts := gjson.GetBytes(data, "timestamp").Str; ts != "" {
-		p.lastTS = ts
-		if p.firstTS == "" {
-			p.firstTS = ts
-		}
-	}
+// envelope takes the session's cwd and version from its first lines.
+func (p *parser) envelope(data []byte) {
 	if p.firstCwd == "" {
 		if c := gjson.GetBytes(data, "cwd").Str; c != "" {
 			p.firstCwd = c
@@ -182,11 +266,18 @@ func (p *parser) envelope(rec jsonl.Record, data []byte) {
 	if p.sess.AgentVersion == "" {
 		p.sess.AgentVersion = gjson.GetBytes(data, "version").Str
 	}
-	if id := gjson.GetBytes(data, "sessionId").Str; id != "" && !p.sessionIDs[id] {
-		p.sessionIDs[id] = true
-		if len(p.sessionIDs) == 1 && !uuidRe.MatchString(path.Base(p.file)) {
-			p.sess.ID = strings.Clone(id)
-		}
+	p.sessionID(gjson.GetBytes(data, "sessionId").Str)
+}
+
+// sessionID notes a session id seen on a line; a file not named by its
+// session (a subagent's, a copy) takes the first one.
+func (p *parser) sessionID(id string) {
+	if id == "" || p.sessionIDs[id] {
+		return
+	}
+	p.sessionIDs[strings.Clone(id)] = true
+	if len(p.sessionIDs) == 1 && !uuidRe.MatchString(path.Base(p.file)) {
+		p.sess.ID = strings.Clone(id)
 	}
 }
 
@@ -207,6 +298,12 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 			}
 			if p.settled[p.hash(id)] || p.pending[id] != nil {
 				return true // a copy (compaction replay, mirror, resumed history)
+			}
+			if name == "Bash" || name == "PowerShell" {
+				if _, writes := shellcmd.Detect(b.Get("input.command").Str); !writes {
+					p.settled[p.hash(id)] = true // runs something, writes nothing we can see
+					return true
+				}
 			}
 			p.pending[strings.Clone(id)] = &toolUse{name: name, input: b.Get("input").Raw, cwd: strings.Clone(cwd),
 				line: rec.Line, offset: rec.Offset, time: strings.Clone(ts), sidechain: side, agent: strings.Clone(agent)}
@@ -259,15 +356,42 @@ func resultText(b gjson.Result) string {
 	return sb.String()
 }
 
+// head returns the first bytes of a result: rejections, errors and
+// success lines are all at the start, and tool outputs can be megabytes.
+func head(b gjson.Result) string {
+	c := b.Get("content")
+	if c.Type == gjson.String {
+		raw := c.Raw
+		if len(raw) > 2048 {
+			// Unescape a bounded prefix (cut at a safe point: not inside an escape).
+			cut := 2048
+			for cut > 1 && raw[cut-1] == '\\' {
+				cut--
+			}
+			return gjson.Parse(raw[:cut] + `"`).Str
+		}
+		return c.Str
+	}
+	t := resultText(b)
+	if len(t) > 2048 {
+		t = t[:2048]
+	}
+	return t
+}
+
 // outcome classifies a result (formats/claude.md §3.6).
 func outcome(name string, b, tur gjson.Result) (manifest.Outcome, string) {
 	if !b.Exists() {
 		return manifest.OutcomeUnknown, "no tool_result: the call never finished (interrupted or crashed)"
 	}
-	text := resultText(b)
+	text := head(b)
 	isErr := b.Get("is_error").Bool()
+	turText := ""
+	if tur.Type == gjson.String {
+		turText = tur.Str
+	}
 	for _, r := range rejections {
-		if strings.Contains(text, r) || (tur.Type == gjson.String && strings.Contains(tur.Str, r)) {
+		if strings.Contains(text, r) || strings.Contains(turText, r) {
 			return manifest.OutcomeRejected, "tool_result: " + firstLine(text)
 		}
 	}
@@ -277,7 +401,7 @@ func outcome(name string, b, tur gjson.Result) (manifest.Outcome, string) {
 	case strings.HasPrefix(text, "<tool_use_error>"):
 		return manifest.OutcomeFailed, "tool_result: " + firstLine(text)
 	case tur.Exists() && !tur.IsObject():
-		return manifest.OutcomeFailed, "toolUseResult: " + firstLine(tur.String())
+		return manifest.OutcomeFailed, "toolUseResult: " + firstLine(turText)
 	}
 	switch name {
 	case "Bash", "PowerShell", "Read":
@@ -333,6 +457,21 @@ func (p *parser) newOp(tu *toolUse, id string, kind manifest.OpKind, filePath st
 // result builds the operation of a finished call and hands it on.
 func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.Result) {
 	in := gjson.Parse(tu.input)
+	// Most calls of a session read or run things: tell them first, before
+	// looking at their (often large) results.
+	var w shellcmd.Write
+	switch tu.name {
+	case "Bash", "PowerShell":
+		var writes bool
+		if w, writes = shellcmd.Detect(in.Get("command").Str); !writes {
+			return
+		}
+	case "Read":
+		f := tur.Get("file")
+		if tur.Get("type").Str != "text" || f.Get("startLine").Int() != 1 || f.Get("numLines").Int() != f.Get("totalLines").Int() {
+			return
+		}
+	}
 	o, why := outcome(tu.name, b, tur)
 	obj := tur.IsObject()
 	var op manifest.Op
@@ -398,10 +537,6 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 		}
 	case "Bash", "PowerShell":
 		cmd := in.Get("command").Str
-		w, writes := shellcmd.Detect(cmd)
-		if !writes {
-			return
-		}
 		op = p.newOp(tu, id, manifest.KindShell, "")
 		op.Command = cmd
 		op.Note = "writes files outside any tool (" + strings.Join(uniq(w.Verbs), ", ") + "): not replayable"
@@ -418,8 +553,7 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 		}
 	case "Read":
 		f := tur.Get("file")
-		if o != manifest.OutcomeApplied || tur.Get("type").Str != "text" || f.Get("startLine").Int() != 1 ||
-			f.Get("numLines").Int() != f.Get("totalLines").Int() || f.Get("content").Type != gjson.String {
+		if o != manifest.OutcomeApplied || f.Get("content").Type != gjson.String {
 			return
 		}
 		op = p.newOp(tu, id, manifest.KindObserve, firstNonEmpty(f.Get("filePath").Str, in.Get("file_path").Str))
@@ -493,9 +627,7 @@ func (p *parser) header() {
 // file before the session first changed it; a later version, in a snapshot
 // taken at a user prompt, is the file at that prompt.
 func (p *parser) snapshot(rec jsonl.Record, snap gjson.Result, update bool) {
-	if ts := snap.Get("timestamp").Str; ts != "" {
-		p.lastTS = ts
-	}
+	p.stamp(snap.Get("timestamp").Str)
 	if p.opts.Backup == nil || p.firstCwd == "" {
 		return
 	}
@@ -556,7 +688,7 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	s.Lines, s.Bytes = rd.Lines(), rd.Bytes()
 	s.Cwd = p.firstCwd
 	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
-	s.End, _ = time.Parse(time.RFC3339Nano, p.lastTS)
+	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)
 	// Calls that never got a result: reported, not replayed (unless opted in).
 	var open []*toolUse
 	var ids []string
