@@ -54,8 +54,8 @@ type parser struct {
 	seq     int
 
 	firstCwd, lastTS, firstTS, maxTS string
-	lastTime                  time.Time
-	sessionIDs                map[string]bool
+	lastTime                         time.Time
+	sessionIDs                       map[string]bool
 }
 
 // Stream reads a Claude Code transcript from r and hands each operation to
