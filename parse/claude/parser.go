@@ -54,7 +54,6 @@ type parser struct {
 	seq     int
 
 	firstCwd, lastTS, firstTS, maxTS string
-	lastTime                         time.Time
 	sessionIDs                       map[string]bool
 }
 
@@ -120,7 +119,6 @@ var (
 	markSnapshot = []byte(`"file-history-snapshot"`)
 	markTS       = []byte(`"timestamp":"`)
 	markResult   = []byte(`"tool_use_id":"`)
-	markUse      = []byte(`"type":"tool_use"`)
 )
 
 // wanted reports whether a line can change anything: a snapshot, a line
