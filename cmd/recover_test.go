@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"context"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -35,12 +36,14 @@ func dirContents(t *testing.T, root string) map[string]string {
 // compares the whole tree with the content the generator says each file
 // ended with.
 func TestRecoverGenerated(t *testing.T) {
-	for _, host := range []bool{false, true} {
-		t.Run(map[bool]string{false: "from-evidence", true: "onto-host-copies"}[host], func(t *testing.T) { recoverGenerated(t, host) })
+	for agent, write := range map[string]func(io.Writer, gen.Options) (gen.Stats, error){"codex": gen.Rollout, "claude": gen.Claude} {
+		for _, host := range []bool{false, true} {
+			t.Run(agent+"/"+map[bool]string{false: "from-evidence", true: "onto-host-copies"}[host], func(t *testing.T) { recoverGenerated(t, write, host) })
+		}
 	}
 }
 
-func recoverGenerated(t *testing.T, hostFiles bool) {
+func recoverGenerated(t *testing.T, write func(io.Writer, gen.Options) (gen.Stats, error), hostFiles bool) {
 	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
 		t.Setenv(k, t.TempDir())
 	}
@@ -50,7 +53,7 @@ func recoverGenerated(t *testing.T, hostFiles bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := gen.Rollout(f, gen.Options{Size: 4 << 20, Seed: 11, Files: 30, PatchEvery: 5, LongLine: 2 << 20, HostFiles: hostFiles})
+	st, err := write(f, gen.Options{Size: 4 << 20, Seed: 11, Files: 30, PatchEvery: 5, LongLine: 2 << 20, HostFiles: hostFiles})
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
