@@ -21,6 +21,8 @@ type app struct {
 	cmdName string
 
 	log zerolog.Logger
+	// planOnly is set while recover makes a plan to show before asking.
+	planOnly bool
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {

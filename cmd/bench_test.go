@@ -49,7 +49,7 @@ func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, e
 		a := newApp(nil, io.Discard, io.Discard)
 		a.json = true
 		a.setupLog()
-		err := a.runRecover(context.Background(), recoverOptions{Transcripts: []string{name}, Dest: filepath.Join(dir, "dest"), DryRun: true, OnConflict: "skip"})
+		err := a.runRecover(context.Background(), recoverOptions{selectOptions: selectOptions{Transcripts: []string{name}}, Dest: filepath.Join(dir, "dest"), DryRun: true, OnConflict: "skip"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -81,7 +81,7 @@ func TestInterrupted(t *testing.T) {
 	a := newApp(nil, &out, &errb)
 	a.setupLog()
 	dest := filepath.Join(t.TempDir(), "dest")
-	err := a.runRecover(ctx, recoverOptions{Transcripts: []string{"../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"},
+	err := a.runRecover(ctx, recoverOptions{selectOptions: selectOptions{Transcripts: []string{"../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"}},
 		Dest: dest, OnConflict: "skip"})
 	if code := a.exit(ctx, err); code != ExitInterrupted {
 		t.Errorf("exit %d (err %v), want %d", code, err, ExitInterrupted)

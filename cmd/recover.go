@@ -1,24 +1,28 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
+	"github.com/agentsandbox/sandbox/parse/discover"
 	recov "github.com/agentsandbox/sandbox/recover"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // recoverOptions are the flags of sandbox recover.
 type recoverOptions struct {
-	Transcripts    []string
+	selectOptions
+	Yes            bool
 	Dest           string
 	Maps           []string
 	Base           string
@@ -30,7 +34,7 @@ type recoverOptions struct {
 func (a *app) recoverCommand() *cobra.Command {
 	var o recoverOptions
 	c := &cobra.Command{
-		Use:   "recover --transcript FILE... (--dest DIR | --map FROM=TO...)",
+		Use:   "recover [--since TIME | --session ID | --transcript FILE | --from PATH]... [--dest DIR | --map FROM=TO...]",
 		Short: "Get the files an agent session wrote back onto the host",
 		Long: `Recover reads agent transcripts (OpenAI Codex CLI rollouts, Claude Code session
 files), extracts every file-changing tool call, replays the applied ones with
@@ -39,12 +43,21 @@ Code session's subagent transcripts (<session>/subagents/agent-*.jsonl, or the
 older agent-*.jsonl beside it) are read with it, and its file-history backups
 (~/.claude/file-history/<session>/) serve as evidence when they are there.
 
+Sessions are found in the agents' homes ($CODEX_HOME or ~/.codex, $CLAUDE_CONFIG_DIR
+or ~/.claude, and the harness's workspaces under $SANDBOX_HOME) and selected with
+--since/--until (activity overlapping the window), --session (an id prefix; an
+ambiguous one lists the candidates), --cwd and --agent. --transcript and --from
+read files, directory trees and zip/tar archives instead (CI artifact salvage),
+recognising transcripts by their content; nothing is extracted to disk.
+
 Several transcripts are replayed together in time order. --dest re-roots each
 session's working directory onto DIR; --map FROM=TO maps path prefixes
-explicitly (the longest prefix wins, and --map wins over --dest). A file that
-maps nowhere is reported as outside-root and never written, and nothing is ever
-written outside the destination roots: not through "..", not through an
-absolute path, not through a symbolic link.
+explicitly (the longest prefix wins, and --map wins over --dest). Without either,
+each session's files go back to its own working directory when it exists on this
+host: the plan is shown first, and writing needs a yes on a terminal, or --yes.
+A file that maps nowhere is reported as outside-root and never written, and
+nothing is ever written outside the destination roots: not through "..", not
+through an absolute path, not through a symbolic link.
 
 Each file's result is compared with the host copy: already there is
 "unchanged"; a host copy equal to what the session started from is updated
@@ -61,7 +74,16 @@ sha256; if any write fails, the changes already made are rolled back.
 Exit status: 0 success or nothing to do, 1 failure (the host is unchanged),
 2 usage error, 3 finished but some files were not recovered (conflict,
 outside-root, unrecoverable), 130 interrupted.`,
-		Example: `  # see what would be recovered, with diffs
+		Example: `  # the last day's sessions, back where they ran (asks first)
+  sandbox recover --since 24h
+
+  # one session, by id prefix, into ./proj
+  sandbox recover --session 019c7bdb --dest ./proj
+
+  # CI artifact salvage
+  sandbox recover --from artifacts.zip --dest salvage/ --json
+
+  # see what would be recovered, with diffs
   sandbox recover --transcript ~/.codex/sessions/2026/11/20/rollout-….jsonl --dest ./proj --dry-run
 
   # write the files
@@ -81,7 +103,8 @@ outside-root, unrecoverable), 130 interrupted.`,
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVarP(&o.Transcripts, "transcript", "t", nil, "a transcript file to recover from (repeatable; - for standard input; .gz and .zst are read transparently)")
+	o.selectOptions.register(f)
+	f.BoolVarP(&o.Yes, "yes", "y", false, "write into the sessions' own directories without asking")
 	f.StringVar(&o.Dest, "dest", "", "re-root each session's working directory onto `DIR`")
 	f.StringArrayVar(&o.Maps, "map", nil, "map an agent path prefix onto a host directory, as `FROM=TO` (repeatable)")
 	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR` instead of the destination")
@@ -96,38 +119,61 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 	if err != nil {
 		return err
 	}
-	streams, err := a.openTranscripts(ctx, o.Transcripts)
+	sel, looked, err := a.selectSessions(ctx, o.selectOptions, nil)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		for _, s := range streams {
-			s.Close()
+	if len(sel) == 0 {
+		if a.json {
+			return a.writeJSON(emptyReport(o.DryRun))
 		}
-	}()
-	sources := make([]recov.Source, len(streams))
-	for i, s := range streams {
-		sources[i] = s
+		if !a.quiet {
+			fmt.Fprintf(a.stderr, "sandbox: no session to recover (looked in %s)\n", strings.Join(looked, ", "))
+		}
+		return nil
 	}
-	fsys := recov.NewOSFS()
-	defer fsys.Close()
-	var target recov.FS = fsys
-	if o.DryRun {
-		target = &recov.DryRunFS{Read: fsys}
+	inPlace := opts.Dest == "" && len(opts.Maps) == 0
+	if inPlace {
+		// Each session's files go back where the session ran, if that is here.
+		for _, s := range sel {
+			if s.Info.Cwd == "" {
+				return &HintError{fmt.Errorf("%s: the session's working directory is not recorded", s.Name), "give --dest DIR"}
+			}
+			if st, err := os.Stat(s.Info.Cwd); err != nil || !st.IsDir() {
+				return &HintError{usagef("session %s worked in %s, which is not a directory on this host", s.Info.ID, s.Info.Cwd),
+					fmt.Sprintf("give --dest DIR, or --map %s=DIR", s.Info.Cwd)}
+			}
+			opts.Maps = append(opts.Maps, recov.Rule{From: s.Info.Cwd, To: s.Info.Cwd})
+		}
+		if !o.DryRun && !o.Yes {
+			// Writing where no flag named: show the plan, then ask.
+			plan := opts
+			plan.DryRun = true
+			a.planOnly = true // its warnings come with the real run
+			res, err := a.recoverOnce(ctx, sel, plan)
+			a.planOnly = false
+			if err != nil {
+				return err
+			}
+			if res.Report.Summary.Written == 0 {
+				o.DryRun = true
+				opts.DryRun = true
+			} else if ok, err := a.confirm(res); err != nil {
+				return err
+			} else if !ok {
+				return fmt.Errorf("nothing written")
+			}
+		}
 	}
-	res, rerr := recov.Recover(ctx, sources, target, opts)
+	res, rerr := a.recoverOnce(ctx, sel, opts)
 	if res == nil {
 		return rerr
 	}
-	a.logStreams(ctx, streams)
 	if rerr != nil {
 		res.Report.Error = rerr.Error()
 	}
 	if a.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(res.Report); err != nil {
+		if err := a.writeJSON(res.Report); err != nil {
 			return err
 		}
 	} else {
@@ -144,20 +190,88 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 	return nil
 }
 
+func emptyReport(dry bool) recov.Report {
+	return recov.Report{Schema: recov.Schema, DryRun: dry, Sessions: []recov.SessionReport{}, Files: []recov.FileReport{}, Warnings: []manifest.Warning{}}
+}
+
+func (a *app) writeJSON(v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// recoverOnce opens the selected sessions (and their subagents) and runs
+// one recovery.
+func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options) (*recov.Result, error) {
+	cands := make([]discover.Candidate, 0, len(sel))
+	for _, s := range sel {
+		cands = append(cands, s.Candidate)
+	}
+	cands = append(cands, parse.CompanionsOf(sel)...)
+	var streams []*parse.Stream
+	defer func() {
+		for _, s := range streams {
+			s.Close()
+		}
+	}()
+	for i := range cands {
+		s, err := parse.OpenCandidate(ctx, &cands[i])
+		if err != nil {
+			return nil, fmt.Errorf("reading transcript: %w", err)
+		}
+		streams = append(streams, s)
+	}
+	sources := make([]recov.Source, len(streams))
+	for i, s := range streams {
+		sources[i] = s
+	}
+	fsys := recov.NewOSFS()
+	defer fsys.Close()
+	var target recov.FS = fsys
+	if opts.DryRun {
+		target = &recov.DryRunFS{Read: fsys}
+	}
+	res, err := recov.Recover(ctx, sources, target, opts)
+	if res != nil && !a.planOnly {
+		a.logStreams(ctx, streams)
+	}
+	return res, err
+}
+
+// confirm shows the plan of an in-place recovery and asks to go on. Off a
+// terminal there is no one to ask: --yes is needed.
+func (a *app) confirm(res *recov.Result) (bool, error) {
+	in, ok := a.stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(in.Fd())) {
+		return false, &HintError{usagef("recovering into the sessions' own directories writes %d file(s) that no --dest or --map named", res.Report.Summary.Written),
+			"check the plan with --dry-run, then add --yes (or give --dest DIR)"}
+	}
+	tw := tabwriter.NewWriter(a.stderr, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACTION\tFILE")
+	for _, p := range res.Plans {
+		if p.Written() {
+			fmt.Fprintf(tw, "%s\t%s\n", p.Action, p.Target.Path())
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(a.stderr, "Write %d file(s)? [y/N] ", res.Report.Summary.Written)
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	answer := strings.ToLower(strings.TrimSpace(line))
+	return answer == "y" || answer == "yes", nil
+}
+
 func (o recoverOptions) validate() (recov.Options, error) {
 	opts := recov.Options{Dest: o.Dest, Base: o.Base, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
 		OnConflict: recov.ConflictPolicy(o.OnConflict)}
-	if len(o.Transcripts) == 0 {
-		return opts, &HintError{usagef("no transcript given"), "name one with --transcript FILE (a Codex rollout is under ~/.codex/sessions/YYYY/MM/DD/)"}
+	if !o.explicit() && o.Since == "" && o.Until == "" && len(o.Sessions) == 0 && o.Cwd == "" {
+		return opts, &HintError{usagef("which sessions? none named"),
+			"select with --since 24h or --session ID (sandbox sessions lists them), or name files with --transcript / --from"}
 	}
 	switch opts.OnConflict {
 	case recov.OnConflictSkip, recov.OnConflictBackup, recov.OnConflictOverwrite, recov.OnConflictMarkers:
 	default:
 		return opts, usagef("--on-conflict %q: use skip, backup, overwrite or markers", o.OnConflict)
-	}
-	if o.Dest == "" && len(o.Maps) == 0 {
-		return opts, &HintError{usagef("nowhere to write: give --dest DIR or --map FROM=TO"),
-			"--dest ./proj puts the session's working directory at ./proj"}
 	}
 	for _, m := range o.Maps {
 		from, to, ok := strings.Cut(m, "=")
@@ -183,51 +297,6 @@ func mapTargets(rules []recov.Rule) []string {
 		out = append(out, r.To)
 	}
 	return out
-}
-
-// openTranscripts opens the named transcripts and starts parsing them in
-// parallel. A file that cannot be opened or is not a transcript is an
-// error here, before anything is written; damage inside a transcript is
-// only warnings.
-func (a *app) openTranscripts(ctx context.Context, names []string) ([]*parse.Stream, error) {
-	var streams []*parse.Stream
-	named := map[string]bool{}
-	for _, n := range names {
-		named[n] = true
-	}
-	var all []string
-	for _, n := range names {
-		all = append(all, n)
-		// A Claude Code session's subagents wrote files too: their transcripts
-		// come along unless named already.
-		for _, c := range parse.Companions(n) {
-			if !named[c] {
-				named[c] = true
-				all = append(all, c)
-				a.log.Info().Str("transcript", c).Msg("subagent transcript included")
-			}
-		}
-	}
-	for _, n := range all {
-		var s *parse.Stream
-		var err error
-		if n == "-" {
-			s, err = parse.OpenStream(ctx, "<stdin>", a.stdin)
-		} else {
-			s, err = parse.OpenStream(ctx, n, nil)
-		}
-		if err != nil {
-			for _, s := range streams {
-				s.Close()
-			}
-			if errors.Is(err, parse.ErrUnknownFormat) {
-				return nil, &HintError{err, "sandbox reads Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl) and Claude Code transcripts (~/.claude/projects/…/<session>.jsonl), plain, .gz or .zst"}
-			}
-			return nil, fmt.Errorf("reading transcript: %w", err)
-		}
-		streams = append(streams, s)
-	}
-	return streams, nil
 }
 
 // logStreams reports each transcript's damage on stderr.
@@ -347,4 +416,13 @@ func writeDiff(w io.Writer, diff string, color bool) {
 			io.WriteString(w, l)
 		}
 	}
+}
+
+// absPath makes a flag's directory absolute.
+func absPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	return abs, nil
 }

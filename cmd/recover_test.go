@@ -71,7 +71,7 @@ func recoverGenerated(t *testing.T, write func(io.Writer, gen.Options) (gen.Stat
 	var out, errb bytes.Buffer
 	a := newApp(nil, &out, &errb)
 	a.setupLog()
-	if err := a.runRecover(context.Background(), recoverOptions{Transcripts: []string{name}, Dest: dest, OnConflict: "skip"}); err != nil {
+	if err := a.runRecover(context.Background(), recoverOptions{selectOptions: selectOptions{Transcripts: []string{name}}, Dest: dest, OnConflict: "skip"}); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	got := dirContents(t, dest)

@@ -11,6 +11,7 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/claude"
 	"github.com/agentsandbox/sandbox/parse/codex"
+	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
@@ -38,7 +39,22 @@ type Stream struct {
 // make the file unusable (it cannot be opened, is empty, or is not a known
 // transcript) are returned here, before anything is parsed.
 func OpenStream(ctx context.Context, name string, r io.Reader) (*Stream, error) {
-	var closer io.Closer
+	return openStream(ctx, name, r, nil, name != "-" && r == nil)
+}
+
+// OpenCandidate opens a discovered transcript as a stream.
+func OpenCandidate(ctx context.Context, c *discover.Candidate) (*Stream, error) {
+	rc, err := c.Open()
+	if err != nil {
+		return nil, err
+	}
+	return openStream(ctx, c.Name, rc, rc, c.Path != "")
+}
+
+// openStream starts parsing r (or the file name when r is nil); closer,
+// when set, is closed at the end. onDisk says name is a file on the host,
+// whose Claude Code file-history may be beside it.
+func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer, onDisk bool) (*Stream, error) {
 	if r == nil {
 		f, err := openFile(name)
 		if err != nil {
@@ -77,8 +93,20 @@ func OpenStream(ctx context.Context, name string, r io.Reader) (*Stream, error) 
 	s := &Stream{name: name, ops: make(chan manifest.Op, 256), header: make(chan struct{}), done: make(chan struct{}),
 		closer: multiCloser{rc, closer}, cancel: cancel}
 	body := io.MultiReader(bytes.NewReader(head), rc)
-	go s.run(ctx, agent, body)
+	var backups func(string, string) ([]byte, bool)
+	if onDisk {
+		backups = backupReader(name)
+	}
+	go s.run(ctx, agent, body, backups)
 	return s, nil
+}
+
+// parseAs parses body as a transcript of agent.
+func parseAs(ctx context.Context, agent manifest.Agent, body io.Reader, name string, backups func(string, string) ([]byte, bool), h emit.Handler) (manifest.Session, error) {
+	if agent == manifest.AgentClaude {
+		return claude.Stream(ctx, body, name, claude.Options{Backup: backups}, h)
+	}
+	return codex.Stream(ctx, body, name, h)
 }
 
 type multiCloser []io.Closer
@@ -92,7 +120,7 @@ func (m multiCloser) Close() error {
 	return nil
 }
 
-func (s *Stream) run(ctx context.Context, agent manifest.Agent, body io.Reader) {
+func (s *Stream) run(ctx context.Context, agent manifest.Agent, body io.Reader, backups func(string, string) ([]byte, bool)) {
 	defer close(s.done)
 	defer close(s.ops)
 	defer s.closer.Close()
@@ -110,14 +138,7 @@ func (s *Stream) run(ctx context.Context, agent manifest.Agent, body io.Reader) 
 			}
 		},
 	}
-	var sess manifest.Session
-	var err error
-	switch agent {
-	case manifest.AgentClaude:
-		sess, err = claude.Stream(ctx, body, s.name, claude.Options{Backup: backupReader(s.name)}, h)
-	default:
-		sess, err = codex.Stream(ctx, body, s.name, h)
-	}
+	sess, err := parseAs(ctx, agent, body, s.name, backups, h)
 	s.mu.Lock()
 	s.sess, s.err = sess, err
 	s.mu.Unlock()

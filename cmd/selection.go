@@ -1,0 +1,146 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse"
+	"github.com/agentsandbox/sandbox/parse/discover"
+	"github.com/spf13/pflag"
+)
+
+// selectOptions are the source and selection flags of recover and sessions.
+type selectOptions struct {
+	Transcripts []string
+	From        []string
+	HomeCodex   string
+	HomeClaude  string
+	Since       string
+	Until       string
+	Sessions    []string
+	Cwd         string
+	Agent       string
+}
+
+func (o *selectOptions) register(f *pflag.FlagSet) {
+	f.StringArrayVarP(&o.Transcripts, "transcript", "t", nil, "a transcript file (repeatable; - for standard input; .gz and .zst are read transparently)")
+	f.StringArrayVar(&o.From, "from", nil, "read transcripts from `PATH`: a directory tree, a .zip, .tar, .tar.gz/.tgz, a file, or - (repeatable; nothing is extracted)")
+	f.StringVar(&o.HomeCodex, "home-codex", "", "the Codex home to look in (default $CODEX_HOME or ~/.codex)")
+	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home to look in (default $CLAUDE_CONFIG_DIR or ~/.claude)")
+	f.StringVar(&o.Since, "since", "", "sessions active since `TIME`: 24h, \"24h ago\", 90m, 3d, 1w, 2026-11-20, or RFC 3339")
+	f.StringVar(&o.Until, "until", "", "sessions active until `TIME` (same forms as --since)")
+	f.StringArrayVar(&o.Sessions, "session", nil, "sessions whose id (or harness name) starts with `PREFIX` (repeatable)")
+	f.StringVar(&o.Cwd, "cwd", "", "sessions whose working directory is `DIR` or below")
+	f.StringVar(&o.Agent, "agent", "", "only sessions of this agent: codex or claude")
+}
+
+// now is the clock for --since/--until; SANDBOX_NOW (RFC 3339) fixes it,
+// for reproducible scripts.
+func now() time.Time {
+	if v := os.Getenv("SANDBOX_NOW"); v != "" {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
+
+func (o selectOptions) filter() (parse.Filter, error) {
+	f := parse.Filter{Prefixes: o.Sessions, Cwd: o.Cwd, Agent: manifest.Agent(o.Agent)}
+	switch o.Agent {
+	case "", "codex", "claude":
+	default:
+		return f, usagef("--agent %q: use codex or claude", o.Agent)
+	}
+	t := now()
+	var err error
+	if o.Since != "" {
+		if f.Window.Since, err = parse.ParseTime(o.Since, t); err != nil {
+			return f, usagef("--since: %v", err)
+		}
+	}
+	if o.Until != "" {
+		if f.Window.Until, err = parse.ParseTime(o.Until, t); err != nil {
+			return f, usagef("--until: %v", err)
+		}
+	}
+	if !f.Window.Since.IsZero() && !f.Window.Until.IsZero() && f.Window.Until.Before(f.Window.Since) {
+		return f, usagef("--until is before --since")
+	}
+	if o.Cwd != "" {
+		abs, err := absPath(o.Cwd)
+		if err != nil {
+			return f, err
+		}
+		f.Cwd = abs
+	}
+	return f, nil
+}
+
+func (o selectOptions) explicit() bool { return len(o.Transcripts)+len(o.From) > 0 }
+
+// selectSessions finds the transcripts the flags name (or those in the
+// default homes) and selects the sessions that match.
+func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover.FS) ([]parse.Selected, []string, error) {
+	filter, err := o.filter()
+	if err != nil {
+		return nil, nil, err
+	}
+	finder := &discover.Finder{FS: fsys}
+	var cands []discover.Candidate
+	if o.explicit() {
+		for _, n := range append(append([]string{}, o.Transcripts...), o.From...) {
+			c, skipped, err := finder.From(n, a.stdin)
+			if err != nil {
+				return nil, finder.Looked, fmt.Errorf("reading %s: %w", n, err)
+			}
+			for _, s := range skipped {
+				a.log.Warn().Str("member", s.Name).Msg(s.Why)
+			}
+			cands = append(cands, c...)
+		}
+	} else {
+		homes := discover.DefaultHomes()
+		if o.HomeCodex != "" {
+			homes.Codex = o.HomeCodex
+		}
+		if o.HomeClaude != "" {
+			homes.Claude = o.HomeClaude
+		}
+		cands = finder.Homes(homes, filter.Window)
+	}
+	a.log.Debug().Int("candidates", len(cands)).Msg("transcripts found")
+	sel, skipped, err := parse.Select(cands, filter, finder.Looked)
+	named := map[string]bool{}
+	for _, n := range o.Transcripts {
+		named[n] = true
+	}
+	for _, e := range skipped {
+		var se *parse.SkipError
+		errors.As(e, &se)
+		switch {
+		case se != nil && named[se.Name]:
+			// A file named with --transcript that cannot be read is the error.
+			if errors.Is(e, parse.ErrUnknownFormat) {
+				return nil, finder.Looked, &HintError{e, "sandbox reads Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl) and Claude Code transcripts (~/.claude/projects/…/<session>.jsonl), plain, .gz or .zst"}
+			}
+			return nil, finder.Looked, fmt.Errorf("reading transcript: %w", e)
+		case errors.Is(e, parse.ErrUnknownFormat):
+			a.log.Debug().Err(e).Msg("not a transcript")
+		default:
+			a.log.Warn().Err(e).Msg("skipped")
+		}
+	}
+	if err != nil {
+		var nf *parse.NotFoundError
+		if errors.As(err, &nf) {
+			return nil, finder.Looked, &HintError{err, "sandbox sessions lists what there is; --from or --home-codex/--home-claude look elsewhere"}
+		}
+		return nil, finder.Looked, err
+	}
+	return sel, finder.Looked, nil
+}

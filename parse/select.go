@@ -1,0 +1,179 @@
+package parse
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/discover"
+)
+
+// Filter selects sessions.
+type Filter struct {
+	Window discover.Window
+	// Prefixes match session ids (and harness session names).
+	Prefixes []string
+	// Cwd keeps sessions whose working directory is Cwd or below.
+	Cwd   string
+	Agent manifest.Agent
+}
+
+// Selected is a candidate that passed the filter, with what its probe found.
+type Selected struct {
+	discover.Candidate
+	Info Info
+}
+
+// AmbiguousError is a session prefix that matches several sessions.
+type AmbiguousError struct {
+	Prefix  string
+	Matches []Selected
+}
+
+func (e *AmbiguousError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %q is ambiguous: it matches %d sessions:", e.Prefix, len(e.Matches))
+	for _, m := range e.Matches {
+		fmt.Fprintf(&b, "\n  %s  %-6s  %s  %s", m.Info.ID, m.Info.Agent, m.Info.First.Local().Format("2006-01-02 15:04"), m.Info.Cwd)
+	}
+	return b.String()
+}
+
+// SkipError is a candidate that could not be read as a transcript.
+type SkipError struct {
+	Name string
+	Err  error
+}
+
+func (e *SkipError) Error() string { return e.Err.Error() }
+func (e *SkipError) Unwrap() error { return e.Err }
+
+// NotFoundError is a session prefix that matches nothing.
+type NotFoundError struct {
+	Prefix string
+	Looked []string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no session matches %q (looked in %s)", e.Prefix, strings.Join(e.Looked, ", "))
+}
+
+// Select probes the candidates that the cheap hints cannot rule out, and
+// returns those that match the filter, oldest first. Candidates that are
+// not transcripts are skipped and reported.
+func Select(cands []discover.Candidate, f Filter, looked []string) ([]Selected, []error, error) {
+	var out []Selected
+	var skipped []error
+	var cwd string
+	if f.Cwd != "" {
+		cwd = filepath.Clean(f.Cwd)
+	}
+	for i := range cands {
+		c := &cands[i]
+		if f.Agent != "" && c.Agent != "" && c.Agent != f.Agent {
+			continue
+		}
+		// A session whose file was last written before the window holds no
+		// activity in it; the homes walk already pruned these, --from did not.
+		if !f.Window.Since.IsZero() && !c.ModTime.IsZero() && c.ModTime.Before(f.Window.Since) {
+			continue
+		}
+		if len(f.Prefixes) > 0 && c.ID != "" && !matchAny(f.Prefixes, c.ID, c.Harness) {
+			continue
+		}
+		info, err := Probe(c)
+		if err != nil {
+			skipped = append(skipped, &SkipError{Name: c.Name, Err: err})
+			continue
+		}
+		if f.Agent != "" && info.Agent != f.Agent {
+			continue
+		}
+		if len(f.Prefixes) > 0 && !matchAny(f.Prefixes, info.ID, c.Harness) {
+			continue
+		}
+		if cwd != "" && !under(info.Cwd, cwd) {
+			continue
+		}
+		if !overlaps(info, f.Window) {
+			continue
+		}
+		out = append(out, Selected{Candidate: *c, Info: info})
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Info.First.Before(out[b].Info.First) })
+	for _, p := range f.Prefixes {
+		ids := map[string]bool{}
+		var matches []Selected
+		for _, s := range out {
+			if matchAny([]string{p}, s.Info.ID, s.Harness) && !ids[s.Info.ID] {
+				ids[s.Info.ID] = true
+				matches = append(matches, s)
+			}
+		}
+		switch {
+		case len(matches) == 0:
+			return nil, skipped, &NotFoundError{Prefix: p, Looked: looked}
+		case len(matches) > 1:
+			return nil, skipped, &AmbiguousError{Prefix: p, Matches: matches}
+		}
+	}
+	return out, skipped, nil
+}
+
+func matchAny(prefixes []string, id, harness string) bool {
+	for _, p := range prefixes {
+		p = strings.ToLower(p)
+		if strings.HasPrefix(strings.ToLower(id), p) || (harness != "" && strings.HasPrefix(harness, p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// under tells whether dir is root or below it.
+func under(dir, root string) bool {
+	dir = filepath.Clean(dir)
+	return dir == root || strings.HasPrefix(dir, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+}
+
+func overlaps(i Info, w discover.Window) bool {
+	if !w.Since.IsZero() && !i.Last.IsZero() && i.Last.Before(w.Since) {
+		return false
+	}
+	if !w.Until.IsZero() && !i.First.IsZero() && i.First.After(w.Until) {
+		return false
+	}
+	return true
+}
+
+// ParseTime reads a --since/--until value: a duration back from now (24h,
+// "24h ago", 90m, 3d, 1w), a date (local midnight) or RFC 3339.
+func ParseTime(s string, now time.Time) (time.Time, error) {
+	v := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "ago"))
+	if v == "" {
+		return time.Time{}, fmt.Errorf("empty time")
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation("2006-01-02", v, time.Local); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation("2006-01-02T15:04", v, time.Local); err == nil {
+		return t, nil
+	}
+	unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	if d, ok := unit[v[len(v)-1]]; ok {
+		var n float64
+		if _, err := fmt.Sscanf(v[:len(v)-1], "%g", &n); err == nil && n >= 0 && !strings.ContainsAny(v[:len(v)-1], " \t") {
+			return now.Add(-time.Duration(n * float64(d))), nil
+		}
+	}
+	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is not a time: use 24h, \"24h ago\", 90m, 3d, 1w, 2026-11-20 or RFC 3339", s)
+}

@@ -1,0 +1,176 @@
+package parse
+
+import (
+	"context"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/discover"
+	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+)
+
+// Summary is what `sandbox sessions` shows of one session.
+type Summary struct {
+	Agent      manifest.Agent    `json:"agent"`
+	ID         string            `json:"id"`
+	Harness    string            `json:"harness,omitempty"`
+	Start      time.Time         `json:"start"`
+	End        time.Time         `json:"last_activity"`
+	Cwd        string            `json:"cwd"`
+	OpsApplied int               `json:"ops_applied"`
+	OpsFailed  int               `json:"ops_failed"`
+	OpsOther   int               `json:"ops_other"`
+	Files      int               `json:"files"`
+	EndState   manifest.EndState `json:"end_state"`
+	Warnings   int               `json:"warnings"`
+	Bytes      int64             `json:"bytes"`
+	// Transcripts are the files the session was read from (subagents and
+	// resumed copies share their session's id).
+	Transcripts []string `json:"transcripts"`
+	files       map[string]bool
+}
+
+// Summarize parses the selected transcripts (one worker per core) and
+// returns a summary per session, oldest first. progress, when set, is told
+// the bytes read as each transcript finishes.
+func Summarize(ctx context.Context, sel []Selected, progress func(int64)) ([]*Summary, []error) {
+	type result struct {
+		s   *Summary
+		err error
+	}
+	results := make([]result, len(sel))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				s, err := summarizeOne(ctx, &sel[i])
+				results[i] = result{s, err}
+				if progress != nil {
+					progress(sel[i].Size)
+				}
+			}
+		}()
+	}
+	for i := range sel {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	var errs []error
+	byID := map[string]*Summary{}
+	var out []*Summary
+	for _, r := range results {
+		if r.err != nil {
+			errs = append(errs, r.err)
+			continue
+		}
+		if r.s == nil {
+			continue
+		}
+		key := string(r.s.Agent) + "/" + r.s.ID
+		if prev, ok := byID[key]; ok {
+			prev.merge(r.s)
+			continue
+		}
+		byID[key] = r.s
+		out = append(out, r.s)
+	}
+	for _, s := range out {
+		s.Files = len(s.files)
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Start.Before(out[b].Start) })
+	return out, errs
+}
+
+func (s *Summary) merge(o *Summary) {
+	s.OpsApplied += o.OpsApplied
+	s.OpsFailed += o.OpsFailed
+	s.OpsOther += o.OpsOther
+	s.Warnings += o.Warnings
+	s.Bytes += o.Bytes
+	s.Transcripts = append(s.Transcripts, o.Transcripts...)
+	for f := range o.files {
+		s.files[f] = true
+	}
+	if !o.Start.IsZero() && (s.Start.IsZero() || o.Start.Before(s.Start)) {
+		s.Start = o.Start
+	}
+	if o.End.After(s.End) {
+		s.End = o.End
+		s.EndState = o.EndState
+	}
+}
+
+func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
+	rc, err := c.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	body, err := jsonl.Decompress(rc)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	s := &Summary{Agent: c.Info.Agent, Harness: c.Harness, Transcripts: []string{c.Name}, files: map[string]bool{}}
+	h := emit.Handler{Op: func(op manifest.Op) {
+		switch {
+		case op.Kind == manifest.KindObserve:
+			return
+		case op.Outcome == manifest.OutcomeApplied:
+			s.OpsApplied++
+			for _, p := range op.Paths {
+				s.files[p] = true
+			}
+		case op.Outcome == manifest.OutcomeFailed:
+			s.OpsFailed++
+		default:
+			s.OpsOther++
+		}
+	}}
+	var backups func(string, string) ([]byte, bool)
+	sess, err := parseAs(ctx, c.Info.Agent, body, c.Name, backups, h)
+	s.ID, s.Cwd, s.Start, s.End, s.EndState, s.Warnings, s.Bytes = sess.ID, sess.Cwd, sess.Start, sess.End, sess.EndState, len(sess.Warnings), sess.Bytes
+	if err != nil && ctx.Err() != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Companion transcripts of candidates on disk, for callers that open the
+// selected sessions: subagent files that were not selected themselves.
+func CompanionsOf(sel []Selected) []discover.Candidate {
+	have := map[string]bool{}
+	for _, s := range sel {
+		have[s.Name] = true
+	}
+	var out []discover.Candidate
+	f := &discover.Finder{}
+	for _, s := range sel {
+		if s.Path == "" || s.Info.Agent != manifest.AgentClaude {
+			continue
+		}
+		for _, p := range Companions(s.Path) {
+			if have[p] {
+				continue
+			}
+			have[p] = true
+			cands, _, err := f.From(p, nil)
+			if err == nil {
+				out = append(out, cands...)
+			}
+		}
+	}
+	return out
+}
