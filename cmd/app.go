@@ -58,6 +58,7 @@ detection, three-way merge and atomic writes.`,
 		return &UsageError{err}
 	})
 	root.AddCommand(a.recoverCommand())
+	root.AddCommand(a.sessionsCommand())
 	return root
 }
 

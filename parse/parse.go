@@ -22,6 +22,10 @@ var (
 // Detect tells a transcript's agent from its first bytes (by content, so a
 // renamed file still reads).
 func Detect(head []byte) (manifest.Agent, bool) {
+	// A transcript is JSON: prose that quotes one (a README, a spec) is not.
+	if t := bytes.TrimLeft(head, " \t\r\n\x00"); len(t) == 0 || t[0] != '{' {
+		return "", false
+	}
 	switch {
 	case codexMarks.Match(head), tsCLIMark.Match(head):
 		return manifest.AgentCodex, true

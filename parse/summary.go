@@ -148,8 +148,23 @@ func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
 	return s, nil
 }
 
-// Companion transcripts of candidates on disk, for callers that open the
-// selected sessions: subagent files that were not selected themselves.
+// SelectedCompanions returns the subagent transcripts of the selected
+// Claude Code sessions on disk, probed, so that they count with them.
+func SelectedCompanions(sel []Selected) []Selected {
+	var out []Selected
+	for _, c := range CompanionsOf(sel) {
+		c := c
+		info, err := Probe(&c)
+		if err != nil {
+			continue
+		}
+		out = append(out, Selected{Candidate: c, Info: info})
+	}
+	return out
+}
+
+// CompanionsOf returns the subagent transcripts of the selected Claude Code
+// sessions on disk that were not selected themselves.
 func CompanionsOf(sel []Selected) []discover.Candidate {
 	have := map[string]bool{}
 	for _, s := range sel {
