@@ -1,14 +1,21 @@
 package cmd
 
 import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -41,11 +48,15 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "home/.local/state"))
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("TZ", "UTC")
 			env.Setenv("SAMPLE", sample)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"snapshot": cmdSnapshot,
+			"snapshot":  cmdSnapshot,
+			"mkrollout": cmdMkrollout,
+			"archive":   cmdArchive,
+			"mtime":     cmdMtime,
 		},
 	})
 }
@@ -87,4 +98,113 @@ func cmdSnapshot(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	sort.Strings(lines)
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+}
+
+// cmdMkrollout writes a small Codex rollout:
+// mkrollout FILE ID CWD START [NAME=CONTENT...]; each NAME=CONTENT is an
+// apply_patch Add of NAME (relative to CWD), one line of CONTENT. CWD and
+// FILE may use $WORK.
+func cmdMkrollout(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 {
+		ts.Fatalf("usage: mkrollout FILE ID CWD START [NAME=CONTENT...]")
+	}
+	start, err := time.Parse(time.RFC3339, args[3])
+	ts.Check(err)
+	stamp := func(i int) string {
+		return start.Add(time.Duration(i) * time.Second).UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	line := func(i int, typ string, payload any) string {
+		b, _ := json.Marshal(map[string]any{"timestamp": stamp(i), "type": typ, "payload": payload})
+		return string(b) + "\n"
+	}
+	var b strings.Builder
+	b.WriteString(line(0, "session_meta", map[string]any{"id": args[1], "timestamp": stamp(0), "cwd": args[2], "cli_version": "0.130.0"}))
+	b.WriteString(line(1, "turn_context", map[string]any{"cwd": args[2], "turn_id": "t1"}))
+	for i, kv := range args[4:] {
+		name, content, _ := strings.Cut(kv, "=")
+		id := fmt.Sprintf("call_%d", i)
+		patch := "*** Begin Patch\n*** Add File: " + name + "\n+" + content + "\n*** End Patch\n"
+		b.WriteString(line(2+2*i, "response_item", map[string]any{"type": "custom_tool_call", "name": "apply_patch", "call_id": id, "input": patch}))
+		b.WriteString(line(3+2*i, "response_item", map[string]any{"type": "custom_tool_call_output", "call_id": id,
+			"output": "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nA " + name + "\n"}))
+	}
+	p := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(p), 0o755))
+	ts.Check(os.WriteFile(p, []byte(b.String()), 0o644))
+}
+
+// cmdArchive builds an archive: archive zip|tar|tgz OUT MEMBER=FILE...;
+// MEMBER may be any name ("../x"); FILE "@link:TARGET" makes a symbolic
+// link member; a .gz FILE is stored as it is (a gzip member).
+func cmdArchive(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: archive zip|tar|tgz OUT MEMBER=FILE...")
+	}
+	var buf bytes.Buffer
+	members := args[2:]
+	switch args[0] {
+	case "zip":
+		zw := zip.NewWriter(&buf)
+		for _, m := range members {
+			name, file, _ := strings.Cut(m, "=")
+			if target, ok := strings.CutPrefix(file, "@link:"); ok {
+				h := &zip.FileHeader{Name: name}
+				h.SetMode(fs.ModeSymlink | 0o777)
+				w, err := zw.CreateHeader(h)
+				ts.Check(err)
+				w.Write([]byte(target))
+				continue
+			}
+			data, err := os.ReadFile(ts.MkAbs(file))
+			ts.Check(err)
+			w, err := zw.Create(name)
+			ts.Check(err)
+			w.Write(data)
+		}
+		ts.Check(zw.Close())
+	case "gz":
+		data, err := os.ReadFile(ts.MkAbs(members[0]))
+		ts.Check(err)
+		gz := gzip.NewWriter(&buf)
+		gz.Write(data)
+		ts.Check(gz.Close())
+	case "tar", "tgz":
+		var w io.Writer = &buf
+		var gz *gzip.Writer
+		if args[0] == "tgz" {
+			gz = gzip.NewWriter(&buf)
+			w = gz
+		}
+		tw := tar.NewWriter(w)
+		for _, m := range members {
+			name, file, _ := strings.Cut(m, "=")
+			if target, ok := strings.CutPrefix(file, "@link:"); ok {
+				ts.Check(tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeSymlink, Linkname: target, Mode: 0o777}))
+				continue
+			}
+			data, err := os.ReadFile(ts.MkAbs(file))
+			ts.Check(err)
+			ts.Check(tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data)), ModTime: time.Now()}))
+			tw.Write(data)
+		}
+		ts.Check(tw.Close())
+		if gz != nil {
+			ts.Check(gz.Close())
+		}
+	default:
+		ts.Fatalf("archive: unknown kind %q", args[0])
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), buf.Bytes(), 0o644))
+}
+
+// cmdMtime sets files' modification time: mtime RFC3339 FILE...
+func cmdMtime(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: mtime TIME FILE...")
+	}
+	t, err := time.Parse(time.RFC3339, args[0])
+	ts.Check(err)
+	for _, f := range args[1:] {
+		ts.Check(os.Chtimes(ts.MkAbs(f), t, t))
+	}
 }

@@ -311,8 +311,10 @@ func (f *Finder) harness(home string, w Window) []Candidate {
 			}
 		}
 		ws := filepath.Join(root, s.Name(), "home")
+		n := len(f.Looked)
 		out = append(out, f.codexHome(filepath.Join(ws, ".codex"), w, name)...)
 		out = append(out, f.claudeHome(filepath.Join(ws, ".claude"), w, name)...)
+		f.Looked = f.Looked[:n] // the harness root stands for its workspaces
 	}
 	return out
 }
