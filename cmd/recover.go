@@ -119,7 +119,7 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 	if err != nil {
 		return err
 	}
-	sel, looked, err := a.selectSessions(ctx, o.selectOptions, nil)
+	sel, looked, err := a.selectSessions(ctx, o.selectOptions, nil, true)
 	if err != nil {
 		return err
 	}

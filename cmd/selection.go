@@ -85,11 +85,12 @@ func (o selectOptions) explicit() bool { return len(o.Transcripts)+len(o.From) >
 
 // selectSessions finds the transcripts the flags name (or those in the
 // default homes) and selects the sessions that match.
-func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover.FS) ([]parse.Selected, []string, error) {
+func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover.FS, probe bool) ([]parse.Selected, []string, error) {
 	filter, err := o.filter()
 	if err != nil {
 		return nil, nil, err
 	}
+	filter.Probe = probe
 	finder := &discover.Finder{FS: fsys}
 	var cands []discover.Candidate
 	if o.explicit() {

@@ -51,7 +51,7 @@ type sessionsReport struct {
 }
 
 func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
-	sel, looked, err := a.selectSessions(ctx, o.selectOptions, nil)
+	sel, looked, err := a.selectSessions(ctx, o.selectOptions, nil, false)
 	if err != nil {
 		return err
 	}

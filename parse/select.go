@@ -3,8 +3,10 @@ package parse
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -19,6 +21,9 @@ type Filter struct {
 	// Cwd keeps sessions whose working directory is Cwd or below.
 	Cwd   string
 	Agent manifest.Agent
+	// Probe reads every candidate's head even when nothing above needs it,
+	// so that only transcripts are selected and each has its cwd.
+	Probe bool
 }
 
 // Selected is a candidate that passed the filter, with what its probe found.
@@ -71,6 +76,8 @@ func Select(cands []discover.Candidate, f Filter, looked []string) ([]Selected, 
 	if f.Cwd != "" {
 		cwd = filepath.Clean(f.Cwd)
 	}
+	// The cheap hints first: nothing is opened for a candidate they rule out.
+	var todo []*discover.Candidate
 	for i := range cands {
 		c := &cands[i]
 		if f.Agent != "" && c.Agent != "" && c.Agent != f.Agent {
@@ -84,7 +91,19 @@ func Select(cands []discover.Candidate, f Filter, looked []string) ([]Selected, 
 		if len(f.Prefixes) > 0 && c.ID != "" && !matchAny(f.Prefixes, c.ID, c.Harness) {
 			continue
 		}
-		info, err := Probe(c)
+		todo = append(todo, c)
+	}
+	if f.empty() {
+		// Nothing to test against the content: whoever reads the sessions
+		// tells transcripts from other files.
+		for _, c := range todo {
+			out = append(out, Selected{Candidate: *c, Info: Info{Agent: c.Agent, ID: c.ID, Last: c.ModTime}})
+		}
+		return out, nil, nil
+	}
+	infos, errs := probeAll(todo)
+	for i, c := range todo {
+		info, err := infos[i], errs[i]
 		if err != nil {
 			skipped = append(skipped, &SkipError{Name: c.Name, Err: err})
 			continue
@@ -121,6 +140,33 @@ func Select(cands []discover.Candidate, f Filter, looked []string) ([]Selected, 
 		}
 	}
 	return out, skipped, nil
+}
+
+func (f Filter) empty() bool {
+	return f.Window == (discover.Window{}) && len(f.Prefixes) == 0 && f.Cwd == "" && f.Agent == "" && !f.Probe
+}
+
+// probeAll probes candidates, one worker per core.
+func probeAll(cands []*discover.Candidate) ([]Info, []error) {
+	infos := make([]Info, len(cands))
+	errs := make([]error, len(cands))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				infos[i], errs[i] = Probe(cands[i])
+			}
+		}()
+	}
+	for i := range cands {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return infos, errs
 }
 
 func matchAny(prefixes []string, id, harness string) bool {

@@ -92,11 +92,11 @@ func TestOpenErrors(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	cases := map[string]manifest.Agent{
-		`{"timestamp":"x","type":"session_meta","payload":{}}`:                    manifest.AgentCodex,
-		`{"timestamp": "x", "type": "response_item", "payload": {}}`:              manifest.AgentCodex,
+		`{"timestamp":"x","type":"session_meta","payload":{}}`:                     manifest.AgentCodex,
+		`{"timestamp": "x", "type": "response_item", "payload": {}}`:               manifest.AgentCodex,
 		"{\n  \"session\": {\"id\": \"x\"},\n  \"items\": []\n}":                   manifest.AgentCodex,
-		`{"id":"a","timestamp":"t","instructions":""}`:                            manifest.AgentCodex,
-		`{"parentUuid":null,"sessionId":"s","type":"user"}`:                       manifest.AgentClaude,
+		`{"id":"a","timestamp":"t","instructions":""}`:                             manifest.AgentCodex,
+		`{"parentUuid":null,"sessionId":"s","type":"user"}`:                        manifest.AgentClaude,
 		"# Notes\nA line looks like `{\"type\":\"session_meta\",\"payload\":{}}`.": "",
 		"plain text": "",
 	}

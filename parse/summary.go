@@ -1,9 +1,12 @@
 package parse
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -118,11 +121,23 @@ func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
 		return nil, err
 	}
 	defer rc.Close()
-	body, err := jsonl.Decompress(rc)
+	dr, err := jsonl.Decompress(rc)
 	if err != nil {
 		return nil, err
 	}
-	defer body.Close()
+	defer dr.Close()
+	// Selected without a probe (no filter needed one): tell the agent here.
+	br := bufio.NewReaderSize(dr, 64<<10)
+	head, _ := br.Peek(64 << 10)
+	agent, ok := Detect(head)
+	if !ok {
+		if len(head) == 0 || c.Agent == "" {
+			return nil, nil // not a transcript
+		}
+		agent = c.Agent
+	}
+	c.Info.Agent = agent
+	var body io.Reader = br
 	s := &Summary{Agent: c.Info.Agent, Harness: c.Harness, Transcripts: []string{c.Name}, files: map[string]bool{}}
 	h := emit.Handler{Op: func(op manifest.Op) {
 		switch {
@@ -131,7 +146,9 @@ func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
 		case op.Outcome == manifest.OutcomeApplied:
 			s.OpsApplied++
 			for _, p := range op.Paths {
-				s.files[p] = true
+				if !s.files[p] {
+					s.files[strings.Clone(p)] = true // p may be a slice of the whole patch text
+				}
 			}
 		case op.Outcome == manifest.OutcomeFailed:
 			s.OpsFailed++

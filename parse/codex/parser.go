@@ -318,8 +318,8 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string) {
 	case "session_meta":
 		p.meta(rec, gjson.GetBytes(rec.Data, "payload"))
 	case "turn_context":
-		if c := gjson.GetBytes(rec.Data, "payload.cwd").Str; c != "" {
-			p.cwd = c
+		if c := gjson.GetBytes(rec.Data, "payload.cwd").Str; c != "" && c != p.cwd {
+			p.cwd = strings.Clone(c)
 		}
 		if t := gjson.GetBytes(rec.Data, "payload.turn_id").Str; t != "" {
 			p.turnID = t
@@ -356,16 +356,19 @@ func (p *parser) meta(rec jsonl.Record, m gjson.Result) {
 		return
 	}
 	p.metaSeen = true
-	s.ID = m.Get("id").Str
+	// These outlive the line, and gjson strings alias it (and session_meta
+	// carries kilobytes of instructions): copy them.
+	c := func(path string) string { return strings.Clone(m.Get(path).Str) }
+	s.ID = c("id")
 	if s.ID == "" {
-		s.ID = m.Get("session_id").Str
+		s.ID = c("session_id")
 	}
-	s.AgentVersion = m.Get("cli_version").Str
-	s.Originator = m.Get("originator").Str
-	s.GitCommit = m.Get("git.commit_hash").Str
-	s.ForkedFrom = m.Get("forked_from_id").Str
-	p.metaCwd = m.Get("cwd").Str
-	p.metaTime = m.Get("timestamp").Str
+	s.AgentVersion = c("cli_version")
+	s.Originator = c("originator")
+	s.GitCommit = c("git.commit_hash")
+	s.ForkedFrom = c("forked_from_id")
+	p.metaCwd = c("cwd")
+	p.metaTime = c("timestamp")
 }
 
 var envCwdRe = regexp.MustCompile(`<cwd>([^<]*)</cwd>`)
@@ -377,7 +380,7 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 			return
 		}
 		if m := envCwdRe.FindStringSubmatch(it.Get("content.#.text").String()); m != nil {
-			p.envCwd = strings.TrimSpace(m[1])
+			p.envCwd = strings.Clone(strings.TrimSpace(m[1]))
 		}
 	case "function_call":
 		p.functionCall(rec, it)

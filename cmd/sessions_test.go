@@ -1,0 +1,64 @@
+package cmd
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentsandbox/sandbox/fixtures/gen"
+	"github.com/agentsandbox/sandbox/parse/discover"
+)
+
+// countingFS counts the transcripts opened through it.
+type countingFS struct {
+	discover.OS
+	opens atomic.Int64
+}
+
+func (c *countingFS) Open(name string) (discover.File, error) {
+	if strings.HasSuffix(name, ".jsonl") {
+		c.opens.Add(1)
+	}
+	return c.OS.Open(name)
+}
+
+func synthHome(t testing.TB, codex, claude int, mean int64) (string, gen.HomeStats, time.Time) {
+	dir := t.TempDir()
+	to := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
+	st, err := gen.Home(filepath.Join(dir, ".codex"), filepath.Join(dir, ".claude"),
+		gen.HomeOptions{Codex: codex, Claude: claude, From: to.AddDate(-1, 0, 0), To: to, MeanSize: mean, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"HOME": dir, "CODEX_HOME": filepath.Join(dir, ".codex"),
+		"CLAUDE_CONFIG_DIR": filepath.Join(dir, ".claude"), "SANDBOX_HOME": filepath.Join(dir, "sandbox")} {
+		t.Setenv(k, v)
+	}
+	return dir, st, to
+}
+
+// TestSinceOpensOnlyTheWindow checks that `sessions --since 24h` opens only
+// the transcripts that can hold activity in the window (those written since
+// then), however many others the home holds.
+func TestSinceOpensOnlyTheWindow(t *testing.T) {
+	_, st, now := synthHome(t, 400, 80, 8<<10)
+	t.Setenv("SANDBOX_NOW", now.Format(time.RFC3339))
+	fsys := &countingFS{}
+	a := newApp(nil, io.Discard, io.Discard)
+	a.setupLog()
+	sel, _, err := a.selectSessions(context.Background(), selectOptions{Since: "24h"}, fsys, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := st.Active(now.Add(-24 * time.Hour))
+	if got := int(fsys.opens.Load()); got != want || len(sel) > want {
+		t.Errorf("opened %d transcripts and selected %d of %d; %d can be in the window", got, len(sel), st.Files, want)
+	}
+	if want == 0 || want > st.Files/20 {
+		t.Fatalf("the generated home has %d of %d in the window: not a useful test", want, st.Files)
+	}
+}
