@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -61,4 +63,30 @@ func TestSinceOpensOnlyTheWindow(t *testing.T) {
 	if want == 0 || want > st.Files/20 {
 		t.Fatalf("the generated home has %d of %d in the window: not a useful test", want, st.Files)
 	}
+}
+
+// BenchmarkSessions measures `sandbox sessions` over a synthetic home
+// (BENCH_HOME_SESSIONS rollouts, default 600, plus a fifth as many Claude
+// sessions): the full scan, and --since 24h, which must open only the
+// transcripts that can be in the window.
+func BenchmarkSessions(b *testing.B) {
+	n := 600
+	if v := os.Getenv("BENCH_HOME_SESSIONS"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	_, st, now := synthHome(b, n, n/5, 64<<10)
+	b.Setenv("SANDBOX_NOW", now.Format(time.RFC3339))
+	run := func(b *testing.B, o selectOptions) {
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			a := newApp(nil, io.Discard, io.Discard)
+			a.setupLog()
+			a.json = true
+			if err := a.runSessions(context.Background(), sessionsOptions{selectOptions: o}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("full", func(b *testing.B) { b.SetBytes(st.Bytes); run(b, selectOptions{}) })
+	b.Run("since-24h", func(b *testing.B) { run(b, selectOptions{Since: "24h"}) })
 }

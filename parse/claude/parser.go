@@ -64,6 +64,7 @@ func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.
 		settled: map[uint64]bool{}, sessionIDs: map[string]bool{}}
 	p.sess = manifest.Session{Agent: manifest.AgentClaude, Transcript: file, ID: idFromFilename(file)}
 	rd := jsonl.NewReader(r, file)
+	defer rd.Close()
 	var readErr error
 	for n := 0; ; n++ {
 		if n&1023 == 0 && ctx.Err() != nil {

@@ -121,6 +121,7 @@ func stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.
 		return p.res.Session, p.res.Calls, err
 	}
 	rd := jsonl.NewReader(br, file)
+	defer rd.Close()
 	var readErr error
 	for n := 0; ; n++ {
 		if n&1023 == 0 && ctx.Err() != nil {

@@ -20,23 +20,37 @@ var (
 // streams recognised by their magic bytes (not by the file name, so a
 // renamed artifact still reads).
 func Decompress(r io.Reader) (io.ReadCloser, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+	br := getBuf(r)
 	head, _ := br.Peek(4)
 	switch {
 	case bytes.HasPrefix(head, gzipMagic):
 		zr, err := gzip.NewReader(br)
 		if err != nil {
+			putBuf(br)
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		return zr, nil
+		return releasing{zr, br}, nil
 	case bytes.HasPrefix(head, zstdMagic):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
 		if err != nil {
+			putBuf(br)
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
-		return zr.IOReadCloser(), nil
+		return releasing{zr.IOReadCloser(), br}, nil
 	}
-	return io.NopCloser(br), nil
+	return releasing{io.NopCloser(br), br}, nil
+}
+
+// releasing closes a reader and returns its buffer to the pool.
+type releasing struct {
+	io.ReadCloser
+	buf *bufio.Reader
+}
+
+func (r releasing) Close() error {
+	err := r.ReadCloser.Close()
+	putBuf(r.buf)
+	return err
 }
 
 // Open opens a transcript file for reading, decompressing it when it is

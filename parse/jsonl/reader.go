@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/agentsandbox/sandbox/manifest"
 )
@@ -42,8 +43,34 @@ type Reader struct {
 }
 
 // NewReader returns a Reader over r; file names the input in warnings.
+// Close returns its buffer for reuse.
 func NewReader(r io.Reader, file string) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 256<<10), file: file}
+	return &Reader{r: getBuf(r), file: file}
+}
+
+// bufs recycles read buffers: a scan of thousands of small transcripts
+// would otherwise allocate one per file.
+var bufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
+func getBuf(r io.Reader) *bufio.Reader {
+	b := bufs.Get().(*bufio.Reader)
+	b.Reset(r)
+	return b
+}
+
+func putBuf(b *bufio.Reader) {
+	b.Reset(nil)
+	bufs.Put(b)
+}
+
+// Close releases the reader's buffer; the records it returned are no longer
+// valid. It never fails.
+func (r *Reader) Close() error {
+	if r.r != nil {
+		putBuf(r.r)
+		r.r = nil
+	}
+	return nil
 }
 
 // Warnings returns the damage found so far.
