@@ -161,7 +161,7 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 			} else if ok, err := a.confirm(res); err != nil {
 				return err
 			} else if !ok {
-				return fmt.Errorf("nothing written")
+				return fmt.Errorf("not confirmed: nothing written")
 			}
 		}
 	}
