@@ -59,6 +59,7 @@ detection, three-way merge and atomic writes.`,
 	})
 	root.AddCommand(a.recoverCommand())
 	root.AddCommand(a.sessionsCommand())
+	root.AddCommand(a.undoCommand())
 	return root
 }
 

@@ -360,6 +360,9 @@ func (a *app) printRecover(res *recov.Result, dry bool) {
 		}
 		tw.Flush()
 	}
+	for _, j := range res.Report.Journals {
+		fmt.Fprintf(a.stderr, "sandbox: journal %s (sandbox undo reverses it)\n", j)
+	}
 	s := res.Report.Summary
 	verb := "written"
 	if dry {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sort"
+	"time"
 )
 
 // ApplyError is a failed apply. The host was restored to its state before
@@ -34,13 +36,63 @@ type undoStep struct {
 	created bool // the write created the file (and maybe its directories)
 }
 
-// Apply carries out plans on fsys. Every write is atomic and read back to
-// check its sha256; if any step fails, the steps already taken are undone
-// from the before-images held in the plans, so the host is left as it was.
-func Apply(ctx context.Context, plans []*FilePlan, fsys FS) error {
+// JournalSet holds one journal per destination root.
+type JournalSet struct {
+	fsys   FS
+	now    time.Time
+	byRoot map[string]*Journal
+}
+
+// NewJournalSet returns journals stamped with now.
+func NewJournalSet(fsys FS, now time.Time) *JournalSet {
+	return &JournalSet{fsys: fsys, now: now, byRoot: map[string]*Journal{}}
+}
+
+func (s *JournalSet) forRoot(root string) *Journal {
+	if s == nil {
+		return nil
+	}
+	j, ok := s.byRoot[root]
+	if !ok {
+		j = NewJournal(s.fsys, root, s.now)
+		s.byRoot[root] = j
+	}
+	return j
+}
+
+// Written returns the journals that recorded something.
+func (s *JournalSet) Written() []*Journal {
+	if s == nil {
+		return nil
+	}
+	var out []*Journal
+	for _, j := range s.byRoot {
+		if !j.empty {
+			out = append(out, j)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Root < out[b].Root })
+	return out
+}
+
+// Apply carries out plans on fsys. Every change is first recorded in the
+// journal of its root (when journals is not nil), then made atomically and
+// read back to check its sha256; if any step fails, the steps already taken
+// are undone, the journals are marked rolled back, and the host is left as
+// it was.
+func Apply(ctx context.Context, plans []*FilePlan, fsys FS, journals *JournalSet) error {
 	var undo []undoStep
 	fail := func(t Target, err error) error {
 		ae := &ApplyError{Path: t.Path(), Err: err}
+		defer func() {
+			for _, j := range journals.Written() {
+				if err := j.discard(); err != nil {
+					// Keep what could not be removed, marked so undo leaves it be.
+					_ = j.mark("rolled-back")
+					ae.Rollback = append(ae.Rollback, fmt.Errorf("journal %s: %w", j.Dir(), err))
+				}
+			}
+		}()
 		for i := len(undo) - 1; i >= 0; i-- {
 			u := undo[i]
 			var rerr error
@@ -61,6 +113,11 @@ func Apply(ctx context.Context, plans []*FilePlan, fsys FS) error {
 		if mode == 0 {
 			mode = 0o644
 		}
+		if j := journals.forRoot(t.Root); j != nil {
+			if err := j.record(t.Rel, host, mode, c); err != nil {
+				return err
+			}
+		}
 		if err := fsys.WriteFile(t, []byte(c.Text), mode); err != nil {
 			return err
 		}
@@ -68,6 +125,11 @@ func Apply(ctx context.Context, plans []*FilePlan, fsys FS) error {
 		return verify(fsys, t, c.Text)
 	}
 	remove := func(t Target, host Content, mode fs.FileMode) error {
+		if j := journals.forRoot(t.Root); j != nil {
+			if err := j.record(t.Rel, host, mode, Content{Known: true}); err != nil {
+				return err
+			}
+		}
 		if err := fsys.Remove(t); err != nil {
 			return err
 		}

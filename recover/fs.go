@@ -35,6 +35,10 @@ type FS interface {
 	// RemoveEmptyDirs removes rel's parent directories up to the root while
 	// they are empty (used to undo the directories a write created).
 	RemoveEmptyDirs(t Target)
+	// AppendFile appends to a file (creating it and its parents) and syncs.
+	AppendFile(t Target, data []byte) error
+	// ReadDir lists a directory's entries by name; a missing one is empty.
+	ReadDir(t Target) ([]string, error)
 }
 
 // OSFS is the real filesystem.
@@ -196,6 +200,53 @@ func (o *OSFS) RemoveEmptyDirs(t Target) {
 	}
 }
 
+// AppendFile implements FS.
+func (o *OSFS) AppendFile(t Target, data []byte) error {
+	if err := checkRel(t); err != nil {
+		return err
+	}
+	r, err := o.root(t.Root, true)
+	if err != nil {
+		return err
+	}
+	rel := filepath.FromSlash(t.Rel)
+	if err := r.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		return err
+	}
+	f, err := r.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ReadDir implements FS.
+func (o *OSFS) ReadDir(t Target) ([]string, error) {
+	r, err := o.root(t.Root, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.Open(filepath.FromSlash(t.Rel))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
 // DryRunFS reads through to the host and records writes without making
 // them, so a dry run is safe by construction.
 type DryRunFS struct {
@@ -223,3 +274,9 @@ func (d *DryRunFS) Remove(t Target) error {
 
 // RemoveEmptyDirs implements FS; it removes nothing.
 func (d *DryRunFS) RemoveEmptyDirs(Target) {}
+
+// AppendFile implements FS; it writes nothing.
+func (d *DryRunFS) AppendFile(t Target, _ []byte) error { return nil }
+
+// ReadDir implements FS.
+func (d *DryRunFS) ReadDir(t Target) ([]string, error) { return d.Read.ReadDir(t) }

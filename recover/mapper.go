@@ -54,7 +54,8 @@ func (m *Mapper) Map(agent string) (Target, bool) {
 			prefix += "/"
 		}
 		if rel, ok := strings.CutPrefix(p, prefix); ok {
-			if !filepath.IsLocal(filepath.FromSlash(rel)) {
+			// sandbox's own journals live under .sandbox: no transcript writes there.
+			if !filepath.IsLocal(filepath.FromSlash(rel)) || isJournalPath(rel) {
 				return Target{}, false
 			}
 			return Target{Root: r.To, Rel: rel}, true

@@ -3,6 +3,7 @@ package recover
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
 )
@@ -64,6 +65,8 @@ type Result struct {
 	Report Report
 	Plans  []*FilePlan
 	Files  []*FileResult
+	// Journals are where the apply recorded its changes.
+	Journals *JournalSet
 }
 
 // Partial reports whether any file was left unrecovered.
@@ -143,9 +146,14 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	if opts.DryRun {
 		return res, nil
 	}
-	if err := Apply(ctx, plans, fsys); err != nil {
+	journals := NewJournalSet(fsys, time.Now())
+	res.Journals = journals
+	if err := Apply(ctx, plans, fsys, journals); err != nil {
 		res.Report.Summary.Written = 0
 		return res, err
+	}
+	for _, j := range journals.Written() {
+		res.Report.Journals = append(res.Report.Journals, j.Dir())
 	}
 	return res, nil
 }
@@ -210,6 +218,8 @@ type Report struct {
 	Warnings []manifest.Warning `json:"warnings"`
 	// Error is set when the apply failed (and was rolled back).
 	Error string `json:"error,omitempty"`
+	// Journals are the journal directories the apply wrote (for undo).
+	Journals []string `json:"journals,omitempty"`
 }
 
 // SessionReport describes one transcript.
