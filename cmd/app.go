@@ -23,6 +23,8 @@ type app struct {
 	log zerolog.Logger
 	// planOnly is set while recover makes a plan to show before asking.
 	planOnly bool
+	// plansPrinted: the dry-run diffs were printed as the plans were made.
+	plansPrinted bool
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
@@ -60,6 +62,9 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.recoverCommand())
 	root.AddCommand(a.sessionsCommand())
 	root.AddCommand(a.undoCommand())
+	root.AddCommand(a.exportCommand())
+	root.AddCommand(a.applyCommand())
+	root.AddCommand(a.detectCommand())
 	return root
 }
 

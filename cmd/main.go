@@ -60,6 +60,10 @@ func (a *app) exit(ctx context.Context, err error) int {
 	if err == nil {
 		return ExitOK
 	}
+	var se *silentExit
+	if errors.As(err, &se) {
+		return se.code
+	}
 	var pe *PartialError
 	if errors.As(err, &pe) {
 		if !a.json && !a.quiet {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
-	"github.com/agentsandbox/sandbox/parse/discover"
 	recov "github.com/agentsandbox/sandbox/recover"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 )
 
@@ -29,6 +29,18 @@ type recoverOptions struct {
 	DryRun         bool
 	OnConflict     string
 	IncludeUnknown bool
+	applyFlags
+}
+
+// applyFlags are the flags recover and apply share about validation.
+type applyFlags struct {
+	Validate         string
+	ValidateRollback bool
+}
+
+func (o *applyFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&o.Validate, "validate", "", "after writing, run `CMD` (with sh -c) in the destination and report its exit status")
+	f.BoolVar(&o.ValidateRollback, "validate-rollback", false, "undo the apply when --validate fails")
 }
 
 func (a *app) recoverCommand() *cobra.Command {
@@ -111,6 +123,7 @@ outside-root, unrecoverable), 130 interrupted.`,
 	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
 	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict: skip, backup, overwrite or markers")
 	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "also replay calls whose outcome is unknown (they never got an output)")
+	o.applyFlags.register(f)
 	return c
 }
 
@@ -169,18 +182,42 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 	if res == nil {
 		return rerr
 	}
+	return a.finish(ctx, res, rerr, o.DryRun, o.applyFlags)
+}
+
+// finish validates an apply (when asked), prints its report and maps the
+// outcome to an error.
+func (a *app) finish(ctx context.Context, res *recov.Result, rerr error, dry bool, af applyFlags) error {
 	if rerr != nil {
 		res.Report.Error = rerr.Error()
+	}
+	var v *validation
+	if rerr == nil && !dry && af.Validate != "" {
+		if v = a.runValidation(ctx, af.Validate, af.ValidateRollback, res); v != nil {
+			res.Report.Validation = v
+		}
 	}
 	if a.json {
 		if err := a.writeJSON(res.Report); err != nil {
 			return err
 		}
 	} else {
-		a.printRecover(res, o.DryRun)
+		a.printRecover(res, dry)
+		if v != nil {
+			fmt.Fprintf(a.stdout, "validate: %s (in %s): exit %d\n", v.Command, v.Dir, v.ExitCode)
+			if v.ExitCode != 0 && v.Output != "" {
+				fmt.Fprintf(a.stdout, "%s\n", v.Output)
+			}
+		}
 	}
 	if rerr != nil {
 		return rerr
+	}
+	if v != nil && v.ExitCode != 0 {
+		if v.RolledBack {
+			return fmt.Errorf("validation failed (exit %d): the apply was undone", v.ExitCode)
+		}
+		return fmt.Errorf("validation failed (exit %d): the files stay written (sandbox undo reverses them)", v.ExitCode)
 	}
 	if res.Partial() {
 		s := res.Report.Summary
@@ -204,23 +241,14 @@ func (a *app) writeJSON(v any) error {
 // recoverOnce opens the selected sessions (and their subagents) and runs
 // one recovery.
 func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options) (*recov.Result, error) {
-	cands := make([]discover.Candidate, 0, len(sel))
-	for _, s := range sel {
-		cands = append(cands, s.Candidate)
-	}
-	cands = append(cands, parse.CompanionsOf(sel)...)
-	var streams []*parse.Stream
+	streams, err := a.openSelected(ctx, sel)
 	defer func() {
 		for _, s := range streams {
 			s.Close()
 		}
 	}()
-	for i := range cands {
-		s, err := parse.OpenCandidate(ctx, &cands[i])
-		if err != nil {
-			return nil, fmt.Errorf("reading transcript: %w", err)
-		}
-		streams = append(streams, s)
+	if err != nil {
+		return nil, err
 	}
 	sources := make([]recov.Source, len(streams))
 	for i, s := range streams {
@@ -274,11 +302,11 @@ func (o recoverOptions) validate() (recov.Options, error) {
 		return opts, usagef("--on-conflict %q: use skip, backup, overwrite or markers", o.OnConflict)
 	}
 	for _, m := range o.Maps {
-		from, to, ok := strings.Cut(m, "=")
-		if !ok || from == "" || to == "" {
-			return opts, usagef("--map %q: want FROM=TO, e.g. /workspace=./proj", m)
+		r, err := parseMap(m)
+		if err != nil {
+			return opts, err
 		}
-		opts.Maps = append(opts.Maps, recov.Rule{From: from, To: to})
+		opts.Maps = append(opts.Maps, r)
 	}
 	for _, d := range append([]string{o.Dest, o.Base}, mapTargets(opts.Maps)...) {
 		if d == "" {
@@ -330,33 +358,18 @@ const (
 
 func (a *app) printRecover(res *recov.Result, dry bool) {
 	out := a.stdout
-	color := a.color()
 	if dry {
-		for _, p := range res.Plans {
-			head := fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, p.Path(), p.File.Confidence, p.File.Ops, plural(p.File.Ops))
-			if color {
-				head = ansiBold + head + ansiReset
+		if !a.plansPrinted {
+			color := a.color()
+			for _, p := range res.Plans {
+				a.printPlan(p, color)
 			}
-			fmt.Fprintln(out, head)
-			if p.Reason != "" {
-				fmt.Fprintf(out, "  %s\n", p.Reason)
-			}
-			for _, d := range p.File.Drift {
-				fmt.Fprintf(out, "  drift: %s\n", d)
-			}
-			for _, d := range p.File.Fuzz {
-				fmt.Fprintf(out, "  fuzz: %s\n", d)
-			}
-			for _, n := range p.File.Notes {
-				fmt.Fprintf(out, "  note: %s\n", n)
-			}
-			writeDiff(out, recov.Diff(p), color)
 		}
 	} else {
 		tw := a.table()
 		fmt.Fprintln(tw, "ACTION\tPATH\tCONFIDENCE\tOPS\tREASON")
-		for _, p := range res.Plans {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", p.Action, p.Path(), p.File.Confidence, p.File.Ops, p.Reason)
+		for _, f := range res.Report.Files {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", f.Action, f.Path, f.Confidence, f.Ops, f.Reason)
 		}
 		tw.Flush()
 	}
@@ -381,6 +394,29 @@ type flushWriter interface {
 type plainTable struct{ io.Writer }
 
 func (plainTable) Flush() error { return nil }
+
+// printPlan prints one file's plan: its action, reasons and diff.
+func (a *app) printPlan(p *recov.FilePlan, color bool) {
+	out := a.stdout
+	head := fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, p.Path(), p.File.Confidence, p.File.Ops, plural(p.File.Ops))
+	if color {
+		head = ansiBold + head + ansiReset
+	}
+	fmt.Fprintln(out, head)
+	if p.Reason != "" {
+		fmt.Fprintf(out, "  %s\n", p.Reason)
+	}
+	for _, d := range p.File.Drift {
+		fmt.Fprintf(out, "  drift: %s\n", d)
+	}
+	for _, d := range p.File.Fuzz {
+		fmt.Fprintf(out, "  fuzz: %s\n", d)
+	}
+	for _, n := range p.File.Notes {
+		fmt.Fprintf(out, "  note: %s\n", n)
+	}
+	writeDiff(out, recov.Diff(p), color)
+}
 
 // table is an aligned table on a terminal, tab-separated when piped.
 func (a *app) table() flushWriter {
@@ -428,4 +464,12 @@ func absPath(p string) (string, error) {
 		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	return abs, nil
+}
+
+func parseMap(m string) (recov.Rule, error) {
+	from, to, ok := strings.Cut(m, "=")
+	if !ok || from == "" || to == "" {
+		return recov.Rule{}, usagef("--map %q: want FROM=TO, e.g. /workspace=./proj", m)
+	}
+	return recov.Rule{From: from, To: to}, nil
 }

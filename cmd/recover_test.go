@@ -16,7 +16,13 @@ import (
 func dirContents(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	if _, err := os.Stat(root); os.IsNotExist(err) {
+		return out
+	}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
 		if d.IsDir() && d.Name() == ".sandbox" {
 			return filepath.SkipDir // sandbox's own journal
 		}

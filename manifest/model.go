@@ -73,20 +73,22 @@ func (w Warning) String() string {
 
 // Session is one agent session as recorded in one transcript file.
 type Session struct {
-	ID           string    `json:"id"`
-	Agent        Agent     `json:"agent"`
-	AgentVersion string    `json:"agent_version,omitempty"`
-	Originator   string    `json:"originator,omitempty"`
-	Cwd          string    `json:"cwd"`
-	Transcript   string    `json:"transcript"`
-	Start        time.Time `json:"start"`
-	End          time.Time `json:"end"`
-	EndState     EndState  `json:"end_state"`
-	GitCommit    string    `json:"git_commit,omitempty"`
-	ForkedFrom   string    `json:"forked_from,omitempty"`
-	Lines        int       `json:"lines"`
-	Bytes        int64     `json:"bytes"`
-	Warnings     []Warning `json:"warnings,omitempty"`
+	ID           string `json:"id"`
+	Agent        Agent  `json:"agent"`
+	AgentVersion string `json:"agent_version,omitempty"`
+	Originator   string `json:"originator,omitempty"`
+	Cwd          string `json:"cwd"`
+	Transcript   string `json:"transcript"`
+	// TranscriptSHA256 is the sha256 of the transcript file as read.
+	TranscriptSHA256 string    `json:"transcript_sha256,omitempty"`
+	Start            time.Time `json:"start"`
+	End              time.Time `json:"end"`
+	EndState         EndState  `json:"end_state"`
+	GitCommit        string    `json:"git_commit,omitempty"`
+	ForkedFrom       string    `json:"forked_from,omitempty"`
+	Lines            int       `json:"lines"`
+	Bytes            int64     `json:"bytes"`
+	Warnings         []Warning `json:"warnings,omitempty"`
 }
 
 // Provenance locates the tool call an operation came from.

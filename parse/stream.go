@@ -3,8 +3,11 @@ package parse
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"sync"
 
@@ -31,6 +34,7 @@ type Stream struct {
 	err    error
 	closer io.Closer
 	cancel context.CancelFunc
+	hash   hash.Hash
 	once   sync.Once
 }
 
@@ -62,6 +66,9 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 		}
 		r, closer = f, f
 	}
+	// The transcript's sha256, of its bytes as stored, for the manifest.
+	hash := sha256.New()
+	r = io.TeeReader(r, hash)
 	rc, err := jsonl.Decompress(r)
 	if err != nil {
 		if closer != nil {
@@ -91,7 +98,7 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stream{name: name, ops: make(chan manifest.Op, 256), header: make(chan struct{}), done: make(chan struct{}),
-		closer: multiCloser{rc, closer}, cancel: cancel}
+		closer: multiCloser{rc, closer}, cancel: cancel, hash: hash}
 	body := io.MultiReader(bytes.NewReader(head), rc)
 	var backups func(string, string) ([]byte, bool)
 	if onDisk {
@@ -139,6 +146,10 @@ func (s *Stream) run(ctx context.Context, agent manifest.Agent, body io.Reader, 
 		},
 	}
 	sess, err := parseAs(ctx, agent, body, s.name, backups, h)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, body) // hash to the end, past anything the parser left
+		sess.TranscriptSHA256 = hex.EncodeToString(s.hash.Sum(nil))
+	}
 	s.mu.Lock()
 	s.sess, s.err = sess, err
 	s.mu.Unlock()

@@ -29,13 +29,6 @@ func (e *ApplyError) Error() string {
 
 func (e *ApplyError) Unwrap() error { return e.Err }
 
-type undoStep struct {
-	t       Target
-	before  Content
-	mode    fs.FileMode
-	created bool // the write created the file (and maybe its directories)
-}
-
 // JournalSet holds one journal per destination root.
 type JournalSet struct {
 	fsys   FS
@@ -75,103 +68,138 @@ func (s *JournalSet) Written() []*Journal {
 	return out
 }
 
-// Apply carries out plans on fsys. Every change is first recorded in the
-// journal of its root (when journals is not nil), then made atomically and
-// read back to check its sha256; if any step fails, the steps already taken
-// are undone, the journals are marked rolled back, and the host is left as
-// it was.
+type undoStep struct {
+	t       Target
+	before  Content
+	mode    fs.FileMode
+	created bool // the write created the file (and maybe its directories)
+}
+
+// applier carries out plans one at a time. Every change is first recorded
+// in the journal of its root (when there are journals), then made
+// atomically and read back to check its sha256. On failure, rollback undoes
+// what was done: from the journals' before-images on disk when there are
+// journals (so memory does not grow with the apply), else from memory.
+type applier struct {
+	fsys     FS
+	journals *JournalSet
+	undo     []undoStep
+}
+
+// Apply carries out plans on fsys; if any step fails, the steps already
+// taken are undone, the journals discarded, and the host is left as it was.
 func Apply(ctx context.Context, plans []*FilePlan, fsys FS, journals *JournalSet) error {
-	var undo []undoStep
-	fail := func(t Target, err error) error {
-		ae := &ApplyError{Path: t.Path(), Err: err}
-		defer func() {
-			for _, j := range journals.Written() {
-				if err := j.discard(); err != nil {
-					// Keep what could not be removed, marked so undo leaves it be.
-					_ = j.mark("rolled-back")
-					ae.Rollback = append(ae.Rollback, fmt.Errorf("journal %s: %w", j.Dir(), err))
+	a := &applier{fsys: fsys, journals: journals}
+	for _, p := range plans {
+		if err := ctx.Err(); err != nil {
+			return a.fail(p.Target, err)
+		}
+		if err := a.apply(p); err != nil {
+			return a.fail(p.Target, err)
+		}
+	}
+	return nil
+}
+
+// fail rolls back and returns the apply error.
+func (a *applier) fail(t Target, err error) error {
+	ae := &ApplyError{Path: t.Path(), Err: err}
+	if written := a.journals.Written(); len(written) > 0 {
+		for _, j := range written {
+			res, uerr := Undo(a.fsys, j.Root, j.Name)
+			for _, r := range res {
+				if r.Action == "refused" {
+					ae.Rollback = append(ae.Rollback, fmt.Errorf("%s: %s", r.Path, r.Reason))
 				}
 			}
-		}()
-		for i := len(undo) - 1; i >= 0; i-- {
-			u := undo[i]
-			var rerr error
-			switch {
-			case u.created:
-				rerr = fsys.Remove(u.t)
-				fsys.RemoveEmptyDirs(u.t)
-			case u.before.Exists:
-				rerr = fsys.WriteFile(u.t, []byte(u.before.Text), u.mode)
+			if uerr != nil {
+				ae.Rollback = append(ae.Rollback, uerr)
 			}
-			if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-				ae.Rollback = append(ae.Rollback, fmt.Errorf("%s: %w", u.t.Path(), rerr))
+			if len(ae.Rollback) == 0 {
+				if derr := j.discard(); derr != nil {
+					ae.Rollback = append(ae.Rollback, fmt.Errorf("journal %s: %w", j.Dir(), derr))
+				}
 			}
 		}
 		return ae
 	}
-	write := func(t Target, c Content, host Content, mode fs.FileMode) error {
-		if mode == 0 {
-			mode = 0o644
+	for i := len(a.undo) - 1; i >= 0; i-- {
+		u := a.undo[i]
+		var rerr error
+		switch {
+		case u.created:
+			rerr = a.fsys.Remove(u.t)
+			a.fsys.RemoveEmptyDirs(u.t)
+		case u.before.Exists:
+			rerr = a.fsys.WriteFile(u.t, []byte(u.before.Text), u.mode)
 		}
-		if j := journals.forRoot(t.Root); j != nil {
-			if err := j.record(t.Rel, host, mode, c); err != nil {
-				return err
-			}
+		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			ae.Rollback = append(ae.Rollback, fmt.Errorf("%s: %w", u.t.Path(), rerr))
 		}
-		if err := fsys.WriteFile(t, []byte(c.Text), mode); err != nil {
-			return err
-		}
-		undo = append(undo, undoStep{t: t, before: host, mode: mode, created: !host.Exists})
-		return verify(fsys, t, c.Text)
 	}
-	remove := func(t Target, host Content, mode fs.FileMode) error {
-		if j := journals.forRoot(t.Root); j != nil {
-			if err := j.record(t.Rel, host, mode, Content{Known: true}); err != nil {
-				return err
-			}
-		}
-		if err := fsys.Remove(t); err != nil {
+	return ae
+}
+
+func (a *applier) write(t Target, c Content, host Content, mode fs.FileMode) error {
+	if mode == 0 {
+		mode = 0o644
+	}
+	if j := a.journals.forRoot(t.Root); j != nil {
+		if err := j.record(t.Rel, host, mode, c); err != nil {
 			return err
 		}
-		undo = append(undo, undoStep{t: t, before: host, mode: mode})
+	} else {
+		a.undo = append(a.undo, undoStep{t: t, before: host, mode: mode, created: !host.Exists})
+	}
+	if err := a.fsys.WriteFile(t, []byte(c.Text), mode); err != nil {
+		return err
+	}
+	return verify(a.fsys, t, c.Text)
+}
+
+func (a *applier) remove(t Target, host Content, mode fs.FileMode) error {
+	if j := a.journals.forRoot(t.Root); j != nil {
+		if err := j.record(t.Rel, host, mode, Content{Known: true}); err != nil {
+			return err
+		}
+	} else {
+		a.undo = append(a.undo, undoStep{t: t, before: host, mode: mode})
+	}
+	return a.fsys.Remove(t)
+}
+
+// apply carries out one plan.
+func (a *applier) apply(p *FilePlan) error {
+	if !p.Mapped || !p.Written() {
 		return nil
 	}
-	for _, p := range plans {
-		if err := ctx.Err(); err != nil {
-			return fail(p.Target, err)
-		}
-		if !p.Mapped || !p.Written() {
-			continue
-		}
-		var err error
-		switch {
-		case p.Backup != nil:
-			_, _, exists, rerr := fsys.ReadFile(*p.Backup)
-			if rerr == nil && exists {
-				rerr = fmt.Errorf("%s already exists: not overwriting it", p.Backup.Path())
-			}
-			err = rerr
-			if err == nil {
-				err = write(*p.Backup, p.File.Final, Content{Known: true}, p.HostMode)
-			}
-		case p.Action == ActMove:
-			src := *p.From
-			data, mode, exists, rerr := fsys.ReadFile(src)
-			err = rerr
-			if err == nil {
-				err = write(p.Target, p.Write, p.Host, mode)
-			}
-			if err == nil && exists {
-				err = remove(src, Content{Known: true, Exists: true, Text: string(data)}, mode)
-			}
-		case p.Write.Known && !p.Write.Exists:
-			err = remove(p.Target, p.Host, p.HostMode)
-		case p.Write.Known:
-			err = write(p.Target, p.Write, p.Host, p.HostMode)
+	switch {
+	case p.Backup != nil:
+		_, _, exists, err := a.fsys.ReadFile(*p.Backup)
+		if err == nil && exists {
+			err = fmt.Errorf("%s already exists: not overwriting it", p.Backup.Path())
 		}
 		if err != nil {
-			return fail(p.Target, err)
+			return err
 		}
+		return a.write(*p.Backup, p.File.Final, Content{Known: true}, p.HostMode)
+	case p.Action == ActMove:
+		src := *p.From
+		data, mode, exists, err := a.fsys.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		if err := a.write(p.Target, p.Write, p.Host, mode); err != nil {
+			return err
+		}
+		if exists {
+			return a.remove(src, Content{Known: true, Exists: true, Text: string(data)}, mode)
+		}
+		return nil
+	case p.Write.Known && !p.Write.Exists:
+		return a.remove(p.Target, p.Host, p.HostMode)
+	case p.Write.Known:
+		return a.write(p.Target, p.Write, p.Host, p.HostMode)
 	}
 	return nil
 }

@@ -102,30 +102,9 @@ func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy) ([]*Fi
 	byAgent := map[string]*FilePlan{}
 	claimed := map[Target]string{}
 	for _, f := range files {
-		p := &FilePlan{File: f}
+		p := planOne(f, m, fsys, policy, claimed)
 		plans = append(plans, p)
 		byAgent[f.Path] = p
-		t, ok := m.Map(f.Path)
-		if !ok {
-			p.Action = ActOutsideRoot
-			p.Reason = "outside the destination root: never written"
-			continue
-		}
-		p.Target, p.Mapped = t, true
-		if other, dup := claimed[t]; dup {
-			p.Action = ActConflict
-			p.Reason = fmt.Sprintf("%s and %s map to the same host file", other, f.Path)
-			continue
-		}
-		claimed[t] = f.Path
-		data, mode, exists, err := fsys.ReadFile(t)
-		if err != nil {
-			p.Action = ActConflict
-			p.Reason = err.Error()
-			continue
-		}
-		p.Host, p.HostMode = Content{Known: true, Exists: exists, Text: string(data)}, mode
-		decide(p, policy)
 	}
 	pairMoves(plans, byAgent)
 	kept := plans[:0]
@@ -135,6 +114,34 @@ func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy) ([]*Fi
 		}
 	}
 	return kept, nil
+}
+
+// planOne decides what to do with one file. claimed records the host
+// targets already planned, so two files never write one target.
+func planOne(f *FileResult, m *Mapper, fsys FS, policy ConflictPolicy, claimed map[Target]string) *FilePlan {
+	p := &FilePlan{File: f}
+	t, ok := m.Map(f.Path)
+	if !ok {
+		p.Action = ActOutsideRoot
+		p.Reason = "outside the destination root: never written"
+		return p
+	}
+	p.Target, p.Mapped = t, true
+	if other, dup := claimed[t]; dup {
+		p.Action = ActConflict
+		p.Reason = fmt.Sprintf("%s and %s map to the same host file", other, f.Path)
+		return p
+	}
+	claimed[t] = f.Path
+	data, mode, exists, err := fsys.ReadFile(t)
+	if err != nil {
+		p.Action = ActConflict
+		p.Reason = err.Error()
+		return p
+	}
+	p.Host, p.HostMode = Content{Known: true, Exists: exists, Text: string(data)}, mode
+	decide(p, policy)
+	return p
 }
 
 func decide(p *FilePlan, policy ConflictPolicy) {

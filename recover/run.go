@@ -170,10 +170,15 @@ func dedupRules(rules []Rule) []Rule {
 	return out
 }
 
-// merge feeds the sources' operations to rc in one replay order: by time
-// across transcripts, while each transcript keeps its own line order. It
-// returns how many operations each source had.
+// merge feeds the sources' operations to rc in one replay order.
 func merge(ctx context.Context, sources []Source, headers []manifest.Session, rc *Reconstructor) ([]int, error) {
+	return mergeInto(ctx, sources, headers, rc.Add)
+}
+
+// mergeInto hands the sources' operations to each in one replay order: by
+// time across transcripts, while each transcript keeps its own line order.
+// It returns how many operations each source had.
+func mergeInto(ctx context.Context, sources []Source, headers []manifest.Session, each func(*manifest.Op)) ([]int, error) {
 	counts := make([]int, len(sources))
 	heads := make([]*manifest.Op, len(sources))
 	next := func(i int) {
@@ -203,7 +208,7 @@ func merge(ctx context.Context, sources []Source, headers []manifest.Session, rc
 		if best < 0 {
 			return counts, nil
 		}
-		rc.Add(heads[best])
+		each(heads[best])
 		next(best)
 	}
 }
@@ -220,6 +225,8 @@ type Report struct {
 	Error string `json:"error,omitempty"`
 	// Journals are the journal directories the apply wrote (for undo).
 	Journals []string `json:"journals,omitempty"`
+	// Validation is the result of --validate, when it ran.
+	Validation any `json:"validation,omitempty"`
 }
 
 // SessionReport describes one transcript.
@@ -286,36 +293,41 @@ func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, s
 		EvidenceChecks: st.Checks, EvidenceMismatches: st.Mismatches}
 	sort.SliceStable(plans, func(a, b int) bool { return plans[a].Path() < plans[b].Path() })
 	for _, p := range plans {
-		f := p.File
-		fr := FileReport{Path: p.Path(), AgentPath: f.Path, Action: p.Action, Confidence: string(f.Confidence), Ops: f.Ops,
-			SHA256: p.SHA256(), Reason: p.Reason, Conflicts: p.Conflicts, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes}
-		if p.From != nil {
-			fr.From = p.From.Rel
-		}
-		if p.Backup != nil {
-			fr.Backup = p.Backup.Rel
-		}
-		if fr.Reason == "" && len(f.Notes) > 0 {
-			fr.Reason = f.Notes[len(f.Notes)-1]
-		}
-		r.Files = append(r.Files, fr)
-		r.Summary.Files++
-		r.Summary.Drift += len(f.Drift)
-		if p.Written() && p.Mapped {
-			r.Summary.Written++
-		}
-		switch p.Action {
-		case ActUnchanged:
-			r.Summary.Unchanged++
-		case ActConflict:
-			r.Summary.Conflicts++
-		case ActOutsideRoot:
-			r.Summary.OutsideRoot++
-		case ActUnrecoverable:
-			r.Summary.Unrecoverable++
-		}
+		addFile(&r, p)
 	}
 	return r
+}
+
+// addFile adds a file's plan to a report.
+func addFile(r *Report, p *FilePlan) {
+	f := p.File
+	fr := FileReport{Path: p.Path(), AgentPath: f.Path, Action: p.Action, Confidence: string(f.Confidence), Ops: f.Ops,
+		SHA256: p.SHA256(), Reason: p.Reason, Conflicts: p.Conflicts, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes}
+	if p.From != nil {
+		fr.From = p.From.Rel
+	}
+	if p.Backup != nil {
+		fr.Backup = p.Backup.Rel
+	}
+	if fr.Reason == "" && len(f.Notes) > 0 {
+		fr.Reason = f.Notes[len(f.Notes)-1]
+	}
+	r.Files = append(r.Files, fr)
+	r.Summary.Files++
+	r.Summary.Drift += len(f.Drift)
+	if p.Written() && p.Mapped {
+		r.Summary.Written++
+	}
+	switch p.Action {
+	case ActUnchanged:
+		r.Summary.Unchanged++
+	case ActConflict:
+		r.Summary.Conflicts++
+	case ActOutsideRoot:
+		r.Summary.OutsideRoot++
+	case ActUnrecoverable:
+		r.Summary.Unrecoverable++
+	}
 }
 
 // Diff returns the unified diff of what the plan does to the host file.

@@ -1,0 +1,94 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	recov "github.com/agentsandbox/sandbox/recover"
+	"github.com/spf13/cobra"
+)
+
+type applyOptions struct {
+	Dest       string
+	Maps       []string
+	DryRun     bool
+	OnConflict string
+	applyFlags
+}
+
+func (a *app) applyCommand() *cobra.Command {
+	var o applyOptions
+	c := &cobra.Command{
+		Use:   "apply MANIFEST (--dest DIR | --map FROM=TO...)",
+		Short: "Write the files of an export manifest onto the host",
+		Long: `Apply is the plan and apply of recover, from an export manifest (sandbox export)
+or the simple form an agent writes inside a sandbox ({"session", "exports":
+[{"path", "content", "type", "created"}]}) instead of from transcripts: every
+file is compared with the host copy, merged three ways when the host moved on,
+and written atomically, with a journal for sandbox undo. MANIFEST may be - for
+standard input. The manifest is read one file at a time, so one of any size
+applies in bounded memory.
+
+--dest re-roots every session's working directory onto DIR (in the simple form,
+relative paths are relative to DIR); --map FROM=TO maps prefixes. --on-conflict
+is as for recover, and markers writes a conflicted file with <<<<<<< blocks.
+Files a --redact export changed are never written.`,
+		Example: `  sandbox apply session.manifest.json --dest ./proj --dry-run
+  sandbox apply /tmp/sandbox-exports.json --dest ./out --validate 'go build ./...'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runApply(cmd.Context(), args[0], o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Dest, "dest", "", "re-root every session's working directory onto `DIR`")
+	f.StringArrayVar(&o.Maps, "map", nil, "map an agent path prefix onto a host directory, as `FROM=TO` (repeatable)")
+	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
+	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict: skip, backup, overwrite or markers")
+	o.applyFlags.register(f)
+	return c
+}
+
+func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
+	ro := recoverOptions{Dest: o.Dest, Maps: o.Maps, DryRun: o.DryRun, OnConflict: o.OnConflict}
+	ro.Transcripts = []string{name} // only to pass validate's "something is named" check
+	opts, err := ro.validate()
+	if err != nil {
+		return err
+	}
+	if opts.Dest == "" && len(opts.Maps) == 0 {
+		return &HintError{usagef("nowhere to write: give --dest DIR or --map FROM=TO"), "--dest ./proj puts the session's working directory at ./proj"}
+	}
+	var in io.Reader = a.stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	fsys := recov.NewOSFS()
+	defer fsys.Close()
+	var target recov.FS = fsys
+	if o.DryRun {
+		target = &recov.DryRunFS{Read: fsys}
+	}
+	color := a.color()
+	each := func(p *recov.FilePlan) {
+		if o.DryRun && !a.json {
+			a.printPlan(p, color)
+		}
+	}
+	res, rerr := recov.ApplyManifest(ctx, in, target, opts, each)
+	if res == nil || (rerr != nil && len(res.Report.Files) == 0 && res.Report.Sessions == nil) {
+		return fmt.Errorf("%s: %w", name, rerr)
+	}
+	if rerr != nil && res.Report.Error == "" {
+		rerr = fmt.Errorf("%s: %w", name, rerr)
+	}
+	a.plansPrinted = o.DryRun
+	return a.finish(ctx, res, rerr, o.DryRun, o.applyFlags)
+}

@@ -1,0 +1,193 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	recov "github.com/agentsandbox/sandbox/recover"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+var manifestSchema *jsonschema.Schema
+
+// checkSchema validates a manifest against docs/manifest.schema.json.
+func checkSchema(t *testing.T, data []byte) {
+	t.Helper()
+	if manifestSchema == nil {
+		c := jsonschema.NewCompiler()
+		c.AssertFormat()
+		sch, err := c.Compile("../docs/manifest.schema.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifestSchema = sch
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("manifest is not JSON: %v", err)
+	}
+	if err := manifestSchema.Validate(doc); err != nil {
+		t.Fatalf("manifest does not follow the schema: %v", err)
+	}
+}
+
+func hermetic(t *testing.T) {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+		t.Setenv(k, t.TempDir())
+	}
+}
+
+func runApp(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+// actions maps each file of a recover report to its action.
+func actions(t *testing.T, report string) map[string]string {
+	t.Helper()
+	var r recov.Report
+	if err := json.Unmarshal([]byte(report), &r); err != nil {
+		t.Fatalf("%v: %s", err, report)
+	}
+	out := map[string]string{}
+	for _, f := range r.Files {
+		out[f.Path] = string(f.Action)
+	}
+	return out
+}
+
+// TestExportApplyRoundTrip checks, for every corpus and fixture session,
+// that applying its export manifest gives what recover gives: the same
+// actions and the same tree.
+func TestExportApplyRoundTrip(t *testing.T) {
+	hermetic(t)
+	files, _ := filepath.Glob("../fixtures/corpus/*/*.jsonl")
+	files = append(files, "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl")
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			dir := t.TempDir()
+			a, b, m := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "m.json")
+			rec, stderr, code := runApp(t, "recover", "-t", f, "--dest", a, "--json")
+			if code != ExitOK && code != ExitPartial {
+				t.Fatalf("recover: exit %d: %s", code, stderr)
+			}
+			if _, stderr, code := runApp(t, "export", "-t", f, "-o", m); code != ExitOK {
+				t.Fatalf("export: exit %d: %s", code, stderr)
+			}
+			data, err := os.ReadFile(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSchema(t, data)
+			app, stderr, code := runApp(t, "apply", m, "--dest", b, "--json")
+			if code != ExitOK && code != ExitPartial {
+				t.Fatalf("apply: exit %d: %s", code, stderr)
+			}
+			ra, rb := actions(t, rec), actions(t, app)
+			for p, act := range ra {
+				// recover pairs a move into one action; apply, file by file, does not.
+				if rb[p] != act && !(act == "move" && rb[p] == "create") {
+					t.Errorf("%s: recover says %s, apply says %s", p, act, rb[p])
+				}
+			}
+			ta, tb := dirContents(t, a), dirContents(t, b)
+			if fmt.Sprint(ta) != fmt.Sprint(tb) {
+				t.Errorf("trees differ:\nrecover %v\napply   %v", keys(ta), keys(tb))
+			}
+		})
+	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestConcurrentExportAdd checks that processes adding at once lose nothing.
+func TestConcurrentExportAdd(t *testing.T) {
+	hermetic(t)
+	dir := t.TempDir()
+	t.Setenv("SANDBOX_EXPORTS", filepath.Join(dir, "exports.json"))
+	const workers, each = 8, 5
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				p := filepath.Join(dir, fmt.Sprintf("w%d-f%d.txt", w, i))
+				os.WriteFile(p, []byte(p), 0o644)
+				a := newApp(nil, io.Discard, io.Discard)
+				a.setupLog()
+				if err := a.runExportAdd([]string{p}); err != nil {
+					t.Error(err)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	data, err := os.ReadFile(filepath.Join(dir, "exports.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc manifest.SimpleForm
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Exports) != workers*each {
+		t.Errorf("%d exports, want %d", len(doc.Exports), workers*each)
+	}
+	for _, e := range doc.Exports {
+		if e.Content != e.Path {
+			t.Errorf("%s: content %q", e.Path, e.Content)
+		}
+	}
+}
+
+func TestDetect(t *testing.T) {
+	files := func(m map[string]string) func(string) ([]byte, error) {
+		return func(n string) ([]byte, error) {
+			if v, ok := m[n]; ok {
+				return []byte(v), nil
+			}
+			return nil, os.ErrNotExist
+		}
+	}
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	cases := []struct {
+		env   map[string]string
+		files map[string]string
+		kind  string
+	}{
+		{nil, nil, ""},
+		{map[string]string{"DOCKER_SANDBOX": "1"}, nil, "docker"},
+		{map[string]string{"CODEX_SANDBOX_MODE": "workspace-write"}, nil, "codex"},
+		{nil, map[string]string{"/.dockerenv": ""}, "docker"},
+		{nil, map[string]string{"/run/.containerenv": ""}, "podman"},
+		{nil, map[string]string{"/proc/1/cgroup": "0::/system.slice/docker-abc.scope\n"}, "docker"},
+		{nil, map[string]string{"/proc/1/cgroup": "0::/\n", "/proc/1/comm": "bwrap\n"}, "bubblewrap"},
+	}
+	for _, c := range cases {
+		d := detectSandbox(env(c.env), files(c.files))
+		if d.Kind != c.kind || d.Inside != (c.kind != "") {
+			t.Errorf("%v %v: got %+v, want %q", c.env, c.files, d, c.kind)
+		}
+	}
+	_ = context.Background
+}

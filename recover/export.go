@@ -1,0 +1,124 @@
+package recover
+
+import (
+	"context"
+	"sort"
+
+	"github.com/agentsandbox/sandbox/manifest"
+)
+
+// Export replays the sources as Recover does and writes the export
+// manifest: the operations as they stream by, then the sessions and every
+// file's reconstruction. Host copies (for files the transcripts hold no
+// evidence of) are read through the mapping of opts (--base, --dest, --map).
+// redact, when set, replaces likely secrets before anything is written.
+func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *manifest.Writer, redact *manifest.Redactor) (Stats, error) {
+	headers := make([]manifest.Session, len(sources))
+	for i, src := range sources {
+		headers[i] = src.Header()
+	}
+	rules := append([]Rule{}, opts.Maps...)
+	for _, h := range headers {
+		if h.Cwd == "" {
+			continue
+		}
+		switch {
+		case opts.Base != "":
+			rules = append(rules, Rule{From: h.Cwd, To: opts.Base})
+		case opts.Dest != "":
+			rules = append(rules, Rule{From: h.Cwd, To: opts.Dest})
+		}
+	}
+	m, err := NewMapper(dedupRules(rules))
+	if err != nil {
+		return Stats{}, err
+	}
+	base := func(agent string) ([]byte, bool, bool) {
+		t, ok := m.Map(agent)
+		if !ok {
+			return nil, false, false
+		}
+		data, _, exists, err := fsys.ReadFile(t)
+		if err != nil {
+			return nil, false, false
+		}
+		return data, exists, true
+	}
+	key := func(agent string) string {
+		if t, ok := m.Map(agent); ok {
+			return t.Path()
+		}
+		return agent
+	}
+	rc := NewReconstructor(base, ReconstructOptions{IncludeUnknown: opts.IncludeUnknown, Key: key})
+	tee := &teeRecon{rc: rc, w: w, redact: redact}
+	if _, err := mergeInto(ctx, sources, headers, tee.add); err != nil {
+		return Stats{}, err
+	}
+	if tee.err != nil {
+		return Stats{}, tee.err
+	}
+	files, st := rc.Finish()
+	sessions := make([]manifest.Session, len(sources))
+	for i, src := range sources {
+		sessions[i] = src.Session()
+	}
+	sort.SliceStable(files, func(a, b int) bool { return files[a].Path < files[b].Path })
+	out := make([]manifest.File, 0, len(files))
+	for _, f := range files {
+		mf := ManifestFile(f)
+		if redact != nil {
+			redact.File(&mf)
+		}
+		out = append(out, mf)
+	}
+	var reds []manifest.Redaction
+	if redact != nil {
+		reds = redact.Redactions()
+		if reds == nil {
+			reds = []manifest.Redaction{}
+		}
+	}
+	return st, w.Close(sessions, out, reds)
+}
+
+type teeRecon struct {
+	rc     *Reconstructor
+	w      *manifest.Writer
+	redact *manifest.Redactor
+	err    error
+}
+
+func (t *teeRecon) add(op *manifest.Op) {
+	// Replay first: redaction must not change what is reconstructed.
+	t.rc.Add(op)
+	if t.err != nil {
+		return
+	}
+	if t.redact != nil {
+		c := *op
+		c.Evidence = append([]manifest.Evidence{}, op.Evidence...)
+		c.Edits = append([]manifest.Edit{}, op.Edits...)
+		if op.Patch != nil {
+			p := *op.Patch
+			p.Hunks = append([]manifest.Hunk{}, op.Patch.Hunks...)
+			for i := range p.Hunks {
+				chunks := make([]manifest.Chunk, len(p.Hunks[i].Chunks))
+				for j, ch := range p.Hunks[i].Chunks {
+					ch.OldLines = append([]string{}, ch.OldLines...)
+					ch.NewLines = append([]string{}, ch.NewLines...)
+					chunks[j] = ch
+				}
+				p.Hunks[i].Chunks = chunks
+			}
+			c.Patch = &p
+		}
+		if op.Notebook != nil {
+			nb := *op.Notebook
+			c.Notebook = &nb
+		}
+		t.redact.Op(&c)
+		op = &c
+	}
+	t.err = t.w.Op(*op)
+}
