@@ -51,6 +51,12 @@ func fromState(s manifest.State, what, path string) (Content, error) {
 func FileFromManifest(m manifest.File) (*FileResult, error) {
 	f := &FileResult{Path: m.Path, Sessions: m.Sessions, Confidence: Confidence(m.Confidence), Ops: m.Ops,
 		MovedFrom: m.MovedFrom, Reason: m.Reason, Drift: m.Drift, Fuzz: m.Fuzz, Notes: m.Notes, states: map[[32]byte]bool{}}
+	if m.Redacted {
+		// Its content is placeholders, not the file's (and no longer matches its sha256).
+		f.Confidence = Unrecoverable
+		f.Reason = "the manifest's content was redacted: it is not the file's, and is not written"
+		return f, nil
+	}
 	var err error
 	if f.Start, err = fromState(m.Start, "start", m.Path); err != nil {
 		return nil, err
@@ -63,11 +69,6 @@ func FileFromManifest(m manifest.File) (*FileResult, error) {
 		if _, err := fmt.Sscanf(h, "%x", &k); err == nil {
 			f.states[k] = true
 		}
-	}
-	if m.Redacted {
-		f.Confidence = Unrecoverable
-		f.Final = Content{}
-		f.Reason = "the manifest's content was redacted: it is not the file's, and is not written"
 	}
 	if f.Confidence == "" {
 		f.Confidence = Exact
