@@ -225,7 +225,7 @@ func (rd Reader) Read(r io.Reader) error {
 	}
 	var schema string
 	var simple SimpleForm
-	isSimple := false
+	isSimple, simpleDone := false, false
 	var sessions []Session
 	sessionsDone := false
 	flushSessions := func() error {
@@ -293,10 +293,32 @@ func (rd Reader) Read(r io.Reader) error {
 				return fail(err)
 			}
 		case "exports":
+			// One export at a time: the form can carry hundreds of MB.
 			isSimple = true
-			if err := d.Decode(&simple.Exports); err != nil {
+			started := false
+			n := 0
+			if err := eachElement(d, func() error {
+				var e Export
+				if err := d.Decode(&e); err != nil {
+					return err
+				}
+				if !started {
+					started = true
+					if err := rd.simpleSessions(simple); err != nil {
+						return err
+					}
+				}
+				n++
+				return rd.simpleExport(simple.Session, n-1, e)
+			}); err != nil {
 				return fail(err)
 			}
+			if !started {
+				if err := rd.simpleSessions(simple); err != nil {
+					return err
+				}
+			}
+			simpleDone = true
 		default:
 			var skip json.RawMessage
 			if err := d.Decode(&skip); err != nil {
@@ -305,7 +327,10 @@ func (rd Reader) Read(r io.Reader) error {
 		}
 	}
 	if isSimple {
-		return rd.simple(simple)
+		if !simpleDone {
+			return rd.simpleSessions(simple)
+		}
+		return nil
 	}
 	if schema == "" {
 		return fail(errors.New(`neither a sandbox manifest ("schema") nor the simple form ("exports")`))
@@ -329,40 +354,40 @@ func eachElement(d *json.Decoder, each func() error) error {
 	return err
 }
 
-// simple reads the agent-written form as files whose final content is
-// exact and whose start is unknown.
-func (rd Reader) simple(s SimpleForm) error {
-	if rd.Sessions != nil {
-		if err := rd.Sessions([]Session{{ID: s.Session, Cwd: s.Cwd, Agent: "export"}}); err != nil {
-			return err
-		}
+// simpleSessions reports the simple form's one session. Its "session" and
+// "cwd" are read when they come before "exports", as sandbox writes them.
+func (rd Reader) simpleSessions(s SimpleForm) error {
+	if rd.Sessions == nil {
+		return nil
 	}
-	for i, e := range s.Exports {
-		if e.Path == "" {
-			return fmt.Errorf("exports[%d]: no path", i)
-		}
-		f := File{Path: e.Path, Sessions: []string{s.Session}, Start: State{State: StateUnknown}, Confidence: "exact", Ops: 1}
-		switch e.Type {
-		case "", "file", "text", "binary":
-			content := e.Content
-			if e.Encoding == "base64" || e.Type == "binary" {
-				b, err := base64.StdEncoding.DecodeString(e.Content)
-				if err != nil {
-					return fmt.Errorf("exports[%d] %s: content is not base64: %w", i, e.Path, err)
-				}
-				content = string(b)
+	return rd.Sessions([]Session{{ID: s.Session, Cwd: s.Cwd, Agent: "export"}})
+}
+
+// simpleExport reads one export of the agent-written form as a file whose
+// final content is exact and whose start is unknown.
+func (rd Reader) simpleExport(session string, i int, e Export) error {
+	if e.Path == "" {
+		return fmt.Errorf("exports[%d]: no path", i)
+	}
+	f := File{Path: e.Path, Sessions: []string{session}, Start: State{State: StateUnknown}, Confidence: "exact", Ops: 1}
+	switch e.Type {
+	case "", "file", "text", "binary":
+		content := e.Content
+		if e.Encoding == "base64" || e.Type == "binary" {
+			b, err := base64.StdEncoding.DecodeString(e.Content)
+			if err != nil {
+				return fmt.Errorf("exports[%d] %s: content is not base64: %w", i, e.Path, err)
 			}
-			f.Final = State{State: StateContent, Encoding: "utf-8", Content: &content}
-		case "delete":
-			f.Final = State{State: StateAbsent}
-		default:
-			return fmt.Errorf("exports[%d] %s: unknown type %q", i, e.Path, e.Type)
+			content = string(b)
 		}
-		if rd.File != nil {
-			if err := rd.File(f); err != nil {
-				return err
-			}
-		}
+		f.Final = State{State: StateContent, Encoding: "utf-8", Content: &content}
+	case "delete":
+		f.Final = State{State: StateAbsent}
+	default:
+		return fmt.Errorf("exports[%d] %s: unknown type %q", i, e.Path, e.Type)
+	}
+	if rd.File != nil {
+		return rd.File(f)
 	}
 	return nil
 }
