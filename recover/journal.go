@@ -108,14 +108,6 @@ func (j *Journal) discard() error {
 	return errors.Join(errs...)
 }
 
-// mark appends an event (rolled-back, undone) to a journal.
-func (j *Journal) mark(event string) error {
-	if j.empty {
-		return nil
-	}
-	return j.append(JournalEntry{Event: event})
-}
-
 // Journals lists the journals under a destination root, oldest first.
 func Journals(fsys FS, root string) ([]string, error) {
 	names, err := fsys.ReadDir(Target{Root: root, Rel: JournalDir})
