@@ -65,6 +65,8 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.exportCommand())
 	root.AddCommand(a.applyCommand())
 	root.AddCommand(a.detectCommand())
+	root.AddCommand(a.inspectCommand())
+	root.AddCommand(a.logCommand())
 	return root
 }
 

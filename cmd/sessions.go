@@ -85,14 +85,14 @@ func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
 		return nil
 	}
 	tw := a.table()
-	fmt.Fprintln(tw, "AGENT\tSESSION\tSTART\tLAST ACTIVITY\tCWD\tOPS\tFILES\tENDED")
+	fmt.Fprintln(tw, "AGENT\tSESSION\tSTART\tLAST ACTIVITY\tCWD\tOPS\tFILES\tVERDICT")
 	for _, s := range sums {
 		id := s.ID
 		if s.Harness != "" {
 			id += " (" + s.Harness + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\n", s.Agent, id, when(s.Start), when(s.End), s.Cwd,
-			s.OpsApplied, s.OpsFailed, s.Files, s.EndState)
+			s.OpsApplied, s.OpsFailed, s.Files, s.Verdict)
 	}
 	return tw.Flush()
 }

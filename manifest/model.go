@@ -244,3 +244,32 @@ type Chunk struct {
 	NewLines []string `json:"new_lines"`
 	EOF      bool     `json:"eof,omitempty"`
 }
+
+// EventKind says what a timeline event is.
+type EventKind string
+
+// Event kinds.
+const (
+	EventTurn    EventKind = "turn"    // the user (or the harness) spoke
+	EventCall    EventKind = "call"    // a tool call, with its outcome
+	EventAborted EventKind = "aborted" // a turn was aborted or interrupted
+)
+
+// Event is one step of a session's timeline, for post-incident analysis.
+type Event struct {
+	Kind EventKind `json:"kind"`
+	Time time.Time `json:"time"`
+	Line int       `json:"line"`
+	// Tool, Target and CallID describe a call; Text a turn's prompt (cut
+	// short) or why a turn was aborted.
+	Tool    string  `json:"tool,omitempty"`
+	Target  string  `json:"target,omitempty"`
+	CallID  string  `json:"call_id,omitempty"`
+	Outcome Outcome `json:"outcome,omitempty"`
+	// Detail is the error or output line that decided the outcome.
+	Detail string `json:"detail,omitempty"`
+	Text   string `json:"text,omitempty"`
+	// Ended is when the call's result came (zero: it never did).
+	Ended     time.Time `json:"ended,omitzero"`
+	Sidechain bool      `json:"sidechain,omitempty"`
+}

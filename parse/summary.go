@@ -3,6 +3,7 @@ package parse
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"runtime"
 	"sort"
@@ -29,8 +30,10 @@ type Summary struct {
 	OpsOther   int               `json:"ops_other"`
 	Files      int               `json:"files"`
 	EndState   manifest.EndState `json:"end_state"`
-	Warnings   int               `json:"warnings"`
-	Bytes      int64             `json:"bytes"`
+	// Verdict says how the session ended, in inspect's words.
+	Verdict  string `json:"verdict"`
+	Warnings int    `json:"warnings"`
+	Bytes    int64  `json:"bytes"`
 	// Transcripts are the files the session was read from (subagents and
 	// resumed copies share their session's id).
 	Transcripts []string `json:"transcripts"`
@@ -91,6 +94,7 @@ func Summarize(ctx context.Context, sel []Selected, progress func(int64)) ([]*Su
 	}
 	for _, s := range out {
 		s.Files = len(s.files)
+		s.Verdict = VerdictOf(s.EndState)
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Start.Before(out[b].Start) })
 	return out, errs
@@ -205,4 +209,59 @@ func CompanionsOf(sel []Selected) []discover.Candidate {
 		}
 	}
 	return out
+}
+
+// Collected is a whole transcript: its session, operations and timeline.
+type Collected struct {
+	Session manifest.Session
+	Ops     []manifest.Op
+	Events  []manifest.Event
+}
+
+// Collect parses a selected transcript whole, with its timeline events.
+func Collect(ctx context.Context, c *Selected) (*Collected, error) {
+	rc, err := c.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	dr, err := jsonl.Decompress(rc)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	defer dr.Close()
+	br := bufio.NewReaderSize(dr, 64<<10)
+	head, _ := br.Peek(64 << 10)
+	agent, ok := Detect(head)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", c.Name, ErrUnknownFormat)
+	}
+	out := &Collected{}
+	h := emit.Handler{
+		Op:    func(op manifest.Op) { out.Ops = append(out.Ops, op) },
+		Event: func(e manifest.Event) { out.Events = append(out.Events, e) },
+	}
+	var backups func(string, string) ([]byte, bool)
+	if c.Path != "" {
+		backups = backupReader(c.Path)
+	}
+	out.Session, err = parseAs(ctx, agent, br, c.Name, backups, h)
+	return out, err
+}
+
+// VerdictOf words an end state as inspect's verdict does.
+func VerdictOf(e manifest.EndState) string {
+	switch e {
+	case manifest.EndClean:
+		return "ended cleanly"
+	case manifest.EndTruncated:
+		return "cut off mid-line"
+	case manifest.EndInTool:
+		return "died in a tool call"
+	case manifest.EndOpen:
+		return "stopped mid-turn"
+	case "aborted":
+		return "turn aborted"
+	}
+	return string(e)
 }

@@ -111,6 +111,9 @@ type ReconstructOptions struct {
 	// IncludeUnknown replays operations whose outcome is unknown (the call
 	// never finished) as if they had been applied.
 	IncludeUnknown bool
+	// History keeps, per file, every operation that touched it with the
+	// content before and after (for sandbox inspect and log).
+	History bool
 	// Key names the file an agent path refers to; paths with the same key
 	// are one file (two sessions whose cwds map onto the same directory).
 	// By default the agent path itself.
@@ -127,12 +130,84 @@ type Reconstructor struct {
 	opts  ReconstructOptions
 	seen  map[[32]byte]bool
 	stats Stats
+	steps map[string][]Step
+}
+
+// Step is one operation's effect on one file.
+type Step struct {
+	Path   string      `json:"path"`
+	Op     manifest.Op `json:"-"`
+	Before Content     `json:"-"`
+	After  Content     `json:"-"`
+	// Replayed is false for an operation that was not replayed (failed,
+	// rejected, unknown) or could not be (shell).
+	Replayed bool `json:"replayed"`
+}
+
+// History returns the steps of the file an agent path names, oldest first.
+func (r *Reconstructor) History(agentPath string) []Step { return r.steps[r.key(agentPath)] }
+
+// Histories returns every file's steps, by the agent path first seen.
+func (r *Reconstructor) Histories() map[string][]Step {
+	out := map[string][]Step{}
+	for _, steps := range r.steps {
+		if len(steps) > 0 {
+			out[steps[0].Path] = steps
+		}
+	}
+	return out
+}
+
+// touched lists the paths an operation names, with its evidence's.
+func touched(op *manifest.Op) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range op.Paths {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, e := range op.Evidence {
+		if !seen[e.Path] {
+			seen[e.Path] = true
+			out = append(out, e.Path)
+		}
+	}
+	return out
+}
+
+// record notes an operation's effect on the files it touched.
+func (r *Reconstructor) record(op *manifest.Op, before map[string]Content, replayed bool) {
+	for _, p := range touched(op) {
+		k := r.key(p)
+		after := Content{}
+		if f, ok := r.files[k]; ok {
+			after = f.output(f.cur)
+		}
+		b := before[k]
+		if !replayed && !after.Known {
+			after = b
+		}
+		r.steps[k] = append(r.steps[k], Step{Path: p, Op: *op, Before: b, After: after, Replayed: replayed})
+	}
+}
+
+func (r *Reconstructor) snapshot(op *manifest.Op) map[string]Content {
+	out := map[string]Content{}
+	for _, p := range touched(op) {
+		k := r.key(p)
+		if f, ok := r.files[k]; ok {
+			out[k] = f.output(f.cur)
+		}
+	}
+	return out
 }
 
 // NewReconstructor returns a reconstructor that reads starting content
 // through base.
 func NewReconstructor(base BaseFunc, opts ReconstructOptions) *Reconstructor {
-	r := &Reconstructor{base: base, files: map[string]*fstate{}, key: opts.Key, opts: opts, seen: map[[32]byte]bool{}}
+	r := &Reconstructor{base: base, files: map[string]*fstate{}, key: opts.Key, opts: opts, seen: map[[32]byte]bool{}, steps: map[string][]Step{}}
 	if r.key == nil {
 		r.key = func(p string) string { return p }
 	}
@@ -176,13 +251,18 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 		st.Unknown++
 	}
 	replay := op.Outcome == manifest.OutcomeApplied || (r.opts.IncludeUnknown && op.Outcome == manifest.OutcomeUnknown)
+	var before map[string]Content
+	if r.opts.History {
+		before = r.snapshot(op)
+	}
 	if op.Kind == manifest.KindShell {
 		st.Shell++
 		r.shell(op, replay)
-		return
-	}
-	if replay {
+	} else if replay {
 		r.change(op)
+	}
+	if r.opts.History {
+		r.record(op, before, replay && op.Kind != manifest.KindShell)
 	}
 }
 

@@ -175,6 +175,17 @@ func merge(ctx context.Context, sources []Source, headers []manifest.Session, rc
 	return mergeInto(ctx, sources, headers, rc.Add)
 }
 
+// MergeSources returns every operation of the sources in replay order.
+func MergeSources(sources []Source) []manifest.Op {
+	headers := make([]manifest.Session, len(sources))
+	for i, s := range sources {
+		headers[i] = s.Header()
+	}
+	var out []manifest.Op
+	_, _ = mergeInto(context.Background(), sources, headers, func(op *manifest.Op) { out = append(out, *op) })
+	return out
+}
+
 // mergeInto hands the sources' operations to each in one replay order: by
 // time across transcripts, while each transcript keeps its own line order.
 // It returns how many operations each source had.

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/emit"
@@ -49,6 +50,9 @@ type parser struct {
 
 	seed    maphash.Seed
 	pending map[string]*toolUse
+	// calls are every tool call awaiting its result, for timeline events
+	// (only when the handler wants events).
+	calls   map[string]*manifest.Event
 	settled map[uint64]bool
 	headed  bool
 	seq     int
@@ -63,6 +67,9 @@ func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.
 	p := &parser{file: file, opts: opts, h: h, seed: maphash.MakeSeed(), pending: map[string]*toolUse{},
 		settled: map[uint64]bool{}, sessionIDs: map[string]bool{}}
 	p.sess = manifest.Session{Agent: manifest.AgentClaude, Transcript: file, ID: idFromFilename(file)}
+	if h.Event != nil {
+		p.calls = map[string]*manifest.Event{}
+	}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
 	var readErr error
@@ -174,7 +181,7 @@ func (p *parser) record(rec jsonl.Record) {
 	if p.firstCwd == "" || p.sess.AgentVersion == "" {
 		p.envelope(data)
 	}
-	if !p.wanted(data) {
+	if p.calls == nil && !p.wanted(data) {
 		if i := bytes.LastIndex(data, markTS); i >= 0 && i+len(markTS)+24 <= len(data) {
 			p.stamp(string(data[i+len(markTS) : i+len(markTS)+24]))
 		} else if !gjson.GetBytes(data, "type").Exists() {
@@ -282,6 +289,9 @@ func (p *parser) sessionID(id string) {
 
 // message handles the content blocks of an assistant or user message.
 func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result, cwd, ts string, side bool, agent string) {
+	if p.calls != nil && typ == "user" {
+		p.userText(rec, content, ts, side)
+	}
 	if !content.IsArray() {
 		return
 	}
@@ -292,6 +302,11 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				return true
 			}
 			id, name := b.Get("id").Str, b.Get("name").Str
+			if p.calls != nil && id != "" && p.calls[id] == nil && !p.settled[p.hash(id)] {
+				t, _ := time.Parse(time.RFC3339Nano, ts)
+				p.calls[strings.Clone(id)] = &manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: strings.Clone(name),
+					Target: toolTarget(name, b.Get("input")), CallID: strings.Clone(id), Outcome: manifest.OutcomeUnknown, Sidechain: side}
+			}
 			if !relevant(name) || id == "" {
 				return true
 			}
@@ -308,6 +323,12 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				line: rec.Line, offset: rec.Offset, time: strings.Clone(ts), sidechain: side, agent: strings.Clone(agent)}
 		case "tool_result":
 			id := b.Get("tool_use_id").Str
+			if ev := p.calls[id]; ev != nil {
+				delete(p.calls, id)
+				ev.Outcome, ev.Detail = outcome(ev.Tool, b, tur)
+				ev.Ended, _ = time.Parse(time.RFC3339Nano, ts)
+				p.h.Event(*ev)
+			}
 			tu := p.pending[id]
 			if tu == nil {
 				return true
@@ -321,6 +342,57 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 }
 
 func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
+
+// userText emits a user turn, or an interruption, for the timeline.
+func (p *parser) userText(rec jsonl.Record, content gjson.Result, ts string, side bool) {
+	var text string
+	switch {
+	case content.Type == gjson.String:
+		text = content.Str
+	case content.IsArray():
+		content.ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").Str == "text" {
+				text += b.Get("text").Str
+			}
+			return true
+		})
+	}
+	text = strings.TrimSpace(text)
+	if text == "" || side {
+		return
+	}
+	t, _ := time.Parse(time.RFC3339Nano, ts)
+	if strings.HasPrefix(text, "[Request interrupted by user") {
+		p.h.Event(manifest.Event{Kind: manifest.EventAborted, Time: t, Line: rec.Line, Text: "interrupted by the user: " + excerpt(text, 120)})
+		return
+	}
+	if strings.HasPrefix(text, "<command-") || strings.HasPrefix(text, "<local-command") || strings.HasPrefix(text, "Caveat:") {
+		return
+	}
+	p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
+}
+
+// toolTarget says briefly what a call works on.
+func toolTarget(name string, in gjson.Result) string {
+	for _, k := range []string{"file_path", "notebook_path", "path", "command", "pattern", "url", "description", "prompt"} {
+		if v := in.Get(k); v.Type == gjson.String && v.Str != "" {
+			return excerpt(v.Str, 160)
+		}
+	}
+	return excerpt(in.Raw, 120)
+}
+
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.Clone(s)
+}
 
 func relevant(name string) bool {
 	switch name {
@@ -403,7 +475,9 @@ func outcome(name string, b, tur gjson.Result) (manifest.Outcome, string) {
 		return manifest.OutcomeFailed, "toolUseResult: " + firstLine(turText)
 	}
 	switch name {
-	case "Bash", "PowerShell", "Read":
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+	default:
+		// Only the file tools must show that they wrote; for the others, no error is success.
 		return manifest.OutcomeApplied, "tool_result without error"
 	}
 	if tur.IsObject() && (tur.Get("filePath").Exists() || tur.Get("notebook_path").Exists()) {
@@ -702,6 +776,17 @@ func (p *parser) finish(rd *jsonl.Reader) {
 			continue
 		}
 		p.result(jsonl.Record{Line: tu.line, Offset: tu.offset}, id, tu, gjson.Result{}, gjson.Result{})
+	}
+	if p.calls != nil {
+		var open []*manifest.Event
+		for _, ev := range p.calls {
+			open = append(open, ev)
+		}
+		sort.Slice(open, func(a, b int) bool { return open[a].Line < open[b].Line })
+		for _, ev := range open {
+			ev.Detail = "no tool_result: still running when the transcript ends"
+			p.h.Event(*ev)
+		}
 	}
 	truncated := false
 	for _, w := range s.Warnings {

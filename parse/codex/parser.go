@@ -54,8 +54,11 @@ type parser struct {
 	// queue holds the operations whose outcome is not settled yet, in line
 	// order; queue[0] has absolute index base. Settled operations leave from
 	// the head, so memory holds only the few calls still in flight.
-	queue   []pend
-	base    int
+	queue []pend
+	base  int
+	// calls are the tool calls awaiting output, for timeline events (only
+	// when the handler wants events).
+	calls   map[string]*callInfo
 	records int64
 	h       Handler
 	headed  bool
@@ -67,6 +70,13 @@ type parser struct {
 type outcome struct {
 	o   manifest.Outcome
 	why string
+}
+
+// callInfo is a tool call awaiting its output, for the timeline.
+type callInfo struct {
+	ev manifest.Event
+	// patchEnd is the outcome a patch_apply_end gave, which wins.
+	patchEnd *outcome
 }
 
 // pend is an operation waiting for its outcome.
@@ -112,6 +122,9 @@ func stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.
 	p := &parser{
 		file: file, byCall: map[string]int{}, seen: map[uint64]bool{}, open: map[uint64]bool{}, first: true, h: h,
 		seed: maphash.MakeSeed(),
+	}
+	if h.Event != nil {
+		p.calls = map[string]*callInfo{}
 	}
 	p.res.Session = manifest.Session{Agent: manifest.AgentCodex, Transcript: file, ID: idFromFilename(file)}
 	br := newPeekReader(r)
@@ -329,14 +342,16 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string) {
 		if !relevantItem(ptype) {
 			return
 		}
-		if ptype == "message" && !bytes.Contains(rec.Data, []byte("<environment_context>")) {
+		if ptype == "message" && !bytes.Contains(rec.Data, []byte("<environment_context>")) && p.calls == nil {
 			return
 		}
 		if ptype == "function_call_output" || ptype == "custom_tool_call_output" || ptype == "apply_patch_call_output" {
 			// Outputs are the largest lines: look at the call id first.
 			id := gjson.GetBytes(rec.Data, "payload.call_id").Str
 			delete(p.open, p.hash(id))
-			if _, tracked := p.byCall[id]; !tracked {
+			_, tracked := p.byCall[id]
+			_, timed := p.calls[id]
+			if !tracked && !timed {
 				return
 			}
 		}
@@ -378,6 +393,14 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 	switch typ {
 	case "message":
 		if !bytes.Contains(rec.Data, []byte("<environment_context>")) {
+			if p.calls != nil && it.Get("role").Str == "user" {
+				var text strings.Builder
+				for _, t := range it.Get("content.#.text").Array() {
+					text.WriteString(t.Str)
+					text.WriteByte(' ')
+				}
+				p.turn(rec, text.String())
+			}
 			return
 		}
 		if m := envCwdRe.FindStringSubmatch(it.Get("content.#.text").String()); m != nil {
@@ -394,10 +417,12 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 		for _, a := range it.Get("action.command").Array() {
 			argv = append(argv, a.String())
 		}
+		p.callStarted(rec, id, "local_shell_call", applypatch.ShellScript(argv))
 		p.shell(rec, id, "local_shell_call", "local_shell_call", argv, "", it.Get("action.working_directory").Str)
 	case "function_call_output", "custom_tool_call_output":
 		id := it.Get("call_id").Str
 		delete(p.open, p.hash(id))
+		p.callEnded(rec, id, it.Get("output"))
 		q := p.at(p.byCallIndex(id))
 		if q == nil || q.out != nil {
 			return
@@ -414,6 +439,7 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 	case "apply_patch_call_output":
 		id := it.Get("call_id").Str
 		delete(p.open, p.hash(id))
+		p.callEnded(rec, id, it.Get("output"))
 		if q := p.at(p.byCallIndex(id)); q != nil {
 			switch it.Get("status").Str {
 			case "completed":
@@ -423,6 +449,57 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 			}
 		}
 	}
+}
+
+// timeline: calls and turns, only when the handler wants events.
+
+var promptNoise = []string{"<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions", "<INSTRUCTIONS>"}
+
+// turn emits a user turn.
+func (p *parser) turn(rec jsonl.Record, text string) {
+	t := strings.TrimSpace(text)
+	for _, n := range promptNoise {
+		if strings.HasPrefix(t, n) {
+			return
+		}
+	}
+	p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: p.now(), Line: rec.Line, Text: excerpt(t, 200)})
+}
+
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// callStarted notes a call for the timeline.
+func (p *parser) callStarted(rec jsonl.Record, id, tool, target string) {
+	if p.calls == nil || id == "" {
+		return
+	}
+	p.calls[strings.Clone(id)] = &callInfo{ev: manifest.Event{Kind: manifest.EventCall, Time: p.now(), Line: rec.Line,
+		Tool: tool, Target: excerpt(target, 160), CallID: strings.Clone(id), Outcome: manifest.OutcomeUnknown}}
+}
+
+// callEnded emits a call's timeline event when its output arrives.
+func (p *parser) callEnded(rec jsonl.Record, id string, out gjson.Result) {
+	c, ok := p.calls[id]
+	if !ok {
+		return
+	}
+	delete(p.calls, id)
+	o, why := decideOutput(out)
+	if c.patchEnd != nil {
+		o, why = c.patchEnd.o, c.patchEnd.why
+	}
+	c.ev.Outcome, c.ev.Detail, c.ev.Ended = o, excerpt(why, 200), p.now()
+	p.h.Event(c.ev)
 }
 
 func callID(it gjson.Result) string {
@@ -458,6 +535,30 @@ func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
 	name := it.Get("name").Str
 	argsRaw := it.Get("arguments").Str
 	args := gjson.Parse(argsRaw)
+	if p.calls != nil {
+		target := args.Get("cmd").String()
+		switch {
+		case args.Get("command").IsArray():
+			var argv []string
+			for _, a := range args.Get("command").Array() {
+				argv = append(argv, a.String())
+			}
+			target = applypatch.ShellScript(argv)
+			if inv, ok := applypatch.FromArgv(argv); ok && len(argv) == 2 {
+				target = "apply_patch " + patchTargets(inv.Patch)
+			}
+		case args.Get("command").Exists():
+			target = args.Get("command").String()
+		case target == "":
+			target = argsRaw
+		}
+		if name == "apply_patch" {
+			target = patchTargets(args.Get("input").String() + args.Get("patch").String())
+		} else if inv, ok := applypatch.FromScript(target); ok {
+			target = "apply_patch " + patchTargets(inv.Patch)
+		}
+		p.callStarted(rec, id, name, target)
+	}
 	if argsRaw != "" && !gjson.Valid(argsRaw) {
 		if name == "apply_patch" || isShellTool(name) {
 			p.warn(rec, "call %s (%s): arguments are not valid JSON", id, name)
@@ -496,6 +597,13 @@ func (p *parser) customCall(rec jsonl.Record, it gjson.Result) {
 	id := it.Get("call_id").Str
 	if !p.callSeen(id) {
 		return
+	}
+	if p.calls != nil {
+		target := it.Get("input").String()
+		if it.Get("name").Str == "apply_patch" {
+			target = patchTargets(target)
+		}
+		p.callStarted(rec, id, it.Get("name").Str, target)
 	}
 	switch it.Get("name").Str {
 	case "apply_patch":
@@ -756,6 +864,9 @@ func (p *parser) event(rec jsonl.Record, pl gjson.Result) {
 		p.turnsEnded++
 		p.lastTurnEvent = "complete"
 	case "turn_aborted":
+		if p.calls != nil {
+			p.h.Event(manifest.Event{Kind: manifest.EventAborted, Time: p.now(), Line: rec.Line, Text: "turn aborted: " + pl.Get("reason").Str})
+		}
 		p.closeTurn(true)
 		p.turnsEnded++
 		p.lastTurnEvent = "aborted"
@@ -803,6 +914,11 @@ func (p *parser) patchEnd(rec jsonl.Record, id, turn string, ev, changes gjson.R
 	}
 	op := &q.op
 	status := ev.Get("status").Str
+	defer func() {
+		if c, ok := p.calls[op.Provenance.CallID]; ok && q.ev != nil {
+			c.patchEnd = q.ev
+		}
+	}()
 	success := ev.Get("success")
 	switch {
 	case status == "declined":
@@ -934,6 +1050,35 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	}
 	p.flush(true)
 	p.header()
+	if p.calls != nil {
+		// Calls that never got an output: the session died (or was cut off) in them.
+		open := make([]*callInfo, 0, len(p.calls))
+		for _, c := range p.calls {
+			open = append(open, c)
+		}
+		sort.Slice(open, func(a, b int) bool { return open[a].ev.Line < open[b].ev.Line })
+		for _, c := range open {
+			c.ev.Detail = "no output: still running when the transcript ends"
+			p.h.Event(c.ev)
+		}
+	}
+}
+
+// patchTargets lists the files a patch names, for the timeline.
+func patchTargets(text string) string {
+	var names []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		for _, m := range []string{"*** Add File: ", "*** Delete File: ", "*** Update File: "} {
+			if rest, ok := strings.CutPrefix(l, m); ok {
+				names = append(names, rest)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return excerpt(text, 80)
+	}
+	return strings.Join(names, ", ")
 }
 
 // span returns the session's first and last timestamps.

@@ -11,4 +11,8 @@ type Handler struct {
 	Header func(manifest.Session)
 	// Op is called for each operation, in replay order.
 	Op func(manifest.Op)
+	// Event, when set, is called for every turn and tool call (file-changing
+	// or not), for the timeline of sandbox inspect. Parsers do this extra
+	// work only when it is set.
+	Event func(manifest.Event)
 }
