@@ -67,6 +67,8 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.detectCommand())
 	root.AddCommand(a.inspectCommand())
 	root.AddCommand(a.logCommand())
+	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
+		a.gcCommand(), a.snapshotCommand(), a.restoreCommand())
 	return root
 }
 

@@ -1,0 +1,526 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/parse"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) store() *harness.Store { return &harness.Store{Root: harness.DefaultRoot()} }
+
+// note tells the user what the harness does, unless --quiet.
+func (a *app) note(format string, args ...any) {
+	if !a.quiet {
+		fmt.Fprintf(a.stderr, "sandbox: "+format+"\n", args...)
+	}
+}
+
+func (a *app) runCommand() *cobra.Command {
+	var o harness.RunOptions
+	c := &cobra.Command{
+		Use:   "run [--name N] [--runtime docker|podman|bwrap|local] [--image I] [--project DIR] [--resume] -- CMD...",
+		Short: "Run an agent in a sandbox whose work, transcripts and exit survive it",
+		Long: `Run runs a command (an agent) in a sandbox with a per-session workspace on the
+host. The workspace ($SANDBOX_HOME/sessions/<id>/home) is mounted read-write
+as /home/sandbox with HOME set to it, so the agent's transcripts and settings
+survive the sandbox; the project (--project, default the current directory)
+is mounted at /workspace, the working directory. The agent runs as your
+uid:gid, so the files it writes on the host are yours, with SANDBOX_SESSION,
+DOCKER_SANDBOX=1 and SANDBOX_EXPORTS set, and without network unless
+--network host. No other session's workspace is visible inside.
+
+Output is shown live and kept in logs/output.log. Containers are started
+without --rm; when the agent exits the harness records the exit code, signal,
+OOM flag, the runtime's error, duration and last lines of output as a
+sandbox_stopped event in logs/runtime.jsonl (fsynced), then removes the
+container. After each run it finds the agent's own session id in the
+workspace transcripts, stores it in session.json, and writes the session's
+export manifest (manifest.json).
+
+--resume passes the stored id back: --resume ID to claude, resume ID to
+codex, SANDBOX_RESUME_ID to any other command. A new session uses the first
+of docker, podman and bwrap that works here; local runs without any
+isolation and is only used when asked for. A session keeps its runtime: if
+it is unavailable later, run fails rather than run unsandboxed.
+
+run exits with the agent's exit code, or 128 + the signal number when it was
+killed (137 for an OOM kill).`,
+		Example: `  sandbox run --name fix-tests --image my-agent:latest -- claude -p "fix the failing tests"
+  sandbox run --name fix-tests --resume -- claude -p "carry on"
+  sandbox run --runtime bwrap --project ~/src/app -- codex exec "add a README"`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.Command = args
+			return a.runRun(cmd.Context(), &o)
+		},
+	}
+	f := c.Flags()
+	f.SetInterspersed(false) // everything after the command is the agent's
+	f.StringVar(&o.Name, "name", "", "the session's `NAME` (created if new; default a fresh id)")
+	f.StringVar(&o.Runtime, "runtime", "", "docker, podman, bwrap or local (default: the session's, else the first available sandbox)")
+	f.StringVar(&o.Image, "image", "", "the container `IMAGE` (docker, podman)")
+	f.StringVar(&o.Project, "project", "", "the project `DIR` mounted at /workspace (default the current directory)")
+	f.StringVar(&o.Memory, "memory", "", "memory limit, e.g. 512m (docker, podman)")
+	f.StringVar(&o.CPUs, "cpus", "", "CPU limit, e.g. 1.5 (docker, podman)")
+	f.StringVar(&o.Network, "network", "none", "none or host")
+	f.StringArrayVar(&o.Env, "env", nil, "set `K=V` in the sandbox (repeatable)")
+	f.BoolVar(&o.Resume, "resume", false, "resume the agent's own session recorded by the last run")
+	return c
+}
+
+func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
+	if o.Network != "none" && o.Network != "host" {
+		return usagef("--network %q: use none or host", o.Network)
+	}
+	for _, e := range o.Env {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return usagef("--env %q: want K=V", e)
+		}
+	}
+	o.Stdin, o.Stdout, o.Stderr, o.Note = a.stdin, a.stdout, a.stderr, a.note
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	st := a.store()
+	sess, created, err := st.Open(ctx, o)
+	if err != nil {
+		return err
+	}
+	if created {
+		a.note("session %s: runtime %s, project %s", sess.ID, sess.Runtime, sess.Project)
+	}
+	// A ^C or TERM stops the agent (TERM, then KILL) and is recorded like
+	// any other end.
+	if err := st.Run(ctx, sess, o); err != nil {
+		return err
+	}
+	sess, err = st.Load(sess.ID)
+	if err != nil {
+		return err
+	}
+	if err := a.writeSessionManifest(ctx, st, sess); err != nil {
+		a.log.Warn().Err(err).Str("session", sess.ID).Msg("manifest not written")
+	}
+	a.note("session %s: %s", sess.ID, describeEnd(sess))
+	if code := sess.ExitStatus(); code != 0 {
+		return &silentExit{code}
+	}
+	return nil
+}
+
+// writeSessionManifest writes a session's export manifest from its
+// workspace transcripts, reading host copies from its project.
+func (a *app) writeSessionManifest(ctx context.Context, st *harness.Store, sess *harness.Session) error {
+	if sess.AgentSessionID == "" {
+		return nil // no transcript yet
+	}
+	q := *a
+	q.quiet, q.stdout = true, io.Discard
+	q.log = a.log.Level(zerolog.ErrorLevel)
+	o := exportOptions{Output: st.Manifest(sess.ID), Maps: []string{harness.GuestWorkspace + "=" + sess.Project}}
+	o.From = []string{st.Home(sess.ID)}
+	return q.runExport(ctx, o)
+}
+
+func describeEnd(sess *harness.Session) string {
+	var b strings.Builder
+	switch sess.State {
+	case harness.StateRunning:
+		b.WriteString("running")
+	case harness.StateExited:
+		fmt.Fprintf(&b, "exited with code %d", sess.ExitCode)
+	case harness.StateKilled:
+		fmt.Fprintf(&b, "killed by %s (exit %d)", sess.Signal, sess.ExitCode)
+	case harness.StateOOM:
+		fmt.Fprintf(&b, "killed: out of memory (exit %d)", sess.ExitStatus())
+	case harness.StateDropped:
+		b.WriteString("dropped: the harness died")
+		if sess.ExitCode != 0 {
+			fmt.Fprintf(&b, " (agent exit %d)", sess.ExitCode)
+		}
+	case harness.StateError:
+		fmt.Fprintf(&b, "failed to run: %s", sess.Error)
+	default:
+		b.WriteString(string(sess.State))
+	}
+	if sess.AgentSessionID != "" {
+		fmt.Fprintf(&b, "; %s session %s", sess.Agent, sess.AgentSessionID)
+	}
+	return b.String()
+}
+
+// psRow is one session in sandbox ps --json.
+type psRow struct {
+	*harness.Session
+	Status  string  `json:"status"`
+	AgeS    float64 `json:"age_seconds"`
+	IdleS   float64 `json:"idle_seconds"`
+	Dir     string  `json:"dir"`
+	Running bool    `json:"running"`
+}
+
+func (a *app) psCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "ps",
+		Short: "List harness sessions and how each last run ended",
+		Long: `ps lists the harness's sessions: state (running, exited with its code, killed
+by a signal, OOM, dropped), runtime, age, idle time and the agent's own
+session id. A session marked running whose harness has died (its lock is
+free: dead pid, missing container) is marked dropped here, with a
+session_drop event holding the evidence still there.`,
+		Example: `  sandbox ps
+  sandbox ps --json | jq '.sessions[] | select(.state == "oom") | .id'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st := a.store()
+			list, err := st.List()
+			if err != nil {
+				return err
+			}
+			now := now()
+			rows := make([]psRow, 0, len(list))
+			for _, s := range list {
+				if st.Check(cmd.Context(), s) {
+					a.note("session %s: its harness died; marked dropped", s.ID)
+				}
+				rows = append(rows, psRow{Session: s, Status: describeEnd(s), AgeS: now.Sub(s.Created).Seconds(),
+					IdleS: now.Sub(st.LastActive(s)).Seconds(), Dir: st.Dir(s.ID), Running: st.Running(s)})
+			}
+			if a.json {
+				return writeJSON(a.stdout, map[string]any{"schema": "sandbox.ps/v1", "sessions": rows})
+			}
+			if len(rows) == 0 {
+				a.note("no sessions in %s", st.Root)
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tRUNTIME\tSTATE\tAGE\tIDLE\tAGENT SESSION\tRUNS")
+			for _, r := range rows {
+				agent := "-"
+				if r.AgentSessionID != "" {
+					agent = r.Agent + " " + r.AgentSessionID
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.ID, r.Runtime, shortState(r.Session), shortDur(r.AgeS), shortDur(r.IdleS), agent, r.Runs)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func shortState(s *harness.Session) string {
+	switch s.State {
+	case harness.StateExited:
+		return fmt.Sprintf("exited(%d)", s.ExitCode)
+	case harness.StateKilled:
+		return "killed(" + s.Signal + ")"
+	}
+	return string(s.State)
+}
+
+func shortDur(sec float64) string {
+	d := time.Duration(sec * float64(time.Second))
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (a *app) loadSession(name string) (*harness.Store, *harness.Session, error) {
+	st := a.store()
+	s, err := st.Load(name)
+	if err != nil {
+		return nil, nil, &HintError{err, "sandbox ps lists the sessions"}
+	}
+	return st, s, nil
+}
+
+func (a *app) logsCommand() *cobra.Command {
+	var runtimeLog bool
+	var tail int
+	c := &cobra.Command{
+		Use:   "logs SESSION [--runtime-log]",
+		Short: "Print a session's output, or its runtime log",
+		Long: `logs prints what a session's agent wrote (logs/output.log), or with
+--runtime-log the harness's events (logs/runtime.jsonl: session_created,
+sandbox_started, sandbox_stopped with exit code, signal, OOM flag, error and
+last output, container_removed, agent_session, session_drop, …).`,
+		Example: `  sandbox logs fix-tests
+  sandbox logs fix-tests --runtime-log -n 5`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			st, s, err := a.loadSession(args[0])
+			if err != nil {
+				return err
+			}
+			p := st.OutputLog(s.ID)
+			if runtimeLog {
+				p = st.RuntimeLog(s.ID)
+			}
+			if tail > 0 {
+				for _, l := range harness.LastLines(p, tail) {
+					fmt.Fprintln(a.stdout, l)
+				}
+				return nil
+			}
+			f, err := os.Open(p)
+			if errors.Is(err, os.ErrNotExist) {
+				return nil // nothing written yet
+			}
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = io.Copy(a.stdout, f)
+			return err
+		},
+	}
+	c.Flags().BoolVar(&runtimeLog, "runtime-log", false, "print the runtime log (JSON lines) instead of the output")
+	c.Flags().IntVarP(&tail, "tail", "n", 0, "print only the last `N` lines")
+	return c
+}
+
+func (a *app) stopCommand() *cobra.Command {
+	var grace time.Duration
+	c := &cobra.Command{
+		Use:   "stop SESSION [--grace 10s]",
+		Short: "Stop a running session: TERM, then KILL after the grace period",
+		Long: `stop sends the session's agent SIGTERM, waits up to --grace for it to exit,
+then sends SIGKILL. The exit is recorded like any other (sandbox_stopped),
+by the running harness or, for a session whose harness died but whose
+container still runs, by stop itself.`,
+		Example: `  sandbox stop fix-tests
+  sandbox stop fix-tests --grace 30s`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, s, err := a.loadSession(args[0])
+			if err != nil {
+				return err
+			}
+			s, err = st.Stop(cmd.Context(), s, grace)
+			if err != nil {
+				return err
+			}
+			a.note("session %s: %s", s.ID, describeEnd(s))
+			return nil
+		},
+	}
+	c.Flags().DurationVar(&grace, "grace", 10*time.Second, "how long to wait after TERM before KILL")
+	return c
+}
+
+func (a *app) rmCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm SESSION...",
+		Short: "Remove sessions that are not running, workspace and all",
+		Long: `rm deletes sessions: their record, workspace (transcripts included), logs
+and manifest, and any container left behind. A running session is refused;
+stop it first. Keep a copy first with sandbox snapshot if you may need it.`,
+		Example: `  sandbox rm fix-tests
+  sandbox snapshot fix-tests -o fix-tests.tar.gz && sandbox rm fix-tests`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, n := range args {
+				st, s, err := a.loadSession(n)
+				if err != nil {
+					return err
+				}
+				st.Check(cmd.Context(), s)
+				if err := st.Remove(cmd.Context(), s); err != nil {
+					return err
+				}
+				a.note("removed session %s", s.ID)
+			}
+			return nil
+		},
+	}
+}
+
+func (a *app) gcCommand() *cobra.Command {
+	var o harness.GCOptions
+	c := &cobra.Command{
+		Use:   "gc [--idle 30m] [--ttl 24h] [--dry-run]",
+		Short: "Stop idle sessions, remove expired ones (archiving their records), remove leftover containers",
+		Long: `gc stops running sessions that have been idle (no output, no record change)
+for --idle, and removes sessions that ended and have been inactive for
+--ttl. Before a session is removed its record, manifest and logs are kept in
+$SANDBOX_HOME/archive/<id>-<time>.tar.gz, so nothing is lost to cleanup. It
+also removes containers the harness left behind (found by label) whose
+session is not running. --dry-run says what it would do.`,
+		Example: `  sandbox gc --dry-run
+  sandbox gc --idle 1h --ttl 168h`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Now = now()
+			acts, err := a.store().GC(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return writeJSON(a.stdout, map[string]any{"schema": "sandbox.gc/v1", "dry_run": o.DryRun, "actions": acts})
+			}
+			verb := ""
+			if o.DryRun {
+				verb = "would "
+			}
+			failed := 0
+			for _, x := range acts {
+				line := fmt.Sprintf("%s%s %s: %s", verb, x.Action, x.Session, x.Reason)
+				if x.Archive != "" {
+					line += " (kept in " + x.Archive + ")"
+				}
+				if x.Error != "" {
+					line += ": FAILED: " + x.Error
+					failed++
+				}
+				fmt.Fprintln(a.stdout, line)
+			}
+			if len(acts) == 0 {
+				a.note("nothing to collect")
+			}
+			if failed > 0 {
+				return &PartialError{fmt.Sprintf("%d of %d actions failed", failed, len(acts))}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.DurationVar(&o.Idle, "idle", 30*time.Minute, "stop running sessions idle this long (0: never)")
+	f.DurationVar(&o.TTL, "ttl", 24*time.Hour, "remove ended sessions inactive this long (0: never)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "say what would be done, do nothing")
+	return c
+}
+
+func (a *app) snapshotCommand() *cobra.Command {
+	var out string
+	c := &cobra.Command{
+		Use:   "snapshot SESSION -o FILE.tar.gz",
+		Short: "Write a checksummed archive of a session's workspace and record",
+		Long: `snapshot writes a session (its record, workspace, logs and manifest) as a
+gzipped tarball with a SHA256SUMS member; sandbox restore checks it and
+brings the session back, agent session id and all, so that
+sandbox run --name N --resume continues the conversation.`,
+		Example: `  sandbox snapshot fix-tests -o fix-tests.tar.gz`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if out == "" {
+				return usagef("where to? give -o FILE.tar.gz")
+			}
+			st, s, err := a.loadSession(args[0])
+			if err != nil {
+				return err
+			}
+			if st.Running(s) {
+				a.note("session %s is running; the snapshot may catch files mid-write", s.ID)
+			}
+			return writeFileAtomic(out, func(w io.Writer) error { return st.Snapshot(s.ID, w, nil) })
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "the archive `FILE` to write")
+	return c
+}
+
+// writeFileAtomic writes a file through a temporary file renamed into
+// place, so a failure leaves nothing half-written.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(dirOf(path), ".sandbox-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+func dirOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		if i == 0 {
+			return "/"
+		}
+		return p[:i]
+	}
+	return "."
+}
+
+func (a *app) restoreCommand() *cobra.Command {
+	var name string
+	c := &cobra.Command{
+		Use:   "restore FILE.tar.gz [--name M]",
+		Short: "Bring back a session from a snapshot, checking its checksums",
+		Long: `restore unpacks a snapshot written by sandbox snapshot as a session (under
+--name, or its own name), after checking every file against the snapshot's
+SHA256SUMS: a corrupt or incomplete archive, or one whose members would land
+outside the session's directory, is refused and leaves nothing behind. The
+restored session keeps its agent session id, so
+sandbox run --name M --resume -- … continues the conversation.`,
+		Example: `  sandbox restore fix-tests.tar.gz
+  sandbox restore fix-tests.tar.gz --name fix-tests-2 && sandbox run --name fix-tests-2 --resume -- claude`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			s, err := a.store().Restore(f, name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			msg := "restored session " + s.ID
+			if s.AgentSessionID != "" {
+				msg += fmt.Sprintf(" (%s session %s; continue it with sandbox run --name %s --resume -- …)", s.Agent, s.AgentSessionID, s.ID)
+			}
+			a.note("%s", msg)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&name, "name", "", "restore under this session `NAME` (default the snapshot's)")
+	return c
+}
+
+// harnessProject is the host project of a harness session's transcript
+// that worked in /workspace.
+func (a *app) harnessProject(s parse.Selected) (string, bool) {
+	if s.Harness == "" || s.Info.Cwd != harness.GuestWorkspace {
+		return "", false
+	}
+	sess, err := a.store().Load(s.Harness)
+	if err != nil || sess.Project == "" {
+		return "", false
+	}
+	if st, err := os.Stat(sess.Project); err != nil || !st.IsDir() {
+		return "", false
+	}
+	return sess.Project, true
+}

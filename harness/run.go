@@ -1,0 +1,423 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentsandbox/sandbox/parse/discover"
+)
+
+// RunOptions are the flags of sandbox run.
+type RunOptions struct {
+	Name    string
+	Runtime string // empty: the session's, or the first available for a new one
+	Image   string
+	Project string
+	Memory  string
+	CPUs    string
+	Network string
+	Env     []string
+	Resume  bool
+	Command []string
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
+	// Note reports what the harness does, for the user (stderr).
+	Note func(format string, args ...any)
+}
+
+// LastLinesKept is how many lines of output a stop event keeps.
+const LastLinesKept = 20
+
+// Open finds or creates the session a run names.
+func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error) {
+	if o.Name != "" {
+		if err := ValidName(o.Name); err != nil {
+			return nil, false, err
+		}
+		sess, err := s.Load(o.Name)
+		if err == nil {
+			if o.Runtime != "" && o.Runtime != sess.Runtime {
+				return nil, false, fmt.Errorf("session %s runs with %s, not %s (a session keeps its runtime; use a new --name)", sess.ID, sess.Runtime, o.Runtime)
+			}
+			if o.Image != "" {
+				sess.Image = o.Image
+			}
+			if o.Project != "" {
+				p, err := projectDir(o.Project)
+				if err != nil {
+					return nil, false, err
+				}
+				sess.Project = p
+			}
+			return sess, false, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, false, err
+		}
+	}
+	if o.Resume {
+		return nil, false, errors.New("--resume needs an existing session: give its --name")
+	}
+	rtName := o.Runtime
+	if rtName == "" {
+		rt, err := Pick(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		rtName = rt.Name()
+	} else if _, err := NewRuntime(rtName); err != nil {
+		return nil, false, err
+	}
+	proj := o.Project
+	if proj == "" {
+		proj = "."
+	}
+	p, err := projectDir(proj)
+	if err != nil {
+		return nil, false, err
+	}
+	now := time.Now().UTC()
+	id := o.Name
+	if id == "" {
+		id = NewID(now)
+	}
+	sess := &Session{ID: id, Name: id, Runtime: rtName, Image: o.Image, Project: p, Created: now, State: StateCreated}
+	if err := os.MkdirAll(s.Home(id), 0o755); err != nil {
+		return nil, false, err
+	}
+	if err := s.Save(sess); err != nil {
+		return nil, false, err
+	}
+	return sess, true, s.Event(id, "session_created", map[string]any{"runtime": rtName, "image": o.Image, "project": p})
+}
+
+func projectDir(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	abs, err = filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("project directory: %w", err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("project %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// ResumeCommand passes the agent's session id back to it: --resume ID for
+// Claude Code, resume ID for Codex; other commands get SANDBOX_RESUME_ID.
+func ResumeCommand(command []string, id string) ([]string, []string) {
+	base := filepath.Base(command[0])
+	switch base {
+	case "claude":
+		return append([]string{command[0], "--resume", id}, command[1:]...), nil
+	case "codex":
+		return append([]string{command[0], "resume", id}, command[1:]...), nil
+	}
+	return command, []string{"SANDBOX_RESUME_ID=" + id}
+}
+
+// Run runs a command in a session's sandbox to its end and records how it
+// ended. The error is the harness's own failure; the agent's exit is in the
+// session.
+func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
+	if len(o.Command) == 0 {
+		return errors.New("no command to run: give it after --")
+	}
+	rt, err := NewRuntime(sess.Runtime)
+	if err != nil {
+		return err
+	}
+	if err := rt.Available(ctx); err != nil {
+		_ = s.Event(sess.ID, "run_refused", map[string]any{"error": err.Error()})
+		return fmt.Errorf("session %s was created with runtime %s, which is not available: %v; sandbox never runs a session without its sandbox", sess.ID, sess.Runtime, strings.TrimSuffix(err.Error(), ": "+ErrUnavailable.Error()))
+	}
+	unlock, err := s.Lock(sess.ID)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// Reload under the lock: the record may have moved on.
+	if cur, err := s.Load(sess.ID); err == nil {
+		cur.Image, cur.Project = sess.Image, sess.Project
+		sess = cur
+	}
+	command, env := o.Command, append([]string(nil), o.Env...)
+	if o.Resume {
+		if sess.AgentSessionID == "" {
+			return fmt.Errorf("session %s has no agent session to resume yet (no transcript was found after its runs)", sess.ID)
+		}
+		var extra []string
+		command, extra = ResumeCommand(command, sess.AgentSessionID)
+		env = append(env, extra...)
+		o.note("resuming %s session %s", orDefault(sess.Agent, "agent"), sess.AgentSessionID)
+	}
+	if sess.Runtime == "local" {
+		o.note("runtime local: the agent runs WITHOUT isolation, with HOME=%s", s.Home(sess.ID))
+	}
+	if err := os.MkdirAll(filepath.Dir(s.OutputLog(sess.ID)), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(s.OutputLog(sess.ID), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if st, err := out.Stat(); err == nil {
+		sess.OutputFrom = st.Size()
+	}
+
+	var mu sync.Mutex
+	sess.Runs++
+	sess.State, sess.Command, sess.Started, sess.Ended = StateRunning, command, time.Now().UTC(), time.Time{}
+	sess.ExitCode, sess.Signal, sess.OOM, sess.Error, sess.ChildPID, sess.Container = 0, "", false, "", 0, ""
+	sess.HarnessPID = os.Getpid()
+	if err := s.Save(sess); err != nil {
+		return err
+	}
+	if err := s.Event(sess.ID, "sandbox_started", map[string]any{"run": sess.Runs, "runtime": sess.Runtime, "image": sess.Image,
+		"command": command, "network": network(o.Network), "memory": o.Memory, "cpus": o.CPUs, "harness_pid": sess.HarnessPID}); err != nil {
+		return err
+	}
+	spec := &Spec{Session: sess, Store: s, Command: command, Env: env, Memory: o.Memory, CPUs: o.CPUs, Network: o.Network,
+		UID: os.Getuid(), GID: os.Getgid(), Stdin: o.Stdin,
+		Stdout: io.MultiWriter(orDiscard(o.Stdout), out), Stderr: io.MultiWriter(orDiscard(o.Stderr), out),
+		Started: func(pid int, container string) {
+			mu.Lock()
+			defer mu.Unlock()
+			sess.ChildPID, sess.Container = pid, container
+			_ = s.Save(sess)
+		}}
+	res, runErr := rt.Run(ctx, spec)
+	mu.Lock()
+	defer mu.Unlock()
+	_ = out.Sync()
+	if runErr != nil {
+		res = Result{ExitCode: 125, Error: runErr.Error()}
+	}
+	s.finish(sess, res, "sandbox_stopped")
+	if res.Container != "" {
+		if err := rt.Remove(context.Background(), sess); err != nil {
+			_ = s.Event(sess.ID, "container_remove_failed", map[string]any{"container": res.Container, "error": err.Error()})
+		} else {
+			_ = s.Event(sess.ID, "container_removed", map[string]any{"container": res.Container})
+		}
+	}
+	s.FindAgentSession(sess)
+	if err := s.Save(sess); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("%s could not run the command: %w", sess.Runtime, runErr)
+	}
+	return nil
+}
+
+func (o *RunOptions) note(format string, args ...any) {
+	if o.Note != nil {
+		o.Note(format, args...)
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// finish records a run's end in the session and as an event.
+func (s *Store) finish(sess *Session, res Result, event string) {
+	sess.Ended = time.Now().UTC()
+	sess.ExitCode, sess.Signal, sess.OOM, sess.Error = res.ExitCode, res.Signal, res.OOM, res.Error
+	switch {
+	case res.OOM:
+		sess.State = StateOOM
+	case res.Signal != "":
+		sess.State = StateKilled
+	case res.Error != "" && res.ExitCode >= 125 && res.ExitCode <= 127:
+		sess.State = StateError
+	default:
+		sess.State = StateExited
+	}
+	fields := map[string]any{"run": sess.Runs, "state": string(sess.State), "exit_code": res.ExitCode, "oom": res.OOM,
+		"duration_ms": sess.Ended.Sub(sess.Started).Milliseconds(), "last_output": s.lastOutput(sess)}
+	if res.Signal != "" {
+		fields["signal"] = res.Signal
+	}
+	if res.Error != "" {
+		fields["error"] = res.Error
+	}
+	if res.Container != "" {
+		fields["container"] = res.Container
+	}
+	_ = s.Event(sess.ID, event, fields)
+}
+
+// ExitStatus is the exit code sandbox run gives back: the agent's, or 128 +
+// the signal number when it was killed.
+func (sess *Session) ExitStatus() int {
+	if sess.ExitCode == 0 && sess.State == StateOOM {
+		return 137
+	}
+	return sess.ExitCode
+}
+
+// FindAgentSession looks for the agent's own session id in the workspace
+// transcripts (the newest one), and stores it.
+func (s *Store) FindAgentSession(sess *Session) {
+	home := s.Home(sess.ID)
+	var f discover.Finder
+	cands := f.Homes(discover.Homes{Codex: filepath.Join(home, ".codex"), Claude: filepath.Join(home, ".claude")}, discover.Window{})
+	sort.SliceStable(cands, func(a, b int) bool { return cands[a].ModTime.After(cands[b].ModTime) })
+	for _, c := range cands {
+		if c.ID == "" || c.Size == 0 {
+			continue
+		}
+		if c.ID != sess.AgentSessionID {
+			_ = s.Event(sess.ID, "agent_session", map[string]any{"agent": string(c.Agent), "agent_session_id": c.ID, "transcript": c.Path})
+		}
+		sess.AgentSessionID, sess.Agent = c.ID, string(c.Agent)
+		return
+	}
+}
+
+// Check notices a session whose harness died while it ran: its lock is free
+// though it says running. It records session_drop with the evidence still
+// there (the harness's pid, the container's state and exit, the last
+// output) and removes a container that has ended. It reports whether it
+// changed the session.
+func (s *Store) Check(ctx context.Context, sess *Session) bool {
+	if sess.State != StateRunning || s.Locked(sess.ID) {
+		return false
+	}
+	fields := map[string]any{"harness_pid": sess.HarnessPID, "harness_alive": pidAlive(sess.HarnessPID),
+		"last_output": s.lastOutput(sess), "run": sess.Runs}
+	sess.State, sess.Ended = StateDropped, time.Now().UTC()
+	sess.Error = "the harness process died while the session ran"
+	if rt, err := NewRuntime(sess.Runtime); err == nil && sess.Container != "" {
+		res, running, ok := rt.Inspect(ctx, sess)
+		fields["container"] = sess.Container
+		switch {
+		case !ok:
+			fields["container_state"] = "missing"
+		case running:
+			fields["container_state"] = "running"
+			sess.Error += "; its container is still running (sandbox stop " + sess.ID + ")"
+		default:
+			fields["container_state"] = "exited"
+			fields["exit_code"], fields["oom"] = res.ExitCode, res.OOM
+			if res.Signal != "" {
+				fields["signal"] = res.Signal
+			}
+			sess.ExitCode, sess.Signal, sess.OOM = res.ExitCode, res.Signal, res.OOM
+			if err := rt.Remove(ctx, sess); err == nil {
+				fields["container_removed"] = true
+			}
+		}
+	} else if sess.ChildPID > 0 {
+		fields["agent_pid"], fields["agent_alive"] = sess.ChildPID, pidAlive(sess.ChildPID)
+	}
+	fields["error"] = sess.Error
+	_ = s.Event(sess.ID, "session_drop", fields)
+	s.FindAgentSession(sess)
+	_ = s.Save(sess)
+	return true
+}
+
+// Running reports whether a session's harness is running it now.
+func (s *Store) Running(sess *Session) bool {
+	return sess.State == StateRunning && s.Locked(sess.ID)
+}
+
+// Stop stops a running session: TERM, then KILL after grace. The harness
+// records the exit; a dropped session whose container still runs is
+// stopped and recorded here.
+func (s *Store) Stop(ctx context.Context, sess *Session, grace time.Duration) (*Session, error) {
+	rt, err := NewRuntime(sess.Runtime)
+	if err != nil {
+		return nil, err
+	}
+	_ = s.Event(sess.ID, "stop_requested", map[string]any{"grace_ms": grace.Milliseconds(), "by_pid": os.Getpid()})
+	if s.Running(sess) {
+		if err := rt.Stop(ctx, sess, grace); err != nil {
+			return nil, err
+		}
+		// The running harness records the exit; wait for it.
+		deadline := time.Now().Add(grace + 30*time.Second)
+		for time.Now().Before(deadline) {
+			if !s.Locked(sess.ID) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		return s.Load(sess.ID)
+	}
+	s.Check(ctx, sess)
+	if _, running, ok := rt.Inspect(ctx, sess); ok && running {
+		if err := rt.Stop(ctx, sess, grace); err != nil {
+			return nil, err
+		}
+		res, _, _ := rt.Inspect(ctx, sess)
+		s.finish(sess, res, "sandbox_stopped")
+		sess.State = StateDropped
+		if err := rt.Remove(ctx, sess); err == nil {
+			_ = s.Event(sess.ID, "container_removed", map[string]any{"container": sess.Container})
+		}
+		return sess, s.Save(sess)
+	}
+	return sess, fmt.Errorf("session %s is not running (%s)", sess.ID, sess.State)
+}
+
+// Remove deletes a session that is not running, and its leftover
+// container.
+func (s *Store) Remove(ctx context.Context, sess *Session) error {
+	if s.Running(sess) {
+		return fmt.Errorf("session %s is running; stop it first (sandbox stop %s)", sess.ID, sess.ID)
+	}
+	if rt, err := NewRuntime(sess.Runtime); err == nil && sess.Container != "" {
+		if _, running, ok := rt.Inspect(ctx, sess); ok && running {
+			return fmt.Errorf("session %s's container %s is still running; stop it first (sandbox stop %s)", sess.ID, sess.Container, sess.ID)
+		}
+		_ = rt.Remove(ctx, sess)
+	}
+	return os.RemoveAll(s.Dir(sess.ID))
+}
+
+// LastActive is when a session last did something: its last output, its
+// record's update, or its end.
+func (s *Store) LastActive(sess *Session) time.Time {
+	t := sess.Updated
+	if st, err := os.Stat(s.OutputLog(sess.ID)); err == nil && st.ModTime().After(t) {
+		t = st.ModTime()
+	}
+	return t
+}
+
+// lastOutput is the last lines the session's current run wrote.
+func (s *Store) lastOutput(sess *Session) []string {
+	return LastLinesFrom(s.OutputLog(sess.ID), sess.OutputFrom, LastLinesKept)
+}

@@ -1,0 +1,647 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Paths inside the sandbox.
+const (
+	GuestHome      = "/home/sandbox"
+	GuestWorkspace = "/workspace"
+	GuestExports   = GuestHome + "/.sandbox-exports.json"
+)
+
+// Spec is one run of a session.
+type Spec struct {
+	Session *Session
+	Store   *Store
+	Command []string
+	Env     []string // extra K=V
+	Memory  string   // e.g. 512m
+	CPUs    string   // e.g. 1.5
+	Network string   // none (default) or host
+	UID     int
+	GID     int
+	Stdin   io.Reader
+	Stdout  io.Writer // live output; the harness also keeps it in logs/output.log
+	Stderr  io.Writer
+	// Started is called once the agent is running, with the process to
+	// signal to stop it and the container, if any.
+	Started func(childPID int, container string)
+}
+
+// Result is how a run ended.
+type Result struct {
+	ExitCode  int
+	Signal    string // SIGKILL, …, when the agent was killed by a signal
+	OOM       bool
+	Error     string // the runtime's own error text
+	Container string
+}
+
+// Runtime runs a session's command in a sandbox.
+type Runtime interface {
+	Name() string
+	// Available says why the runtime cannot be used here, if it cannot.
+	Available(ctx context.Context) error
+	// Run runs the command to its end.
+	Run(ctx context.Context, spec *Spec) (Result, error)
+	// Inspect gathers what the runtime still knows of a session's last run
+	// (a container's state); ok is false when it knows nothing.
+	Inspect(ctx context.Context, sess *Session) (r Result, running, ok bool)
+	// Stop asks a running session's agent to stop: TERM, then KILL after
+	// grace.
+	Stop(ctx context.Context, sess *Session, grace time.Duration) error
+	// Remove removes what the runtime left of a session (its container).
+	Remove(ctx context.Context, sess *Session) error
+}
+
+// ErrUnavailable marks a runtime that cannot be used here.
+var ErrUnavailable = errors.New("runtime unavailable")
+
+// Runtimes are the runtime names, in the order tried by "auto".
+var Runtimes = []string{"docker", "podman", "bwrap", "local"}
+
+// NewRuntime returns the named runtime.
+func NewRuntime(name string) (Runtime, error) {
+	switch name {
+	case "docker", "podman":
+		bin := name
+		if v := os.Getenv("SANDBOX_" + strings.ToUpper(name)); v != "" {
+			bin = v
+		}
+		return &containerRuntime{name: name, bin: bin}, nil
+	case "bwrap":
+		return &bwrapRuntime{}, nil
+	case "local":
+		return &localRuntime{}, nil
+	}
+	return nil, fmt.Errorf("unknown runtime %q (use docker, podman, bwrap or local)", name)
+}
+
+// Pick chooses the runtime for a new session: the first of docker, podman
+// and bwrap that is available. local is never chosen implicitly.
+func Pick(ctx context.Context) (Runtime, error) {
+	var why []string
+	for _, n := range Runtimes[:3] {
+		rt, _ := NewRuntime(n)
+		err := rt.Available(ctx)
+		if err == nil {
+			return rt, nil
+		}
+		why = append(why, err.Error())
+	}
+	return nil, fmt.Errorf("no sandbox runtime available (%s); install Docker, Podman or bubblewrap, or choose --runtime local to run without isolation", strings.Join(why, "; "))
+}
+
+// signalName names the signal an exit code 128+n stands for.
+func signalName(n int) string {
+	s := syscall.Signal(n)
+	names := map[syscall.Signal]string{
+		syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
+		syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
+		syscall.SIGKILL: "SIGKILL", syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+		syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM", syscall.SIGXCPU: "SIGXCPU",
+	}
+	if name, ok := names[s]; ok {
+		return name
+	}
+	return "signal " + strconv.Itoa(n)
+}
+
+// fromWait turns a process's end into a Result: a shell-style exit code,
+// 128+n for a signal (bwrap reports its child's signal that way too).
+func fromWait(err error) (Result, error) {
+	if err == nil {
+		return Result{}, nil
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return Result{ExitCode: 127, Error: err.Error()}, nil
+	}
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		n := int(ws.Signal())
+		return Result{ExitCode: 128 + n, Signal: signalName(n)}, nil
+	}
+	code := ee.ExitCode()
+	r := Result{ExitCode: code}
+	if code > 128 && code < 160 {
+		r.Signal = signalName(code - 128)
+	}
+	return r, nil
+}
+
+// guestEnv is the environment every runtime gives the agent.
+func guestEnv(spec *Spec) []string {
+	env := []string{
+		"HOME=" + GuestHome,
+		"SANDBOX_SESSION=" + spec.Session.ID,
+		"DOCKER_SANDBOX=1",
+		"SANDBOX_EXPORTS=" + GuestExports,
+		"USER=sandbox",
+		"TERM=" + termOr("xterm"),
+	}
+	return append(env, spec.Env...)
+}
+
+func termOr(def string) string {
+	if t := os.Getenv("TERM"); t != "" {
+		return t
+	}
+	return def
+}
+
+// hiddenStore returns the path under the project, if any, where the
+// harness's own state is, so the runtime can cover it: one session must
+// never see another's workspace, even when the project holds the store.
+func hiddenStore(project, store string) (string, bool) {
+	rel, err := filepath.Rel(project, filepath.Join(store, "sessions"))
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		rel2, err2 := filepath.Rel(project, store)
+		if err2 != nil || strings.HasPrefix(rel2, "..") {
+			return "", false
+		}
+		return filepath.ToSlash(rel2), true
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// ---- Docker and Podman ----
+
+type containerRuntime struct {
+	name, bin string
+}
+
+func (c *containerRuntime) Name() string { return c.name }
+
+func (c *containerRuntime) Available(ctx context.Context) error {
+	if _, err := exec.LookPath(c.bin); err != nil {
+		return fmt.Errorf("%s is not installed (%s not found in PATH): %w", c.name, c.bin, ErrUnavailable)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, c.bin, "version", "--format", "{{.Server.Version}}").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s is not running: %s: %w", c.name, firstLine(string(out), err), ErrUnavailable)
+	}
+	return nil
+}
+
+func firstLine(s string, err error) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return err.Error()
+	}
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:] // the last line says why
+	}
+	return s
+}
+
+// containerName is the container of a session's run.
+func containerName(sess *Session) string {
+	return fmt.Sprintf("sandbox-%s-%d", sess.ID, sess.Runs)
+}
+
+func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
+	sess := spec.Session
+	if sess.Image == "" {
+		return Result{}, fmt.Errorf("%s needs an image: give --image", c.name)
+	}
+	name := containerName(sess)
+	_ = c.rm(ctx, name) // a leftover of a dropped run of the same number
+	args := []string{"run", "--name", name,
+		"--label", "sandbox.session=" + sess.ID,
+		"--label", "sandbox.store=" + spec.Store.Root,
+		"--user", fmt.Sprintf("%d:%d", spec.UID, spec.GID),
+		"--network", network(spec.Network),
+		"-v", spec.Store.Home(sess.ID) + ":" + GuestHome,
+		"-v", sess.Project + ":" + GuestWorkspace,
+		"-w", GuestWorkspace,
+		"--init=false",
+	}
+	if c.name == "podman" {
+		args = append(args, "--userns=keep-id")
+	}
+	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
+		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
+	}
+	if spec.Memory != "" {
+		args = append(args, "--memory", spec.Memory, "--memory-swap", spec.Memory)
+	}
+	if spec.CPUs != "" {
+		args = append(args, "--cpus", spec.CPUs)
+	}
+	for _, e := range guestEnv(spec) {
+		args = append(args, "-e", e)
+	}
+	if spec.Stdin != nil {
+		args = append(args, "-i")
+	}
+	args = append(args, sess.Image)
+	args = append(args, spec.Command...)
+	cmd := exec.Command(c.bin, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a ^C reaches the agent through the harness
+	if err := cmd.Start(); err != nil {
+		return Result{}, err
+	}
+	done := make(chan struct{})
+	go func() {
+		// Tell the caller the container's process, once it is up.
+		for i := 0; i < 100; i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			if pid := c.pid(ctx, name); pid > 0 {
+				if spec.Started != nil {
+					spec.Started(pid, name)
+				}
+				return
+			}
+		}
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = c.stop(context.Background(), name, 10*time.Second)
+		case <-done:
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	r, _, ok := c.inspect(context.Background(), name)
+	if !ok {
+		// The container never came to be: the client's own error.
+		r, _ = fromWait(werr)
+		r.Error = "the container was not created (see the output above)"
+		return r, nil
+	}
+	r.Container = name
+	return r, nil
+}
+
+func network(n string) string {
+	if n == "host" {
+		return "host"
+	}
+	return "none"
+}
+
+func (c *containerRuntime) pid(ctx context.Context, name string) int {
+	out, err := exec.CommandContext(ctx, c.bin, "inspect", "--format", "{{.State.Pid}}", name).Output()
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	return n
+}
+
+// inspect reads a container's end: exit code, OOM flag, the runtime's error.
+func (c *containerRuntime) inspect(ctx context.Context, name string) (Result, bool, bool) {
+	out, err := exec.CommandContext(ctx, c.bin, "inspect", "--format",
+		"{{.State.Status}}|{{.State.ExitCode}}|{{.State.OOMKilled}}|{{.State.Error}}", name).Output()
+	if err != nil {
+		return Result{}, false, false
+	}
+	parts := strings.SplitN(strings.TrimSpace(string(out)), "|", 4)
+	if len(parts) < 4 {
+		return Result{}, false, false
+	}
+	code, _ := strconv.Atoi(parts[1])
+	r := Result{ExitCode: code, OOM: parts[2] == "true", Error: parts[3], Container: name}
+	if code > 128 && code < 160 {
+		r.Signal = signalName(code - 128)
+	}
+	if parts[0] == "created" && r.Error != "" && code == 0 {
+		r.ExitCode = 125 // never started
+	}
+	return r, parts[0] == "running" || parts[0] == "paused" || parts[0] == "restarting", true
+}
+
+func (c *containerRuntime) Inspect(ctx context.Context, sess *Session) (Result, bool, bool) {
+	if sess.Container == "" {
+		return Result{}, false, false
+	}
+	return c.inspect(ctx, sess.Container)
+}
+
+func (c *containerRuntime) stop(ctx context.Context, name string, grace time.Duration) error {
+	out, err := exec.CommandContext(ctx, c.bin, "stop", "--time", strconv.Itoa(int(grace.Round(time.Second)/time.Second)), name).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s stop %s: %s", c.name, name, firstLine(string(out), err))
+	}
+	return nil
+}
+
+func (c *containerRuntime) Stop(ctx context.Context, sess *Session, grace time.Duration) error {
+	if sess.Container == "" {
+		return fmt.Errorf("session %s has no container", sess.ID)
+	}
+	return c.stop(ctx, sess.Container, grace)
+}
+
+func (c *containerRuntime) rm(ctx context.Context, name string) error {
+	out, err := exec.CommandContext(ctx, c.bin, "rm", "--force", name).CombinedOutput()
+	if err != nil && !strings.Contains(strings.ToLower(string(out)), "no such container") {
+		return fmt.Errorf("%s rm %s: %s", c.name, name, firstLine(string(out), err))
+	}
+	return nil
+}
+
+func (c *containerRuntime) Remove(ctx context.Context, sess *Session) error {
+	if sess.Container == "" {
+		return nil
+	}
+	return c.rm(ctx, sess.Container)
+}
+
+// Leftovers lists the containers the harness left behind in a store (found
+// by label), running or not.
+func (c *containerRuntime) Leftovers(ctx context.Context, store string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, c.bin, "ps", "--all", "--quiet", "--no-trunc",
+		"--filter", "label=sandbox.store="+store, "--format", "{{.Names}}").Output()
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// Leftovers lists a container runtime's containers left behind in a store.
+func Leftovers(ctx context.Context, rt Runtime, store string) ([]string, error) {
+	if c, ok := rt.(*containerRuntime); ok {
+		return c.Leftovers(ctx, store)
+	}
+	return nil, nil
+}
+
+// RemoveContainer removes a container by name.
+func RemoveContainer(ctx context.Context, rt Runtime, name string) error {
+	if c, ok := rt.(*containerRuntime); ok {
+		return c.rm(ctx, name)
+	}
+	return nil
+}
+
+// ---- processes: bubblewrap and local ----
+
+// procRun starts cmd in its own process group, reports the agent's pid,
+// stops it on cancellation, and waits.
+func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, agentPID func() int, afterStart func()) (Result, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err := cmd.Start()
+	if afterStart != nil {
+		afterStart()
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < 100; i++ {
+			if pid := agentPID(); pid > 0 {
+				if spec.Started != nil {
+					spec.Started(pid, "")
+				}
+				break
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		select {
+		case <-ctx.Done():
+			if pid := agentPID(); pid > 0 {
+				_ = signalThenKill(pid, 10*time.Second, done)
+			}
+		case <-done:
+		}
+	}()
+	werr := cmd.Wait()
+	close(done)
+	return fromWait(werr)
+}
+
+// signalThenKill sends TERM, waits up to grace for the process to go, and
+// then sends KILL.
+func signalThenKill(pid int, grace time.Duration, done <-chan struct{}) error {
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return err
+	}
+	deadline := time.After(grace)
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-deadline:
+			return syscall.Kill(pid, syscall.SIGKILL)
+		case <-time.After(50 * time.Millisecond):
+			if syscall.Kill(pid, 0) != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// pidAlive reports whether a process exists.
+func pidAlive(pid int) bool {
+	return pid > 0 && syscall.Kill(pid, 0) == nil
+}
+
+func stopPID(sess *Session, grace time.Duration) error {
+	if !pidAlive(sess.ChildPID) {
+		return fmt.Errorf("session %s: its agent (pid %d) is not running", sess.ID, sess.ChildPID)
+	}
+	return signalThenKill(sess.ChildPID, grace, nil)
+}
+
+type bwrapRuntime struct{}
+
+func (*bwrapRuntime) Name() string { return "bwrap" }
+
+func (*bwrapRuntime) Available(ctx context.Context) error {
+	p, err := exec.LookPath("bwrap")
+	if err != nil {
+		return fmt.Errorf("bwrap is not installed (apt-get install bubblewrap): %w", ErrUnavailable)
+	}
+	out, err := exec.CommandContext(ctx, p, "--ro-bind", "/", "/", "--unshare-all", "--", "true").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("bwrap cannot create namespaces here: %s: %w", firstLine(string(out), err), ErrUnavailable)
+	}
+	return nil
+}
+
+// systemDirs are bound read-only into a bubblewrap sandbox: the system, not
+// the host's homes, /tmp or the harness's state.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix"}
+
+func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
+	if spec.Memory != "" || spec.CPUs != "" {
+		return Result{}, errors.New("bwrap cannot limit memory or CPUs; use --runtime docker or podman for --memory and --cpus")
+	}
+	sess := spec.Session
+	args := []string{"--die-with-parent", "--new-session", "--unshare-all"}
+	if spec.Network == "host" {
+		args = append(args, "--share-net")
+	}
+	for _, d := range systemDirs {
+		if _, err := os.Lstat(d); err == nil {
+			args = append(args, "--ro-bind", d, d)
+		}
+	}
+	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"--bind", spec.Store.Home(sess.ID), GuestHome,
+		"--bind", sess.Project, GuestWorkspace)
+	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
+		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
+	}
+	// The agent's executable, when it lives outside the system directories.
+	exe, err := exec.LookPath(spec.Command[0])
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", spec.Command[0], err)
+	}
+	exe, _ = filepath.Abs(exe)
+	if !underAny(exe, systemDirs) {
+		args = append(args, "--ro-bind", exe, exe)
+	}
+	if spec.UID != os.Getuid() || spec.GID != os.Getgid() {
+		args = append(args, "--uid", strconv.Itoa(spec.UID), "--gid", strconv.Itoa(spec.GID))
+	}
+	args = append(args, "--clearenv")
+	for _, e := range append([]string{"PATH=" + os.Getenv("PATH")}, guestEnv(spec)...) {
+		k, v, _ := strings.Cut(e, "=")
+		args = append(args, "--setenv", k, v)
+	}
+	args = append(args, "--chdir", GuestWorkspace, "--info-fd", "3", "--", exe)
+	args = append(args, spec.Command[1:]...)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{}, err
+	}
+	cmd := exec.Command("bwrap", args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	cmd.ExtraFiles = []*os.File{pw}
+	info := make(chan int, 1)
+	go func() {
+		b, _ := io.ReadAll(pr)
+		pr.Close()
+		info <- jsonInt(string(b), "child-pid")
+	}()
+	var initPID int
+	agent := func() int {
+		if initPID == 0 {
+			select {
+			case initPID = <-info:
+			default:
+				return 0
+			}
+		}
+		// bwrap's own init is the child; the agent is its child.
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", initPID, initPID))
+		if err != nil {
+			return 0
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0
+		}
+		n, _ := strconv.Atoi(f[0])
+		return n
+	}
+	return procRun(ctx, cmd, spec, agent, func() { pw.Close() })
+}
+
+func jsonInt(s, key string) int {
+	i := strings.Index(s, `"`+key+`"`)
+	if i < 0 {
+		return 0
+	}
+	s = strings.TrimLeft(s[i+len(key)+2:], " \t\n:")
+	j := 0
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	n, _ := strconv.Atoi(s[:j])
+	return n
+}
+
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (*bwrapRuntime) Inspect(context.Context, *Session) (Result, bool, bool) {
+	return Result{}, false, false
+}
+
+func (*bwrapRuntime) Stop(_ context.Context, sess *Session, grace time.Duration) error {
+	return stopPID(sess, grace)
+}
+
+func (*bwrapRuntime) Remove(context.Context, *Session) error { return nil }
+
+// localRuntime runs the command directly, without isolation. It is never
+// chosen implicitly.
+type localRuntime struct{}
+
+func (*localRuntime) Name() string                    { return "local" }
+func (*localRuntime) Available(context.Context) error { return nil }
+
+func (*localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
+	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
+	cmd.Dir = spec.Session.Project
+	env := []string{}
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "HOME=") {
+			env = append(env, e)
+		}
+	}
+	// Locally HOME is the workspace on the host itself.
+	for _, e := range guestEnv(spec) {
+		switch {
+		case strings.HasPrefix(e, "HOME="):
+			e = "HOME=" + spec.Store.Home(spec.Session.ID)
+		case strings.HasPrefix(e, "SANDBOX_EXPORTS="):
+			e = "SANDBOX_EXPORTS=" + filepath.Join(spec.Store.Home(spec.Session.ID), ".sandbox-exports.json")
+		}
+		env = append(env, e)
+	}
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	var pid int
+	return procRun(ctx, cmd, spec, func() int {
+		if pid == 0 && cmd.Process != nil {
+			pid = cmd.Process.Pid
+		}
+		return pid
+	}, nil)
+}
+
+func (*localRuntime) Inspect(context.Context, *Session) (Result, bool, bool) {
+	return Result{}, false, false
+}
+
+func (*localRuntime) Stop(_ context.Context, sess *Session, grace time.Duration) error {
+	return stopPID(sess, grace)
+}
+
+func (*localRuntime) Remove(context.Context, *Session) error { return nil }

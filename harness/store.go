@@ -1,0 +1,288 @@
+package harness
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// State is a session's state.
+type State string
+
+// States.
+const (
+	StateCreated State = "created"
+	StateRunning State = "running"
+	StateExited  State = "exited"
+	StateKilled  State = "killed" // by a signal
+	StateOOM     State = "oom"
+	StateDropped State = "dropped" // the harness died; found by ps
+	StateError   State = "error"   // the runtime could not start it
+)
+
+// Session is a harness session's record (session.json).
+type Session struct {
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	Runtime string    `json:"runtime"`
+	Image   string    `json:"image,omitempty"`
+	Project string    `json:"project"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	State   State     `json:"state"`
+	// The last run.
+	Command    []string  `json:"command,omitempty"`
+	Started    time.Time `json:"started,omitzero"`
+	Ended      time.Time `json:"ended,omitzero"`
+	ExitCode   int       `json:"exit_code"`
+	Signal     string    `json:"signal,omitempty"`
+	OOM        bool      `json:"oom,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	HarnessPID int       `json:"harness_pid,omitempty"`
+	ChildPID   int       `json:"child_pid,omitempty"`
+	Container  string    `json:"container,omitempty"`
+	// AgentSessionID is the agent's own session id, found in the workspace
+	// transcripts after each run; --resume passes it back.
+	AgentSessionID string `json:"agent_session_id,omitempty"`
+	Agent          string `json:"agent,omitempty"`
+	Runs           int    `json:"runs"`
+	// OutputFrom is where the last run's output starts in logs/output.log.
+	OutputFrom int64 `json:"output_from,omitempty"`
+}
+
+// Store is the harness's state directory.
+type Store struct {
+	Root string
+}
+
+// DefaultRoot is $SANDBOX_HOME, else $XDG_STATE_HOME/sandbox, else
+// ~/.local/state/sandbox.
+func DefaultRoot() string {
+	if d := os.Getenv("SANDBOX_HOME"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "sandbox")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "state", "sandbox")
+}
+
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidName checks a session name: letters, digits, ".", "_" and "-", not
+// starting with a dot or dash, so it can never walk out of the store.
+func ValidName(n string) error {
+	if !nameRe.MatchString(n) || strings.Contains(n, "..") {
+		return fmt.Errorf("session name %q: use up to 64 letters, digits, '.', '_' and '-', starting with a letter or digit", n)
+	}
+	return nil
+}
+
+// Dir is a session's directory.
+func (s *Store) Dir(id string) string { return filepath.Join(s.Root, "sessions", id) }
+
+// Home is a session's workspace, mounted as the agent's HOME.
+func (s *Store) Home(id string) string { return filepath.Join(s.Dir(id), "home") }
+
+// OutputLog and RuntimeLog are a session's logs.
+func (s *Store) OutputLog(id string) string { return filepath.Join(s.Dir(id), "logs", "output.log") }
+func (s *Store) RuntimeLog(id string) string {
+	return filepath.Join(s.Dir(id), "logs", "runtime.jsonl")
+}
+
+// Manifest is where a session's export manifest is written after each run.
+func (s *Store) Manifest(id string) string { return filepath.Join(s.Dir(id), "manifest.json") }
+
+// NewID returns a fresh session id.
+func NewID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Load reads a session by id or name.
+func (s *Store) Load(idOrName string) (*Session, error) {
+	if err := ValidName(idOrName); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(s.Dir(idOrName), "session.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no session %q in %s: %w", idOrName, filepath.Join(s.Root, "sessions"), fs.ErrNotExist)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var sess Session
+	if err := json.Unmarshal(b, &sess); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(s.Dir(idOrName), "session.json"), err)
+	}
+	return &sess, nil
+}
+
+// Save writes a session's record atomically.
+func (s *Store) Save(sess *Session) error {
+	sess.Updated = time.Now().UTC()
+	b, err := json.MarshalIndent(sess, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := s.Dir(sess.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".session.json.*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, "session.json"))
+}
+
+// List returns every session, oldest first.
+func (s *Store) List() ([]*Session, error) {
+	entries, err := os.ReadDir(filepath.Join(s.Root, "sessions"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*Session
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		sess, err := s.Load(e.Name())
+		if err != nil {
+			continue
+		}
+		out = append(out, sess)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Created.Before(out[b].Created) })
+	return out, nil
+}
+
+// Lock takes a session's run lock without waiting: two runs of one session
+// at once are refused.
+func (s *Store) Lock(id string) (func(), error) {
+	if err := os.MkdirAll(s.Dir(id), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(s.Dir(id), "run.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session %s is already running (another sandbox run holds its lock)", id)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// Locked reports whether a session's run lock is held by a live process.
+func (s *Store) Locked(id string) bool {
+	f, err := os.OpenFile(filepath.Join(s.Dir(id), "run.lock"), os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return true
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
+// Event appends an event to a session's runtime log, synced to disk before
+// it returns, so the record survives whatever happens next.
+func (s *Store) Event(id, event string, fields map[string]any) error {
+	p := s.RuntimeLog(id)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	log := zerolog.New(f).With().Timestamp().Str("session", id).Logger()
+	e := log.Info()
+	for _, k := range sortedKeys(fields) {
+		e = e.Interface(k, fields[k])
+	}
+	e.Msg(event)
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LastLines returns the last n lines of a file.
+func LastLines(path string, n int) []string { return LastLinesFrom(path, 0, n) }
+
+// LastLinesFrom returns the last n lines of a file after offset from.
+func LastLinesFrom(path string, from int64, n int) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := st.Size() - 64<<10
+	cut := true
+	if off <= from {
+		off, cut = min(from, st.Size()), false
+	}
+	buf := make([]byte, st.Size()-off)
+	k, _ := f.ReadAt(buf, off)
+	lines := strings.Split(strings.TrimRight(string(buf[:k]), "\n"), "\n")
+	if cut && len(lines) > 0 {
+		lines = lines[1:] // the first may be cut
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	return lines
+}
