@@ -31,6 +31,7 @@ fuzz:
 	$(GO) test ./parse/claude -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./recover -run '^$$' -fuzz '^FuzzApplyEdit$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./recover -run '^$$' -fuzz '^FuzzEditNotebook$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./harness -run '^$$' -fuzz '^FuzzRestore$$' -fuzztime $(FUZZTIME)
 
 # Benchmarks, BENCHCOUNT runs each, into bench/new.txt; compared with
 # bench/old.txt by benchstat when there is one (mv bench/new.txt bench/old.txt

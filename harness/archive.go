@@ -191,6 +191,9 @@ func extract(r io.Reader, dir string) (map[string]string, map[string]string, err
 		if err != nil {
 			return nil, nil, fmt.Errorf("snapshot: %w", err)
 		}
+		if sparse(h) {
+			return nil, nil, fmt.Errorf("snapshot member %s: a sparse file, which sandbox snapshot never writes", h.Name)
+		}
 		name := strings.TrimSuffix(h.Name, "/")
 		if !filepath.IsLocal(name) {
 			return nil, nil, fmt.Errorf("snapshot member %q escapes the session directory", h.Name)
@@ -234,6 +237,20 @@ func extract(r io.Reader, dir string) (map[string]string, map[string]string, err
 		}
 	}
 	return got, want, nil
+}
+
+// sparse reports a GNU sparse member, whose logical size can be far beyond
+// the archive's.
+func sparse(h *tar.Header) bool {
+	if h.Typeflag == tar.TypeGNUSparse {
+		return true
+	}
+	for k := range h.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
 }
 
 func readSums(r io.Reader) (map[string]string, error) {
