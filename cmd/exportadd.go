@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
@@ -81,23 +83,10 @@ func (a *app) runExportAdd(paths []string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".*")
-	if err != nil {
+	if err := harness.WriteFileAtomic(target, func(w io.Writer) error {
+		_, err := w.Write(append(out, '\n'))
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(out, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
+	}); err != nil {
 		return err
 	}
 	if !a.quiet && !a.json {

@@ -434,43 +434,11 @@ sandbox run --name N --resume continues the conversation.`,
 			if st.Running(s) {
 				a.note("session %s is running; the snapshot may catch files mid-write", s.ID)
 			}
-			return writeFileAtomic(out, func(w io.Writer) error { return st.Snapshot(s.ID, w, nil) })
+			return harness.WriteFileAtomic(out, func(w io.Writer) error { return st.Snapshot(s.ID, w, nil) })
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "the archive `FILE` to write")
 	return c
-}
-
-// writeFileAtomic writes a file through a temporary file renamed into
-// place, so a failure leaves nothing half-written.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(dirOf(path), ".sandbox-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
-}
-
-func dirOf(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		if i == 0 {
-			return "/"
-		}
-		return p[:i]
-	}
-	return "."
 }
 
 func (a *app) restoreCommand() *cobra.Command {

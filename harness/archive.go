@@ -368,24 +368,8 @@ func (s *Store) archive(id, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".archive-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
 	keep := func(rel string) bool {
 		return rel == "session.json" || rel == "manifest.json" || strings.HasPrefix(rel, "logs/")
 	}
-	if err := s.Snapshot(id, f, keep); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return WriteFileAtomic(path, func(w io.Writer) error { return s.Snapshot(id, w, keep) })
 }
