@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 func (a *app) store() *harness.Store { return &harness.Store{Root: harness.DefaultRoot()} }
@@ -91,6 +94,14 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 	o.Stdin, o.Stdout, o.Stderr, o.Note = a.stdin, a.stdout, a.stderr, a.note
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
+	}
+	if f, ok := a.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		// Interactive: the agent reads the keyboard and handles ^C itself;
+		// TERM and HUP still stop it through the harness.
+		o.TTY = true
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.WithoutCancel(ctx), syscall.SIGTERM, syscall.SIGHUP)
+		defer stop()
 	}
 	st := a.store()
 	sess, created, err := st.Open(ctx, o)

@@ -29,6 +29,7 @@ type RunOptions struct {
 	Resume  bool
 	Command []string
 	Stdin   io.Reader
+	TTY     bool // stdin is a terminal: see Spec.TTY
 	Stdout  io.Writer
 	Stderr  io.Writer
 	// Note reports what the harness does, for the user (stderr).
@@ -196,7 +197,7 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 		return err
 	}
 	spec := &Spec{Session: sess, Store: s, Command: command, Env: env, Memory: o.Memory, CPUs: o.CPUs, Network: o.Network,
-		UID: os.Getuid(), GID: os.Getgid(), Stdin: o.Stdin,
+		UID: os.Getuid(), GID: os.Getgid(), Stdin: o.Stdin, TTY: o.TTY,
 		Stdout: io.MultiWriter(orDiscard(o.Stdout), out), Stderr: io.MultiWriter(orDiscard(o.Stderr), out),
 		Started: func(pid int, container string) {
 			mu.Lock()

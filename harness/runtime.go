@@ -33,8 +33,13 @@ type Spec struct {
 	UID     int
 	GID     int
 	Stdin   io.Reader
-	Stdout  io.Writer // live output; the harness also keeps it in logs/output.log
-	Stderr  io.Writer
+	// TTY: stdin is the user's terminal. The agent then runs in the
+	// terminal's foreground process group, so it reads the keyboard and
+	// gets ^C itself (an agent uses it to interrupt a turn), and Docker
+	// gives it a terminal (-t).
+	TTY    bool
+	Stdout io.Writer // live output; the harness also keeps it in logs/output.log
+	Stderr io.Writer
 	// Started is called once the agent is running, with the process to
 	// signal to stop it and the container, if any.
 	Started func(childPID int, container string)
@@ -249,11 +254,14 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	if spec.Stdin != nil {
 		args = append(args, "-i")
 	}
+	if spec.TTY {
+		args = append(args, "-t")
+	}
 	args = append(args, sess.Image)
 	args = append(args, spec.Command...)
 	cmd := exec.Command(c.bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a ^C reaches the agent through the harness
+	cmd.SysProcAttr = procAttr(spec)
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
 	}
@@ -401,7 +409,7 @@ func RemoveContainer(ctx context.Context, rt Runtime, name string) error {
 // procRun starts cmd in its own process group, reports the agent's pid,
 // stops it on cancellation, and waits.
 func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, agentPID func() int, afterStart func()) (Result, error) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr(spec)
 	err := cmd.Start()
 	if afterStart != nil {
 		afterStart()
@@ -435,6 +443,13 @@ func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, agentPID func() int
 	werr := cmd.Wait()
 	close(done)
 	return fromWait(werr)
+}
+
+// procAttr puts a non-interactive run in its own process group, so a ^C
+// reaches the agent through the harness (TERM, grace, KILL, recorded); an
+// interactive one stays in the terminal's foreground group.
+func procAttr(spec *Spec) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: !spec.TTY}
 }
 
 // signalThenKill sends TERM, waits up to grace for the process to go, and
@@ -495,7 +510,13 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		return Result{}, errors.New("bwrap cannot limit memory or CPUs; use --runtime docker or podman for --memory and --cpus")
 	}
 	sess := spec.Session
-	args := []string{"--die-with-parent", "--new-session", "--unshare-all"}
+	args := []string{"--die-with-parent", "--unshare-all"}
+	if !spec.TTY {
+		// No controlling terminal: nothing inside can push keystrokes
+		// into the caller's terminal (TIOCSTI). An interactive agent
+		// keeps the terminal it needs.
+		args = append(args, "--new-session")
+	}
 	if spec.Network == "host" {
 		args = append(args, "--share-net")
 	}
