@@ -269,6 +269,13 @@ func harnessScenario(t *testing.T, h *harnessEnv) {
 		t.Errorf("exit 3 recorded as %v", ev)
 	}
 	mustContain(t, "last output of exit 3", fmt.Sprint(ev["last_output"]), "exiting with code 3")
+	out, errOut, code = h.sandbox(nil, "inspect", "s3")
+	if code != 0 {
+		t.Fatalf("inspect s3: exit %d\n%s", code, errOut)
+	}
+	mustContain(t, "inspect of a harness session", out, "harness session s3, last run (1)")
+	mustContain(t, "inspect of a harness session", out, "exited with code 3")
+	mustContain(t, "inspect of a harness session", out, "| fakeagent: exiting with code 3")
 
 	// kill -9 of the agent: 137, SIGKILL, the last output.
 	cmd, s := h.start("k9", "-p", "work", "--sleep", "120s")

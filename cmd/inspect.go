@@ -70,6 +70,9 @@ type inspection struct {
 	Files         []fileView         `json:"files"`
 	Unrecoverable []issue            `json:"unrecoverable"`
 	Warnings      []manifest.Warning `json:"warnings"`
+	// Sandbox is how the harness's runs of the session ended, for a
+	// session run by sandbox run (from its runtime log).
+	Sandbox []sandboxEnd `json:"sandbox,omitempty"`
 }
 
 type verdict struct {
@@ -149,6 +152,7 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 	if err != nil {
 		return err
 	}
+	in.Sandbox = a.sandboxEnds(sel)
 	if o.HTML != "" {
 		if err := writeHTML(o.HTML, in); err != nil {
 			return err
@@ -394,6 +398,12 @@ func (a *app) printInspection(in *inspection) {
 	fmt.Fprintf(out, "\nverdict: %s\n  %s\n", in.Verdict.State, in.Verdict.Summary)
 	for _, e := range in.Verdict.Evidence {
 		fmt.Fprintf(out, "  evidence: %s\n", e)
+	}
+	for _, e := range in.Sandbox {
+		fmt.Fprintf(out, "  sandbox: %s\n", e)
+		for _, l := range e.LastOutput {
+			fmt.Fprintf(out, "    | %s\n", l)
+		}
 	}
 	c := in.Counts
 	fmt.Fprintf(out, "\n%d turns, %d tool calls (%d failed, %d rejected, %d unknown); %d file ops (%d applied); %d files; %d drift\n",
