@@ -79,6 +79,9 @@ func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error)
 	} else if _, err := NewRuntime(rtName); err != nil {
 		return nil, false, err
 	}
+	if (rtName == "docker" || rtName == "podman") && o.Image == "" {
+		return nil, false, fmt.Errorf("a %s session needs an image: give --image (it is remembered for later runs)", rtName)
+	}
 	proj := o.Project
 	if proj == "" {
 		proj = "."
@@ -148,6 +151,9 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 	if err := rt.Available(ctx); err != nil {
 		_ = s.Event(sess.ID, "run_refused", map[string]any{"error": err.Error()})
 		return fmt.Errorf("session %s was created with runtime %s, which is not available: %v; sandbox never runs a session without its sandbox", sess.ID, sess.Runtime, strings.TrimSuffix(err.Error(), ": "+ErrUnavailable.Error()))
+	}
+	if st, err := os.Stat(sess.Project); err != nil || !st.IsDir() {
+		return fmt.Errorf("session %s: its project %s is not a directory here; give --project DIR", sess.ID, sess.Project)
 	}
 	unlock, err := s.Lock(sess.ID)
 	if err != nil {

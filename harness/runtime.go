@@ -295,11 +295,30 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	if !ok {
 		// The container never came to be: the client's own error.
 		r, _ = fromWait(werr)
-		r.Error = "the container was not created (see the output above)"
+		r.Error = "the container was not created"
+		if msg := clientError(LastLinesFrom(spec.Store.OutputLog(sess.ID), sess.OutputFrom, 8)); msg != "" {
+			r.Error += ": " + msg
+		}
 		return r, nil
 	}
 	r.Container = name
 	return r, nil
+}
+
+// clientError picks the container client's own error out of its last lines
+// ("docker: Error response from daemon: …"), else its last words.
+func clientError(lines []string) string {
+	last := ""
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.Contains(strings.ToLower(l), "error") {
+			return l
+		}
+		if last == "" {
+			last = l
+		}
+	}
+	return last
 }
 
 func network(n string) string {
