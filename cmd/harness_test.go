@@ -463,3 +463,90 @@ func TestHarnessDocker(t *testing.T) {
 		t.Errorf("gc kept no archive")
 	}
 }
+
+// TestHarnessAsAnotherUser runs the harness as an unprivileged user when the
+// tests run as root (as on CI machines), so "the files belong to the
+// caller" is not trivially true of root.
+func TestHarnessAsAnotherUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("not root: the other harness tests already run as an unprivileged caller")
+	}
+	const uid, gid = 65534, 65534
+	agent := filepath.Join(buildFakeAgent(t), "claude")
+	self, err := exec.LookPath("sandbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := os.MkdirTemp("", "sandbox-uid-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	for _, d := range []string{"bin", "home", "state", "project"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = os.Chmod(base, 0o755)
+	for from, to := range map[string]string{self: "sandbox", agent: "claude"} {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, "bin", to), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{"home", "state", "project"} {
+		if err := os.Chown(filepath.Join(base, d), uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(t *testing.T, groups []uint32, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(base, "bin", "sandbox"), args...)
+		cmd.Dir = filepath.Join(base, "project")
+		cmd.Env = []string{"HOME=" + filepath.Join(base, "home"), "SANDBOX_HOME=" + filepath.Join(base, "state"),
+			"CODEX_HOME=" + filepath.Join(base, "home", ".codex"), "CLAUDE_CONFIG_DIR=" + filepath.Join(base, "home", ".claude"),
+			"PATH=" + filepath.Join(base, "bin") + ":/usr/local/bin:/usr/bin:/bin"}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid, Groups: groups}}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("sandbox %v as uid %d: %v\n%s", args, uid, err, out)
+		}
+		return string(out)
+	}
+	check := func(t *testing.T, name string, groups []uint32, runArgs ...string) {
+		args := append([]string{"run", "--name", name}, runArgs...)
+		run(t, groups, append(args, "--", "claude", "-p", "remember AURORA-42", "--write", name+".txt=mine")...)
+		for _, p := range []string{filepath.Join(base, "project", name+".txt"), filepath.Join(base, "state", "sessions", name, "home", ".claude")} {
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sys := st.Sys().(*syscall.Stat_t); sys.Uid != uid || sys.Gid != gid {
+				t.Errorf("%s belongs to %d:%d, not the caller %d:%d", p, sys.Uid, sys.Gid, uid, gid)
+			}
+		}
+		out := run(t, groups, "run", "--name", name, "--resume", "--", "claude", "-p", "what was it?")
+		mustContain(t, "resume as another user", out, "You asked me to remember AURORA-42.")
+	}
+	t.Run("bwrap", func(t *testing.T) {
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			t.Skip("bubblewrap is not installed")
+		}
+		check(t, "ub", nil, "--runtime", "bwrap")
+	})
+	t.Run("docker", func(t *testing.T) {
+		rt, _ := harness.NewRuntime("docker")
+		if err := rt.Available(context.Background()); err != nil {
+			t.Skipf("Docker is not available: %v", err)
+		}
+		st, err := os.Stat("/var/run/docker.sock")
+		if err != nil {
+			t.Skipf("no /var/run/docker.sock to give the user access to: %v", err)
+		}
+		buildImage(t)
+		check(t, "ud", []uint32{st.Sys().(*syscall.Stat_t).Gid}, "--runtime", "docker", "--image", testImage)
+	})
+}
