@@ -276,6 +276,11 @@ func harnessScenario(t *testing.T, h *harnessEnv) {
 	mustContain(t, "inspect of a harness session", out, "harness session s3, last run (1)")
 	mustContain(t, "inspect of a harness session", out, "exited with code 3")
 	mustContain(t, "inspect of a harness session", out, "| fakeagent: exiting with code 3")
+	page := filepath.Join(t.TempDir(), "s3.html")
+	if _, errOut, code = h.sandbox(nil, "inspect", "s3", "--html", page); code != 0 {
+		t.Fatalf("inspect --html: exit %d\n%s", code, errOut)
+	}
+	mustContain(t, "inspect --html of a harness session", string(readFile(page)), "Sandbox: harness session s3, last run (1)")
 
 	// kill -9 of the agent: 137, SIGKILL, the last output.
 	cmd, s := h.start("k9", "-p", "work", "--sleep", "120s")

@@ -76,6 +76,8 @@ details{border:1px solid #d0d7de;border-radius:6px;margin:.5rem 0;padding:.3rem 
 <div class="verdict {{if eq .Verdict.State "clean"}}v-clean{{else}}v-other{{end}}" id="verdict">
 <b>Verdict: {{.Verdict.State}}</b><br>{{.Verdict.Summary}}
 {{range .Verdict.Evidence}}<div class="ev">{{.}}</div>{{end}}
+{{range .Sandbox}}<div class="ev" id="sandbox-end">Sandbox: {{.String}}{{if .LastOutput}}<pre>{{range .LastOutput}}{{.}}
+{{end}}</pre>{{end}}</div>{{end}}
 </div>
 <p>{{.Counts.Turns}} turns · {{.Counts.Calls}} tool calls ({{.Counts.Failed}} failed, {{.Counts.Rejected}} rejected, {{.Counts.Unknown}} unknown) ·
 {{.Counts.FileOps}} file operations ({{.Counts.OpsApplied}} applied) · {{.Counts.Files}} files · {{.Counts.Drift}} drift</p>
