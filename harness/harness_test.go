@@ -106,6 +106,7 @@ func TestResumeCommand(t *testing.T) {
 	}{
 		{[]string{"claude", "-p", "x"}, []string{"claude", "--resume", "ID", "-p", "x"}, ""},
 		{[]string{"/usr/bin/codex", "x"}, []string{"/usr/bin/codex", "resume", "ID", "x"}, ""},
+		{[]string{"codex", "exec", "--json", "x"}, []string{"codex", "exec", "resume", "ID", "--json", "x"}, ""},
 		{[]string{"pi", "x"}, []string{"pi", "x"}, "SANDBOX_RESUME_ID=ID"},
 	} {
 		got, env := ResumeCommand(tc.in, "ID")
@@ -389,4 +390,41 @@ func FuzzRestore(f *testing.F) {
 			t.Fatalf("restore wrote beside the store: %v", entries)
 		}
 	})
+}
+
+// TestFindAgentSessionCodex: a Codex rollout in the workspace, under a name
+// that carries no id, is found by its content, and the newest transcript
+// wins.
+func TestFindAgentSessionCodex(t *testing.T) {
+	st := hermetic(t)
+	sess := &Session{ID: "cx", Name: "cx", Runtime: "local", Project: t.TempDir()}
+	if err := st.Save(sess); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(st.Home("cx"), ".codex", "sessions", "2026", "11", "20")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "older.jsonl")
+	if err := os.WriteFile(old, []byte(`{"type":"session_meta","payload":{"id":"00000000-0000-4000-8000-000000000000","cwd":"/workspace"}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	_ = os.Chtimes(old, past, past)
+	if err := os.WriteFile(filepath.Join(dir, "renamed.jsonl"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st.FindAgentSession(sess)
+	if sess.AgentSessionID != "019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55" || sess.Agent != "codex" {
+		t.Fatalf("found %s %q", sess.Agent, sess.AgentSessionID)
+	}
+	// Resuming it is codex's "resume ID".
+	got, _ := ResumeCommand([]string{"codex", "exec", "go on"}, sess.AgentSessionID)
+	if strings.Join(got, " ") != "codex exec resume 019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55 go on" {
+		t.Fatalf("resume command %v", got)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/discover"
 )
 
@@ -125,13 +126,19 @@ func projectDir(p string) (string, error) {
 }
 
 // ResumeCommand passes the agent's session id back to it: --resume ID for
-// Claude Code, resume ID for Codex; other commands get SANDBOX_RESUME_ID.
+// Claude Code, resume ID for Codex (exec resume ID for codex exec); other
+// commands get SANDBOX_RESUME_ID.
 func ResumeCommand(command []string, id string) ([]string, []string) {
 	base := filepath.Base(command[0])
 	switch base {
 	case "claude":
 		return append([]string{command[0], "--resume", id}, command[1:]...), nil
 	case "codex":
+		// codex exec "…" resumes as codex exec resume ID "…"; the TUI as
+		// codex resume ID.
+		if len(command) > 1 && (command[1] == "exec" || command[1] == "e") {
+			return append([]string{command[0], command[1], "resume", id}, command[2:]...), nil
+		}
 		return append([]string{command[0], "resume", id}, command[1:]...), nil
 	}
 	return command, []string{"SANDBOX_RESUME_ID=" + id}
@@ -300,14 +307,29 @@ func (s *Store) FindAgentSession(sess *Session) {
 	var f discover.Finder
 	cands := f.Homes(discover.Homes{Codex: filepath.Join(home, ".codex"), Claude: filepath.Join(home, ".claude")}, discover.Window{})
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].ModTime.After(cands[b].ModTime) })
-	for _, c := range cands {
-		if c.ID == "" || c.Size == 0 {
+	for i := range cands {
+		c := &cands[i]
+		if c.Size == 0 {
 			continue
 		}
-		if c.ID != sess.AgentSessionID {
-			_ = s.Event(sess.ID, "agent_session", map[string]any{"agent": string(c.Agent), "agent_session_id": c.ID, "transcript": c.Path})
+		// The id the transcript itself records, by the parsers' probe;
+		// the file name's when it records none.
+		id, agent := c.ID, c.Agent
+		if info, err := parse.Probe(c); err == nil {
+			if info.ID != "" {
+				id = info.ID
+			}
+			if info.Agent != "" {
+				agent = info.Agent
+			}
 		}
-		sess.AgentSessionID, sess.Agent = c.ID, string(c.Agent)
+		if id == "" {
+			continue
+		}
+		if id != sess.AgentSessionID {
+			_ = s.Event(sess.ID, "agent_session", map[string]any{"agent": string(agent), "agent_session_id": id, "transcript": c.Path})
+		}
+		sess.AgentSessionID, sess.Agent = id, string(agent)
 		return
 	}
 }
