@@ -403,6 +403,8 @@ func buildImage(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("docker import: %v\n%s", err, out)
 	}
+	// Each import is a new image: remove it, so runs leave none behind.
+	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "--force", testImage).Run() })
 }
 
 func TestHarnessDocker(t *testing.T) {
