@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -72,21 +71,7 @@ func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.
 	}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
-	var readErr error
-	for n := 0; ; n++ {
-		if n&1023 == 0 && ctx.Err() != nil {
-			readErr = ctx.Err()
-			break
-		}
-		rec, err := rd.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				readErr = fmt.Errorf("%s: line %d: %w", file, rd.Lines()+1, err)
-			}
-			break
-		}
-		p.record(rec)
-	}
+	readErr := rd.Each(ctx, p.record)
 	p.finish(rd)
 	return p.sess, readErr
 }
@@ -463,16 +448,16 @@ func outcome(name string, b, tur gjson.Result) (manifest.Outcome, string) {
 	}
 	for _, r := range rejections {
 		if strings.Contains(text, r) || strings.Contains(turText, r) {
-			return manifest.OutcomeRejected, "tool_result: " + firstLine(text)
+			return manifest.OutcomeRejected, "tool_result: " + emit.FirstLine(text)
 		}
 	}
 	switch {
 	case isErr:
-		return manifest.OutcomeFailed, "tool_result is_error: " + firstLine(text)
+		return manifest.OutcomeFailed, "tool_result is_error: " + emit.FirstLine(text)
 	case strings.HasPrefix(text, "<tool_use_error>"):
-		return manifest.OutcomeFailed, "tool_result: " + firstLine(text)
+		return manifest.OutcomeFailed, "tool_result: " + emit.FirstLine(text)
 	case tur.Exists() && !tur.IsObject():
-		return manifest.OutcomeFailed, "toolUseResult: " + firstLine(turText)
+		return manifest.OutcomeFailed, "toolUseResult: " + emit.FirstLine(turText)
 	}
 	switch name {
 	case "Write", "Edit", "MultiEdit", "NotebookEdit":
@@ -482,24 +467,14 @@ func outcome(name string, b, tur gjson.Result) (manifest.Outcome, string) {
 	}
 	if tur.IsObject() && (tur.Get("filePath").Exists() || tur.Get("notebook_path").Exists()) {
 		if e := tur.Get("error"); e.Type == gjson.String && e.Str != "" {
-			return manifest.OutcomeFailed, "toolUseResult error: " + firstLine(e.Str)
+			return manifest.OutcomeFailed, "toolUseResult error: " + emit.FirstLine(e.Str)
 		}
 		return manifest.OutcomeApplied, "toolUseResult object"
 	}
 	if successText.MatchString(text) {
-		return manifest.OutcomeApplied, "tool_result: " + firstLine(text)
+		return manifest.OutcomeApplied, "tool_result: " + emit.FirstLine(text)
 	}
-	return manifest.OutcomeUnknown, "tool_result not recognised: " + firstLine(text)
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 120 {
-		s = s[:120] + "…"
-	}
-	return s
+	return manifest.OutcomeUnknown, "tool_result not recognised: " + emit.FirstLine(text)
 }
 
 // resolve makes a tool path absolute against the line's cwd.
@@ -756,9 +731,7 @@ func backupName(abs string) string {
 
 func (p *parser) finish(rd *jsonl.Reader) {
 	s := &p.sess
-	s.Warnings = append(rd.Warnings(), s.Warnings...)
-	sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
-	s.Lines, s.Bytes = rd.Lines(), rd.Bytes()
+	rd.Fill(s)
 	s.Cwd = p.firstCwd
 	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
 	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)

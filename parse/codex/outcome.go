@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/tidwall/gjson"
 )
 
@@ -91,13 +92,13 @@ func decideText(s string) (manifest.Outcome, string) {
 	}
 	for _, p := range failurePrefixes {
 		if strings.HasPrefix(t, p) {
-			return manifest.OutcomeFailed, "output: " + firstLine(t)
+			return manifest.OutcomeFailed, "output: " + emit.FirstLine(t)
 		}
 	}
 	if strings.Contains(t, "rejected by user") || strings.Contains(t, "declined") {
-		return manifest.OutcomeRejected, "output: " + firstLine(t)
+		return manifest.OutcomeRejected, "output: " + emit.FirstLine(t)
 	}
-	return manifest.OutcomeUnknown, "output not recognised: " + firstLine(t)
+	return manifest.OutcomeUnknown, "output not recognised: " + emit.FirstLine(t)
 }
 
 func exitOutcome(code, label string) (manifest.Outcome, string) {
@@ -106,14 +107,4 @@ func exitOutcome(code, label string) (manifest.Outcome, string) {
 		return manifest.OutcomeApplied, label + code
 	}
 	return manifest.OutcomeFailed, label + code
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	if len(s) > 120 {
-		s = s[:120] + "…"
-	}
-	return s
 }

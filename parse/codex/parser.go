@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -135,25 +134,13 @@ func stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.
 	}
 	rd := jsonl.NewReader(br, file)
 	defer rd.Close()
-	var readErr error
-	for n := 0; ; n++ {
-		if n&1023 == 0 && ctx.Err() != nil {
-			readErr = ctx.Err()
-			break
-		}
-		rec, err := rd.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				readErr = fmt.Errorf("%s: line %d: %w", file, rd.Lines()+1, err)
-			}
-			break
-		}
+	readErr := rd.Each(ctx, func(rec jsonl.Record) {
 		p.record(rec)
 		p.records++
 		if len(p.queue) > 0 {
 			p.flush(false)
 		}
-	}
+	})
 	p.finish(rd)
 	return p.res.Session, p.res.Calls, readErr
 }
@@ -924,7 +911,7 @@ func (p *parser) patchEnd(rec jsonl.Record, id, turn string, ev, changes gjson.R
 	case status == "declined":
 		q.ev = &outcome{manifest.OutcomeRejected, "patch_apply_end status=declined"}
 	case status == "failed" || (success.Exists() && !success.Bool()):
-		q.ev = &outcome{manifest.OutcomeFailed, "patch_apply_end success=false " + firstLine(ev.Get("stderr").Str)}
+		q.ev = &outcome{manifest.OutcomeFailed, "patch_apply_end success=false " + emit.FirstLine(ev.Get("stderr").Str)}
 	case success.Bool() || status == "completed":
 		q.ev = &outcome{manifest.OutcomeApplied, "patch_apply_end success=true"}
 	}
@@ -1017,10 +1004,7 @@ func (p *parser) opFromChanges(rec jsonl.Record, id string, changes gjson.Result
 func (p *parser) finish(rd *jsonl.Reader) {
 	s := &p.res.Session
 	if rd != nil {
-		s.Warnings = append(rd.Warnings(), s.Warnings...)
-		sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
-		s.Lines = rd.Lines()
-		s.Bytes = rd.Bytes()
+		rd.Fill(s)
 	}
 	if s.ID == "" {
 		s.ID = idFromFilename(p.file)

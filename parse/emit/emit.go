@@ -2,7 +2,11 @@
 // header once, then operations in replay order as soon as each is settled.
 package emit
 
-import "github.com/agentsandbox/sandbox/manifest"
+import (
+	"strings"
+
+	"github.com/agentsandbox/sandbox/manifest"
+)
 
 // Handler receives a transcript's session and operations.
 type Handler struct {
@@ -15,4 +19,16 @@ type Handler struct {
 	// or not), for the timeline of sandbox inspect. Parsers do this extra
 	// work only when it is set.
 	Event func(manifest.Event)
+}
+
+// FirstLine is how a tool's output is quoted as an operation's outcome
+// evidence: its first line, cut at 120 bytes.
+func FirstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
 }

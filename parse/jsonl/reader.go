@@ -3,9 +3,11 @@ package jsonl
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -208,4 +210,31 @@ func (r *Reader) flushBlank() {
 		r.warn(r.blankLine, r.blankOff, "%d blank lines from here", r.blank)
 	}
 	r.blank = 0
+}
+
+// Each reads every record and hands it to fn, checking ctx every 1024
+// records. It returns nil at the end of the input, ctx's error when it was
+// cancelled, or a read error naming the file and line.
+func (r *Reader) Each(ctx context.Context, fn func(Record)) error {
+	for n := 0; ; n++ {
+		if n&1023 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		rec, err := r.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("%s: line %d: %w", r.file, r.line+1, err)
+		}
+		fn(rec)
+	}
+}
+
+// Fill puts what the reader learnt into a session: its warnings, merged with
+// the parser's in line order, and the lines and bytes read.
+func (r *Reader) Fill(s *manifest.Session) {
+	s.Warnings = append(r.Warnings(), s.Warnings...)
+	sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
+	s.Lines, s.Bytes = r.Lines(), r.Bytes()
 }
