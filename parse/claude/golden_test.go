@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/internal/golden"
 	"golang.org/x/tools/txtar"
 )
@@ -18,42 +20,18 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // TestCorpus parses every real transcript of the shared Claude corpus and
 // compares its operations and outcomes with a golden.
 func TestCorpus(t *testing.T) {
-	files, _ := filepath.Glob("../../fixtures/corpus/claude/*.jsonl")
-	if len(files) < 10 {
-		t.Fatalf("found %d corpus files", len(files))
-	}
-	for _, f := range files {
-		name := filepath.Base(f)
-		t.Run(name, func(t *testing.T) {
-			fh, err := os.Open(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fh.Close()
-			res, err := Parse(context.Background(), fh, name, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, *update, golden.Summarize(res.Session, res.Ops), filepath.Join("testdata/golden", strings.TrimSuffix(name, ".jsonl")+".json"))
-		})
-	}
+	golden.Corpus(t, *update, "claude", 10, func(r io.Reader, name string) (manifest.Session, []manifest.Op, error) {
+		res, err := Parse(context.Background(), r, name, Options{})
+		if err != nil {
+			return manifest.Session{}, nil, err
+		}
+		return res.Session, res.Ops, nil
+	})
 }
 
 // TestSharedCorpusCopied checks that fixtures/ holds every transcript of the
 // shared corpus byte for byte.
-func TestSharedCorpusCopied(t *testing.T) {
-	shared, _ := filepath.Glob("../../../shared/corpus/claude/*.jsonl")
-	if len(shared) == 0 {
-		t.Skip("../shared/corpus/claude is not beside the project")
-	}
-	for _, f := range shared {
-		want, _ := os.ReadFile(f)
-		got, err := os.ReadFile(filepath.Join("../../fixtures/corpus/claude", filepath.Base(f)))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s: not copied to fixtures/corpus/claude", filepath.Base(f))
-		}
-	}
-}
+func TestSharedCorpusCopied(t *testing.T) { golden.SharedCopied(t, "claude") }
 
 // TestCases runs the txtar cases in testdata/cases: a transcript
 // ("session.jsonl") and the expected summary ("want.json").

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/internal/golden"
 	"golang.org/x/tools/txtar"
 )
@@ -18,25 +19,13 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // TestCorpus parses every real and sample rollout of the shared corpus and
 // compares its operations and outcomes with a golden.
 func TestCorpus(t *testing.T) {
-	files, _ := filepath.Glob("../../fixtures/corpus/codex/*.jsonl")
-	if len(files) < 7 {
-		t.Fatalf("found %d corpus files", len(files))
-	}
-	for _, f := range files {
-		name := filepath.Base(f)
-		t.Run(name, func(t *testing.T) {
-			fh, err := os.Open(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fh.Close()
-			res, err := Parse(context.Background(), fh, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, *update, golden.Summarize(res.Session, res.Ops), filepath.Join("testdata/golden", strings.TrimSuffix(name, ".jsonl")+".json"))
-		})
-	}
+	golden.Corpus(t, *update, "codex", 7, func(r io.Reader, name string) (manifest.Session, []manifest.Op, error) {
+		res, err := Parse(context.Background(), r, name)
+		if err != nil {
+			return manifest.Session{}, nil, err
+		}
+		return res.Session, res.Ops, nil
+	})
 }
 
 // TestCases runs the txtar cases in testdata/cases: each holds a rollout
@@ -83,19 +72,4 @@ func TestCases(t *testing.T) {
 // TestSharedCorpusCopied checks that every rollout of the shared corpus is
 // in fixtures/ byte for byte, so each has a golden. It skips when the shared
 // folder is not beside the project.
-func TestSharedCorpusCopied(t *testing.T) {
-	shared, _ := filepath.Glob("../../../shared/corpus/codex/*.jsonl")
-	if len(shared) == 0 {
-		t.Skip("../shared/corpus/codex is not beside the project")
-	}
-	for _, f := range shared {
-		want, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join("../../fixtures/corpus/codex", filepath.Base(f)))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s: not copied to fixtures/corpus/codex (copy it and run go test ./parse/codex -update)", filepath.Base(f))
-		}
-	}
-}
+func TestSharedCorpusCopied(t *testing.T) { golden.SharedCopied(t, "codex") }

@@ -5,7 +5,9 @@ package golden
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,5 +110,73 @@ func Check(t *testing.T, update bool, g *Session, path string) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("result differs from %s (run with -update to accept):\n%s", path, got)
+	}
+}
+
+// ParseFunc parses a whole transcript, for Corpus.
+type ParseFunc func(r io.Reader, name string) (manifest.Session, []manifest.Op, error)
+
+// Corpus parses every transcript of fixtures/corpus/<agent> (at least min of
+// them) and compares each summary with its golden in testdata/golden.
+func Corpus(t *testing.T, update bool, agent string, min int, parse ParseFunc) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("../../fixtures/corpus", agent, "*.jsonl"))
+	if len(files) < min {
+		t.Fatalf("found %d corpus files", len(files))
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			fh, err := os.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			sess, ops, err := parse(fh, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			Check(t, update, Summarize(sess, ops), filepath.Join("testdata/golden", strings.TrimSuffix(name, ".jsonl")+".json"))
+		})
+	}
+}
+
+// SharedCopied checks that fixtures/corpus/<agent> holds every transcript
+// of ../shared/corpus/<agent> byte for byte, so each has a golden. It skips
+// when the shared folder is not beside the project.
+func SharedCopied(t *testing.T, agent string) {
+	t.Helper()
+	shared, _ := filepath.Glob(filepath.Join("../../../shared/corpus", agent, "*.jsonl"))
+	if len(shared) == 0 {
+		t.Skipf("../shared/corpus/%s is not beside the project", agent)
+	}
+	for _, f := range shared {
+		want, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("../../fixtures/corpus", agent, filepath.Base(f)))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: not copied to fixtures/corpus/%s (copy it and run go test ./parse/%s -update)", filepath.Base(f), agent, agent)
+		}
+	}
+}
+
+// Seeds adds the files matching the patterns, cut at 32 KiB, to a fuzz
+// target's corpus.
+func Seeds(f *testing.F, patterns ...string) {
+	f.Helper()
+	for _, pat := range patterns {
+		files, _ := filepath.Glob(pat)
+		for _, name := range files {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				f.Fatal(err)
+			}
+			if len(data) > 32<<10 {
+				data = data[:32<<10]
+			}
+			f.Add(data)
+		}
 	}
 }
