@@ -33,24 +33,7 @@ func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *man
 	if err != nil {
 		return Stats{}, err
 	}
-	base := func(agent string) ([]byte, bool, bool) {
-		t, ok := m.Map(agent)
-		if !ok {
-			return nil, false, false
-		}
-		data, _, exists, err := fsys.ReadFile(t)
-		if err != nil {
-			return nil, false, false
-		}
-		return data, exists, true
-	}
-	key := func(agent string) string {
-		if t, ok := m.Map(agent); ok {
-			return t.Path()
-		}
-		return agent
-	}
-	rc := NewReconstructor(base, ReconstructOptions{IncludeUnknown: opts.IncludeUnknown, Key: key})
+	rc := hostReconstructor(m, m, fsys, opts.IncludeUnknown)
 	tee := &teeRecon{rc: rc, w: w, redact: redact}
 	if _, err := mergeInto(ctx, sources, headers, tee.add); err != nil {
 		return Stats{}, err

@@ -110,24 +110,7 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 			return nil, err
 		}
 	}
-	base := func(agent string) ([]byte, bool, bool) {
-		t, ok := bm.Map(agent)
-		if !ok {
-			return nil, false, false
-		}
-		data, _, exists, err := fsys.ReadFile(t)
-		if err != nil {
-			return nil, false, false
-		}
-		return data, exists, true
-	}
-	key := func(agent string) string {
-		if t, ok := m.Map(agent); ok {
-			return t.Path()
-		}
-		return agent
-	}
-	rc := NewReconstructor(base, ReconstructOptions{IncludeUnknown: opts.IncludeUnknown, Key: key})
+	rc := hostReconstructor(bm, m, fsys, opts.IncludeUnknown)
 	counts, err := merge(ctx, sources, headers, rc)
 	if err != nil {
 		return nil, err
@@ -372,4 +355,29 @@ func Diff(p *FilePlan) string {
 		oldName = "/dev/null"
 	}
 	return UnifiedDiff(oldName, newName, before, after)
+}
+
+// hostReconstructor is a reconstructor whose files start from the host
+// copies bases maps them to (when the transcript pins no content), keyed by
+// their host target under keys, so two sessions' paths onto one directory
+// are one file.
+func hostReconstructor(bases, keys *Mapper, fsys FS, includeUnknown bool) *Reconstructor {
+	base := func(agent string) ([]byte, bool, bool) {
+		t, ok := bases.Map(agent)
+		if !ok {
+			return nil, false, false
+		}
+		data, _, exists, err := fsys.ReadFile(t)
+		if err != nil {
+			return nil, false, false
+		}
+		return data, exists, true
+	}
+	key := func(agent string) string {
+		if t, ok := keys.Map(agent); ok {
+			return t.Path()
+		}
+		return agent
+	}
+	return NewReconstructor(base, ReconstructOptions{IncludeUnknown: includeUnknown, Key: key})
 }
