@@ -120,20 +120,12 @@ func (s *Summary) merge(o *Summary) {
 }
 
 func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
-	rc, err := c.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	dr, err := jsonl.Decompress(rc)
-	if err != nil {
-		return nil, err
-	}
-	defer dr.Close()
 	// Selected without a probe (no filter needed one): tell the agent here.
-	br := bufio.NewReaderSize(dr, 64<<10)
-	head, _ := br.Peek(64 << 10)
-	agent, ok := Detect(head)
+	br, head, agent, ok, done, err := openDetect(c)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if !ok {
 		if len(head) == 0 || c.Agent == "" {
 			return nil, nil // not a transcript
@@ -220,19 +212,11 @@ type Collected struct {
 
 // Collect parses a selected transcript whole, with its timeline events.
 func Collect(ctx context.Context, c *Selected) (*Collected, error) {
-	rc, err := c.Open()
+	br, _, agent, ok, done, err := openDetect(c)
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
-	dr, err := jsonl.Decompress(rc)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.Name, err)
-	}
-	defer dr.Close()
-	br := bufio.NewReaderSize(dr, 64<<10)
-	head, _ := br.Peek(64 << 10)
-	agent, ok := Detect(head)
+	defer done()
 	if !ok {
 		return nil, fmt.Errorf("%s: %w", c.Name, ErrUnknownFormat)
 	}
@@ -264,4 +248,22 @@ func VerdictOf(e manifest.EndState) string {
 		return "turn aborted"
 	}
 	return string(e)
+}
+
+// openDetect opens a selected transcript, decompressed, and tells its agent
+// from its first 64 KiB (ok is false when it cannot). done closes it.
+func openDetect(c *Selected) (br *bufio.Reader, head []byte, agent manifest.Agent, ok bool, done func(), err error) {
+	rc, err := c.Open()
+	if err != nil {
+		return nil, nil, "", false, nil, err
+	}
+	dr, err := jsonl.Decompress(rc)
+	if err != nil {
+		rc.Close()
+		return nil, nil, "", false, nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	br = bufio.NewReaderSize(dr, 64<<10)
+	head, _ = br.Peek(64 << 10)
+	agent, ok = Detect(head)
+	return br, head, agent, ok, func() { dr.Close(); rc.Close() }, nil
 }
