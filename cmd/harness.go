@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -195,9 +196,12 @@ session_drop event holding the evidence still there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st := a.store()
-			list, err := st.List()
+			list, damaged, err := st.List()
 			if err != nil {
 				return err
+			}
+			for _, d := range damaged {
+				a.log.Warn().Msgf("skipped a damaged session record: %v", d)
 			}
 			now := now()
 			rows := make([]psRow, 0, len(list))
@@ -261,8 +265,11 @@ func writeJSON(w io.Writer, v any) error {
 func (a *app) loadSession(name string) (*harness.Store, *harness.Session, error) {
 	st := a.store()
 	s, err := st.Load(name)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, &HintError{err, "sandbox ps lists the sessions"}
+	}
+	if err != nil {
+		return nil, nil, &HintError{err, "the session's record is damaged: repair that file, or remove " + st.Dir(name) + " once you have kept what you need from it"}
 	}
 	return st, s, nil
 }

@@ -290,7 +290,7 @@ type GCAction struct {
 // manifest and runtime log in archive/), and removes containers the
 // harness left behind.
 func (s *Store) GC(ctx context.Context, o GCOptions) ([]GCAction, error) {
-	sessions, err := s.List()
+	sessions, _, err := s.List() // a damaged record is left alone: ps reports it
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -128,7 +129,7 @@ func (s *Store) Load(idOrName string) (*Session, error) {
 	}
 	var sess Session
 	if err := json.Unmarshal(b, &sess); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(s.Dir(idOrName), "session.json"), err)
+		return nil, fmt.Errorf("%s:%s: %w", filepath.Join(s.Dir(idOrName), "session.json"), where(b, err), err)
 	}
 	return &sess, nil
 }
@@ -173,28 +174,49 @@ func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// List returns every session, oldest first.
-func (s *Store) List() ([]*Session, error) {
+// where locates a JSON decoding error in its document as line:column.
+func where(b []byte, err error) string {
+	off := int64(len(b))
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	}
+	off = min(max(off-1, 0), int64(len(b))) // the offsets count the offending byte
+	line := 1 + bytes.Count(b[:off], []byte{'\n'})
+	col := off - int64(bytes.LastIndexByte(b[:off], '\n'))
+	return fmt.Sprintf("%d:%d", line, col)
+}
+
+// List returns every session, oldest first, and the errors of the session
+// records it could not read (a damaged session.json), so they are reported
+// rather than hidden.
+func (s *Store) List() ([]*Session, []error, error) {
 	entries, err := os.ReadDir(filepath.Join(s.Root, "sessions"))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*Session
+	var damaged []error
 	for _, e := range entries {
-		if !e.IsDir() {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") { // .restore-* are restores in progress
 			continue
 		}
 		sess, err := s.Load(e.Name())
 		if err != nil {
+			damaged = append(damaged, err)
 			continue
 		}
 		out = append(out, sess)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Created.Before(out[b].Created) })
-	return out, nil
+	return out, damaged, nil
 }
 
 // Lock takes a session's run lock without waiting: two runs of one session
