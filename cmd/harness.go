@@ -213,7 +213,7 @@ session_drop event holding the evidence still there.`,
 					IdleS: now.Sub(st.LastActive(s)).Seconds(), Dir: st.Dir(s.ID), Running: st.Running(s)})
 			}
 			if a.json {
-				return writeJSON(a.stdout, map[string]any{"schema": "sandbox.ps/v1", "sessions": rows})
+				return a.writeJSON(map[string]any{"schema": "sandbox.ps/v1", "sessions": rows})
 			}
 			if len(rows) == 0 {
 				a.note("no sessions in %s", st.Root)
@@ -254,12 +254,6 @@ func shortDur(sec float64) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func (a *app) loadSession(name string) (*harness.Store, *harness.Session, error) {
@@ -396,7 +390,7 @@ session is not running. --dry-run says what it would do.`,
 				return err
 			}
 			if a.json {
-				return writeJSON(a.stdout, map[string]any{"schema": "sandbox.gc/v1", "dry_run": o.DryRun, "actions": acts})
+				return a.writeJSON(map[string]any{"schema": "sandbox.gc/v1", "dry_run": o.DryRun, "actions": acts})
 			}
 			verb := ""
 			if o.DryRun {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // Paths inside the sandbox.
@@ -559,9 +561,6 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 	if !underAny(exe, systemDirs) {
 		args = append(args, "--ro-bind", exe, exe)
 	}
-	if spec.UID != os.Getuid() || spec.GID != os.Getgid() {
-		args = append(args, "--uid", strconv.Itoa(spec.UID), "--gid", strconv.Itoa(spec.GID))
-	}
 	args = append(args, "--clearenv")
 	for _, e := range append([]string{"PATH=" + os.Getenv("PATH")}, guestEnv(spec)...) {
 		k, v, _ := strings.Cut(e, "=")
@@ -580,7 +579,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 	go func() {
 		b, _ := io.ReadAll(pr)
 		pr.Close()
-		info <- jsonInt(string(b), "child-pid")
+		info <- int(gjson.GetBytes(b, "child-pid").Int())
 	}()
 	var initPID int
 	agent := func() int {
@@ -604,20 +603,6 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		return n
 	}
 	return procRun(ctx, cmd, spec, agent, func() { pw.Close() })
-}
-
-func jsonInt(s, key string) int {
-	i := strings.Index(s, `"`+key+`"`)
-	if i < 0 {
-		return 0
-	}
-	s = strings.TrimLeft(s[i+len(key)+2:], " \t\n:")
-	j := 0
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		j++
-	}
-	n, _ := strconv.Atoi(s[:j])
-	return n
 }
 
 func underAny(p string, dirs []string) bool {
