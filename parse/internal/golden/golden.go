@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"golang.org/x/tools/txtar"
 )
 
 // Op is the part of an operation a golden records.
@@ -178,5 +179,40 @@ func Seeds(f *testing.F, patterns ...string) {
 			}
 			f.Add(data)
 		}
+	}
+}
+
+// Cases runs the txtar cases in testdata/cases: summarize turns a case's
+// files into its summary, which must equal the case's want.json (rewritten
+// with -update).
+func Cases(t *testing.T, update bool, summarize func(t *testing.T, files map[string][]byte) *Session) {
+	t.Helper()
+	files, _ := filepath.Glob("testdata/cases/*.txtar")
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			ar, err := txtar.ParseFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := map[string][]byte{}
+			for _, fl := range ar.Files {
+				in[fl.Name] = fl.Data
+			}
+			got := summarize(t, in).Bytes()
+			if update {
+				for i := range ar.Files {
+					if ar.Files[i].Name == "want.json" {
+						ar.Files[i].Data = got
+					}
+				}
+				if err := os.WriteFile(f, txtar.Format(ar), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if want := in["want.json"]; !bytes.Equal(want, got) {
+				t.Errorf("got:\n%s\nwant:\n%s", got, want)
+			}
+		})
 	}
 }
