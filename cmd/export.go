@@ -91,8 +91,8 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	if o.Base == "" {
 		// Host copies come from where the sessions ran, if that is here.
 		for _, s := range sel {
-			if st, err := os.Stat(s.Info.Cwd); s.Info.Cwd != "" && err == nil && st.IsDir() {
-				opts.Maps = append(opts.Maps, recov.Rule{From: s.Info.Cwd, To: s.Info.Cwd})
+			if to, ok := a.hostDir(s); ok {
+				opts.Maps = append(opts.Maps, recov.Rule{From: s.Info.Cwd, To: to})
 			}
 		}
 	}

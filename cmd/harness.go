@@ -489,20 +489,20 @@ sandbox run --name M --resume -- … continues the conversation.`,
 	return c
 }
 
-// harnessProject is the host project of a harness session's transcript
-// that worked in /workspace.
-func (a *app) harnessProject(s parse.Selected) (string, bool) {
-	if s.Harness == "" || s.Info.Cwd != harness.GuestWorkspace {
+// hostDir is where a selected session's working directory is on this
+// host: for a harness session that worked in /workspace, its project; else
+// the directory itself, when it exists here.
+func (a *app) hostDir(s parse.Selected) (string, bool) {
+	dir := s.Info.Cwd
+	if s.Harness != "" && dir == harness.GuestWorkspace {
+		if sess, err := a.store().Load(s.Harness); err == nil && sess.Project != "" {
+			dir = sess.Project
+		}
+	}
+	if st, err := os.Stat(dir); dir == "" || err != nil || !st.IsDir() {
 		return "", false
 	}
-	sess, err := a.store().Load(s.Harness)
-	if err != nil || sess.Project == "" {
-		return "", false
-	}
-	if st, err := os.Stat(sess.Project); err != nil || !st.IsDir() {
-		return "", false
-	}
-	return sess.Project, true
+	return dir, true
 }
 
 // sandboxEnd is how one harness run ended, from the session's runtime log.

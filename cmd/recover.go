@@ -152,21 +152,17 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 			if s.Info.Cwd == "" {
 				return &HintError{fmt.Errorf("%s: the session's working directory is not recorded", s.Name), "give --dest DIR"}
 			}
-			if to, ok := a.harnessProject(s); ok {
-				// A harness session's /workspace is its project on the host.
-				for _, r := range opts.Maps {
-					if r.From == s.Info.Cwd && r.To != to {
-						return &HintError{usagef("sessions from several harness projects are selected (%s and %s)", r.To, to), "recover them one --session at a time"}
-					}
-				}
-				opts.Maps = append(opts.Maps, recov.Rule{From: s.Info.Cwd, To: to})
-				continue
-			}
-			if st, err := os.Stat(s.Info.Cwd); err != nil || !st.IsDir() {
+			to, ok := a.hostDir(s)
+			if !ok {
 				return &HintError{usagef("session %s worked in %s, which is not a directory on this host", s.Info.ID, s.Info.Cwd),
 					fmt.Sprintf("give --dest DIR, or --map %s=DIR", s.Info.Cwd)}
 			}
-			opts.Maps = append(opts.Maps, recov.Rule{From: s.Info.Cwd, To: s.Info.Cwd})
+			for _, r := range opts.Maps {
+				if r.From == s.Info.Cwd && r.To != to {
+					return &HintError{usagef("sessions from several harness projects are selected (%s and %s)", r.To, to), "recover them one --session at a time"}
+				}
+			}
+			opts.Maps = append(opts.Maps, recov.Rule{From: s.Info.Cwd, To: to})
 		}
 		if !o.DryRun && !o.Yes {
 			// Writing where no flag named: show the plan, then ask.
