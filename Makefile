@@ -21,17 +21,10 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 $(PKGS)
 
-# Run every fuzz target for FUZZTIME each; crashers land in testdata/fuzz.
+# Run every fuzz target for FUZZTIME each; crashers land in testdata/fuzz
+# (.ci/fuzz tells them from Go 1.26's -fuzztime deadline race).
 fuzz:
-	$(GO) test ./parse/jsonl -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./parse/applypatch -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./parse/codex -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./recover -run '^$$' -fuzz '^FuzzApplyChunks$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./recover -run '^$$' -fuzz '^FuzzMerge3$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./parse/claude -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./recover -run '^$$' -fuzz '^FuzzApplyEdit$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./recover -run '^$$' -fuzz '^FuzzEditNotebook$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./harness -run '^$$' -fuzz '^FuzzRestore$$' -fuzztime $(FUZZTIME)
+	FUZZTIME=$(FUZZTIME) bash .ci/fuzz
 
 # Benchmarks, BENCHCOUNT runs each, into bench/new.txt; compared with
 # bench/old.txt by benchstat when there is one (mv bench/new.txt bench/old.txt
