@@ -11,10 +11,12 @@ import (
 )
 
 type applyOptions struct {
-	Dest       string
-	Maps       []string
-	DryRun     bool
-	OnConflict string
+	Dest           string
+	Maps           []string
+	DryRun         bool
+	OnConflict     string
+	Unknown        string
+	DestPerSession bool
 	applyFlags
 }
 
@@ -47,12 +49,14 @@ Files a --redact export changed are never written.`,
 	f.StringArrayVar(&o.Maps, "map", nil, "map an agent path prefix onto a host directory, as `FROM=TO` (repeatable)")
 	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
 	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict: skip, backup, overwrite or markers")
+	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result): skip lists their files, apply replays them")
+	f.BoolVar(&o.DestPerSession, "dest-per-session", false, "with --dest, put each project (sessions of one working directory) in its own folder `DIR/<session id>`")
 	o.applyFlags.register(f)
 	return c
 }
 
 func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
-	ro := recoverOptions{Dest: o.Dest, Maps: o.Maps, DryRun: o.DryRun, OnConflict: o.OnConflict}
+	ro := recoverOptions{Dest: o.Dest, Maps: o.Maps, DryRun: o.DryRun, OnConflict: o.OnConflict, Unknown: o.Unknown, DestPerSession: o.DestPerSession}
 	ro.Transcripts = []string{name} // only to pass validate's "something is named" check
 	opts, err := ro.validate()
 	if err != nil {
@@ -83,7 +87,10 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 		}
 	}
 	res, rerr := recov.ApplyManifest(ctx, in, target, opts, each)
-	if res == nil || (rerr != nil && len(res.Report.Files) == 0 && res.Report.Sessions == nil) {
+	if res == nil {
+		return projectsHint(rerr)
+	}
+	if rerr != nil && len(res.Report.Files) == 0 && res.Report.Sessions == nil {
 		return fmt.Errorf("%s: %w", name, rerr)
 	}
 	if rerr != nil && res.Report.Error == "" {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +30,8 @@ type recoverOptions struct {
 	DryRun         bool
 	OnConflict     string
 	IncludeUnknown bool
+	Unknown        string
+	DestPerSession bool
 	applyFlags
 }
 
@@ -122,7 +125,10 @@ outside-root, unrecoverable), 130 interrupted.`,
 	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR` instead of the destination")
 	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
 	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict: skip, backup, overwrite or markers")
-	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "also replay calls whose outcome is unknown (they never got an output)")
+	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result): skip lists their files, apply replays them")
+	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "the same as --unknown apply")
+	_ = f.MarkDeprecated("include-unknown", "use --unknown apply")
+	f.BoolVar(&o.DestPerSession, "dest-per-session", false, "with --dest, put each project (sessions of one working directory) in its own folder `DIR/<session id>`")
 	o.applyFlags.register(f)
 	return c
 }
@@ -186,9 +192,19 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 	}
 	res, rerr := a.recoverOnce(ctx, sel, opts)
 	if res == nil {
-		return rerr
+		return projectsHint(rerr)
 	}
 	return a.finish(ctx, res, rerr, o.DryRun, o.applyFlags)
+}
+
+// projectsHint makes the refusal to mix projects in one destination a usage
+// error with the way out.
+func projectsHint(err error) error {
+	var pe *recov.ProjectsError
+	if errors.As(err, &pe) {
+		return &HintError{&UsageError{err}, "add --dest-per-session to put each project in DIR/<session id>, or map each with --map CWD=DIR"}
+	}
+	return err
 }
 
 // finish validates an apply (when asked), prints its report and maps the
@@ -227,8 +243,8 @@ func (a *app) finish(ctx context.Context, res *recov.Result, rerr error, dry boo
 	}
 	if res.Partial() {
 		s := res.Report.Summary
-		return &PartialError{fmt.Sprintf("%d file(s) not recovered: %d conflict(s), %d outside the destination, %d unrecoverable",
-			s.Conflicts+s.OutsideRoot+s.Unrecoverable, s.Conflicts, s.OutsideRoot, s.Unrecoverable)}
+		return &PartialError{fmt.Sprintf("%d file(s) not recovered: %d conflict(s), %d outside the destination, %d unrecoverable, %d skipped",
+			s.Conflicts+s.OutsideRoot+s.Unrecoverable+s.Skipped, s.Conflicts, s.OutsideRoot, s.Unrecoverable, s.Skipped)}
 	}
 	return nil
 }
@@ -282,10 +298,10 @@ func (a *app) confirm(res *recov.Result) (bool, error) {
 			"check the plan with --dry-run, then add --yes (or give --dest DIR)"}
 	}
 	tw := tabwriter.NewWriter(a.stderr, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACTION\tFILE")
+	fmt.Fprintln(tw, "ACTION\tGRADE\tFILE")
 	for _, p := range res.Plans {
 		if p.Written() {
-			fmt.Fprintf(tw, "%s\t%s\n", p.Action, p.Target.Path())
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Action, p.File.Confidence, p.Target.Path())
 		}
 	}
 	tw.Flush()
@@ -297,7 +313,17 @@ func (a *app) confirm(res *recov.Result) (bool, error) {
 
 func (o recoverOptions) validate() (recov.Options, error) {
 	opts := recov.Options{Dest: o.Dest, Base: o.Base, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
-		OnConflict: recov.ConflictPolicy(o.OnConflict)}
+		OnConflict: recov.ConflictPolicy(o.OnConflict), DestPerSession: o.DestPerSession}
+	switch o.Unknown {
+	case "", "skip":
+	case "apply":
+		opts.IncludeUnknown = true
+	default:
+		return opts, usagef("--unknown %q: use skip or apply", o.Unknown)
+	}
+	if o.DestPerSession && o.Dest == "" {
+		return opts, usagef("--dest-per-session needs --dest DIR")
+	}
 	if !o.explicit() && o.Since == "" && o.Until == "" && len(o.Sessions) == 0 && o.Cwd == "" {
 		return opts, &HintError{usagef("which sessions? none named"),
 			"select with --since 24h or --session ID (sandbox sessions lists them), or name files with --transcript / --from"}
@@ -387,9 +413,16 @@ func (a *app) printRecover(res *recov.Result, dry bool) {
 	if dry {
 		verb = "to write (dry run: nothing was written)"
 	}
-	fmt.Fprintf(out, "%d op%s (%d applied, %d failed in the session, %d shell, %d unknown); %d file%s: %d %s, %d unchanged, %d conflict%s, %d outside root, %d unrecoverable\n",
+	fmt.Fprintf(out, "%d op%s (%d applied, %d failed in the session, %d shell, %d unknown); %d file%s: %d %s, %d unchanged, %d conflict%s, %d outside root, %d unrecoverable",
 		s.Ops, plural(s.Ops), s.OpsApplied, s.OpsFailedInSession, s.OpsShell, s.OpsUnknown, s.Files, plural(s.Files),
 		s.Written, verb, s.Unchanged, s.Conflicts, plural(s.Conflicts), s.OutsideRoot, s.Unrecoverable)
+	if s.Skipped > 0 {
+		fmt.Fprintf(out, ", %d skipped", s.Skipped)
+	}
+	if s.Stale+s.UnknownOutcome > 0 {
+		fmt.Fprintf(out, "; %d stale, %d of unknown outcome", s.Stale, s.UnknownOutcome)
+	}
+	fmt.Fprintln(out)
 }
 
 type flushWriter interface {
@@ -411,6 +444,9 @@ func (a *app) printPlan(p *recov.FilePlan, color bool) {
 	fmt.Fprintln(out, head)
 	if p.Reason != "" {
 		fmt.Fprintf(out, "  %s\n", p.Reason)
+	}
+	if g := p.File.Confidence; (g == recov.Stale || g == recov.UnknownOutcome) && p.File.Reason != "" && p.File.Reason != p.Reason {
+		fmt.Fprintf(out, "  %s: %s\n", g, p.File.Reason)
 	}
 	for _, d := range p.File.Drift {
 		fmt.Fprintf(out, "  drift: %s\n", d)

@@ -165,6 +165,11 @@ type Op struct {
 	PatchText string `json:"patch_text,omitempty"`
 	// Command is the shell command (Kind == KindShell).
 	Command string `json:"command,omitempty"`
+	// Effects are what the shell command does to files, in the order it
+	// does it (Kind == KindShell), as read by a real shell parser: deletes,
+	// moves and copies of literal paths and exact heredoc content are
+	// replayed; any other write makes the file stale.
+	Effects []ShellEffect `json:"effects,omitempty"`
 	// Content is the full content a Write wrote (Kind == KindWrite).
 	Content *string `json:"content,omitempty"`
 	// Edits are exact-string replacements applied in order, all or nothing
@@ -186,6 +191,39 @@ type Op struct {
 	OutcomeEvidence string     `json:"outcome_evidence"`
 	Evidence        []Evidence `json:"evidence,omitempty"`
 	Provenance      Provenance `json:"provenance"`
+}
+
+// ShellEffectKind says what a shell command does to a path.
+type ShellEffectKind string
+
+// Shell effect kinds.
+const (
+	ShellDelete ShellEffectKind = "delete" // rm, unlink, git rm: the paths are gone
+	ShellMove   ShellEffectKind = "move"   // mv, git mv: Paths = [source, destination]
+	ShellCopy   ShellEffectKind = "copy"   // cp: Paths = [source, destination]
+	ShellCreate ShellEffectKind = "create" // cat <<'EOF' > f: Content is the whole file
+	ShellAppend ShellEffectKind = "append" // cat <<'EOF' >> f: Content is appended
+	ShellTouch  ShellEffectKind = "touch"  // touch: an empty file where there was none
+	ShellWrite  ShellEffectKind = "write"  // any other change: not replayable
+)
+
+// ShellEffect is one thing a shell command does to files. Paths are
+// resolved against the command's effective working directory.
+type ShellEffect struct {
+	Kind ShellEffectKind `json:"kind"`
+	// Verb says what did it, e.g. "rm -r", "sed -i", "redirect".
+	Verb  string   `json:"verb"`
+	Paths []string `json:"paths,omitempty"`
+	// Recursive: the path may be a directory, and everything under it is
+	// affected (rm -r, cp -r).
+	Recursive bool `json:"recursive,omitempty"`
+	// IntoDir: the destination of a move or copy is a directory.
+	IntoDir bool `json:"into_dir,omitempty"`
+	// Content is the exact content of a create or append.
+	Content *string `json:"content,omitempty"`
+	// Cond: the effect runs only under a condition the transcript does not
+	// settle (after ||, in an if), so it may not have happened.
+	Cond bool `json:"cond,omitempty"`
 }
 
 // Edit is one exact-string replacement.

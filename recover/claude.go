@@ -58,6 +58,7 @@ func (r *Reconstructor) writeWhole(f *fstate, text string) {
 	f.res.Ops++
 	f.remember()
 	f.cur, f.pinned, f.crlf = Content{Known: true, Exists: true, Text: text}, true, false
+	f.stale, f.unknown = "", ""
 	f.remember()
 }
 

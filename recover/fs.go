@@ -104,11 +104,17 @@ func (o *OSFS) ReadFile(t Target) ([]byte, fs.FileMode, bool, error) {
 	if errors.Is(err, fs.ErrNotExist) || isNotDir(err) {
 		return nil, 0, false, nil
 	}
+	if isEscape(err) {
+		return nil, 0, false, &EscapeError{Target: t}
+	}
 	if err != nil {
 		return nil, 0, false, err
 	}
 	if st.Mode()&fs.ModeSymlink != 0 {
 		return nil, 0, true, fmt.Errorf("%s is a symbolic link: refusing to read or replace it", t.Path())
+	}
+	if st.IsDir() {
+		return nil, 0, true, fmt.Errorf("%s: %w", t.Path(), ErrIsDir)
 	}
 	if !st.Mode().IsRegular() {
 		return nil, 0, true, fmt.Errorf("%s is not a regular file", t.Path())
@@ -118,6 +124,23 @@ func (o *OSFS) ReadFile(t Target) ([]byte, fs.FileMode, bool, error) {
 		return nil, 0, true, err
 	}
 	return data, st.Mode().Perm(), true, nil
+}
+
+// ErrIsDir is returned for a directory where a file was expected.
+var ErrIsDir = errors.New("is a directory")
+
+// EscapeError is a path that leads out of its root through a symbolic
+// link: os.Root refuses to follow it, and recovery never writes there.
+type EscapeError struct{ Target Target }
+
+func (e *EscapeError) Error() string {
+	return fmt.Sprintf("%s passes through a symbolic link that leads outside the destination root %s", e.Target.Rel, e.Target.Root)
+}
+
+// isEscape tells os.Root's refusal of a path that escapes the root (its
+// error value is not exported).
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
 
 func isNotDir(err error) bool {

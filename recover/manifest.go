@@ -2,10 +2,12 @@ package recover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -82,10 +84,16 @@ func FileFromManifest(m manifest.File) (*FileResult, error) {
 	return f, nil
 }
 
-// ApplyManifest plans and applies a manifest one file at a time, so a
-// manifest of any size is applied with one file's content in memory. each,
-// when set, sees every plan before it is applied (to print its diff). A
-// failure rolls back through the journals, leaving the host as it was.
+// ApplyManifest plans and applies a manifest. A manifest that carries the
+// session's operations (sandbox export) is replayed exactly as recover
+// replays the transcript, against the destination's copies, so the same
+// session gives the same plan, actions and bytes either way; its files
+// section only adds what the operations cannot tell (a redacted file is
+// never written; a file the exporter could pin better keeps its grade).
+// A manifest of files only (the simple form) is planned and applied one file
+// at a time, so one of any size applies with one file's content in memory.
+// each, when set, sees every plan before it is applied (to print its diff).
+// A failure rolls back through the journals, leaving the host as it was.
 func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each func(*FilePlan)) (*Result, error) {
 	if opts.OnConflict == "" {
 		opts.OnConflict = OnConflictSkip
@@ -93,55 +101,46 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 	res := &Result{}
 	rep := &res.Report
 	*rep = Report{Schema: Schema, DryRun: opts.DryRun, Sessions: []SessionReport{}, Files: []FileReport{}, Warnings: []manifest.Warning{}}
-	var m *Mapper
+	var m, bm *Mapper
 	claimed := map[Target]string{}
 	a := &applier{fsys: fsys}
 	if !opts.DryRun {
 		a.journals = NewJournalSet(fsys, time.Now())
 		res.Journals = a.journals
 	}
+	var sessions []manifest.Session
+	var ops []manifest.Op
+	replay := map[string]*FileResult{} // manifest files that override the replay
 	var applyErr error
 	rd := manifest.Reader{
 		Op: func(op manifest.Op) error {
-			st := &rep.Summary
-			st.Ops++
-			switch {
-			case op.Kind == manifest.KindObserve:
-				st.Ops--
-				st.Observations++
-			case op.Kind == manifest.KindShell:
-				st.OpsShell++
-			}
-			switch op.Outcome {
-			case manifest.OutcomeApplied:
-				if op.Kind != manifest.KindObserve {
-					st.OpsApplied++
-				}
-			case manifest.OutcomeFailed:
-				st.OpsFailedInSession++
-			case manifest.OutcomeRejected:
-				st.OpsRejected++
-			default:
-				st.OpsUnknown++
-			}
+			ops = append(ops, op)
 			return nil
 		},
 		Sessions: func(ss []manifest.Session) error {
+			sessions = ss
 			rules := append([]Rule{}, opts.Maps...)
-			for _, s := range ss {
-				rep.Sessions = append(rep.Sessions, SessionReport{ID: s.ID, Agent: string(s.Agent), Transcript: s.Transcript, Cwd: s.Cwd,
-					Warnings: len(s.Warnings), EndState: string(s.EndState)})
-				rep.Warnings = append(rep.Warnings, s.Warnings...)
-				if opts.Dest != "" {
-					from := s.Cwd
-					if from == "" {
-						from = "/"
-					}
-					rules = append(rules, Rule{From: from, To: opts.Dest})
+			var baseRules []Rule
+			for i := range ss {
+				if ss[i].Cwd == "" && opts.Dest != "" && len(ops) == 0 {
+					ss[i].Cwd = "/" // the simple form's relative paths
+				}
+				if opts.Base != "" && ss[i].Cwd != "" {
+					baseRules = append(baseRules, Rule{From: ss[i].Cwd, To: opts.Base})
 				}
 			}
-			var err error
-			m, err = NewMapper(dedupRules(rules))
+			dr, err := destRules(ss, opts)
+			if err != nil {
+				return err
+			}
+			rules = append(rules, dr...)
+			if m, err = NewMapper(dedupRules(rules)); err != nil {
+				return err
+			}
+			bm = m
+			if opts.Base != "" {
+				bm, err = NewMapper(dedupRules(append(append([]Rule{}, opts.Maps...), baseRules...)))
+			}
 			return err
 		},
 		File: func(mf manifest.File) error {
@@ -151,6 +150,10 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 			f, err := FileFromManifest(mf)
 			if err != nil {
 				return err
+			}
+			if len(ops) > 0 {
+				replay[f.Path] = f
+				return nil
 			}
 			if !path.IsAbs(f.Path) && opts.Dest != "" {
 				// The simple form may name files relative to the destination.
@@ -178,16 +181,89 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 			rep.Summary.Written = 0
 			return res, applyErr
 		}
-		if len(a.journals.Written()) > 0 {
+		if a.journals != nil && len(a.journals.Written()) > 0 {
 			// A manifest that breaks off part way: undo what it already wrote.
 			ae := a.fail(Target{Root: opts.Dest, Rel: "."}, err)
 			rep.Summary.Written = 0
 			return res, ae
 		}
+		var pe *ProjectsError
+		if errors.As(err, &pe) {
+			return nil, err
+		}
 		return res, fmt.Errorf("reading the manifest: %w", err)
 	}
-	for _, j := range a.journals.Written() {
-		rep.Journals = append(rep.Journals, j.Dir())
+	if len(ops) == 0 {
+		for _, s := range sessions {
+			rep.Sessions = append(rep.Sessions, SessionReport{ID: s.ID, Agent: string(s.Agent), Transcript: s.Transcript, Cwd: s.Cwd,
+				Warnings: len(s.Warnings), EndState: string(s.EndState)})
+			rep.Warnings = append(rep.Warnings, s.Warnings...)
+		}
+		if a.journals != nil {
+			for _, j := range a.journals.Written() {
+				rep.Journals = append(rep.Journals, j.Dir())
+			}
+		}
+		return res, nil
+	}
+	return replayManifest(ctx, res, sessions, ops, replay, m, bm, fsys, opts, each)
+}
+
+// replayManifest replays a manifest's operations as recover replays a
+// transcript, then plans and applies the files as recover does.
+func replayManifest(ctx context.Context, res *Result, sessions []manifest.Session, ops []manifest.Op, fromFiles map[string]*FileResult,
+	m, bm *Mapper, fsys FS, opts Options, each func(*FilePlan)) (*Result, error) {
+	if m == nil {
+		return res, errors.New("reading the manifest: operations without sessions")
+	}
+	rc := hostReconstructor(bm, m, fsys, opts.IncludeUnknown)
+	counts := make([]int, len(sessions))
+	index := map[string]int{}
+	for i, s := range sessions {
+		index[s.ID] = i
+	}
+	for i := range ops {
+		if i&255 == 0 && ctx.Err() != nil {
+			return res, ctx.Err()
+		}
+		if n, ok := index[ops[i].Session]; ok {
+			counts[n]++
+		}
+		rc.Add(&ops[i])
+		ops[i] = manifest.Op{} // replayed: let it go
+	}
+	files, stats := rc.Finish()
+	for i, f := range files {
+		if mf, ok := fromFiles[f.Path]; ok && (mf.Confidence.rank() > f.Confidence.rank() || isRedacted(mf)) {
+			files[i] = mf
+		}
+	}
+	plans, err := Plan(files, m, fsys, opts.OnConflict)
+	if err != nil {
+		return res, err
+	}
+	res.Plans, res.Files = plans, files
+	journals := res.Journals
+	res.Report = buildReport(sessions, counts, plans, stats, opts.DryRun)
+	if each != nil {
+		for _, p := range plans {
+			each(p)
+		}
+	}
+	if opts.DryRun {
+		return res, nil
+	}
+	if err := Apply(ctx, plans, fsys, journals); err != nil {
+		res.Report.Summary.Written = 0
+		return res, err
+	}
+	for _, j := range journals.Written() {
+		res.Report.Journals = append(res.Report.Journals, j.Dir())
 	}
 	return res, nil
+}
+
+// isRedacted tells a manifest file whose content --redact replaced.
+func isRedacted(f *FileResult) bool {
+	return f.Confidence == Unrecoverable && strings.HasPrefix(f.Reason, "the manifest's content was redacted")
 }

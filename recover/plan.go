@@ -3,6 +3,7 @@ package recover
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -22,6 +23,10 @@ const (
 	ActConflict      Action = "conflict"
 	ActOutsideRoot   Action = "outside-root"
 	ActUnrecoverable Action = "unrecoverable"
+	// ActSkipped leaves the host file alone on purpose: its only change has
+	// an unknown outcome, or it is the source of a move whose destination
+	// was not written (so its content is never left nowhere).
+	ActSkipped Action = "skipped"
 )
 
 // ConflictPolicy says what to do with a file the host changed in a way
@@ -106,6 +111,7 @@ func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy) ([]*Fi
 		plans = append(plans, p)
 		byAgent[f.Path] = p
 	}
+	keepSources(plans, byAgent)
 	pairMoves(plans, byAgent)
 	kept := plans[:0]
 	for _, p := range plans {
@@ -134,6 +140,12 @@ func planOne(f *FileResult, m *Mapper, fsys FS, policy ConflictPolicy, claimed m
 	}
 	claimed[t] = f.Path
 	data, mode, exists, err := fsys.ReadFile(t)
+	var esc *EscapeError
+	if errors.As(err, &esc) {
+		p.Action = ActOutsideRoot
+		p.Reason = esc.Error() + ": never written"
+		return p
+	}
 	if err != nil {
 		p.Action = ActConflict
 		p.Reason = err.Error()
@@ -149,6 +161,11 @@ func decide(p *FilePlan, policy ConflictPolicy) {
 	fin, start := f.Final, f.Start
 	if f.Confidence == Unrecoverable {
 		p.Action, p.Reason = ActUnrecoverable, f.Reason
+		return
+	}
+	if !fin.Known {
+		// Only a call of unknown outcome changed it: listed, never guessed at.
+		p.Action, p.Reason = ActSkipped, f.Reason
 		return
 	}
 	if equal(fin, h) {
@@ -244,6 +261,26 @@ func conflict(p *FilePlan, policy ConflictPolicy, why string) {
 
 func equal(a, b Content) bool {
 	return a.Known && b.Known && a.Exists == b.Exists && a.Text == b.Text
+}
+
+// keepSources keeps the source of a move whose destination is not written
+// (outside the root, a conflict left alone, unrecoverable): deleting it would
+// leave the file's content nowhere.
+func keepSources(plans []*FilePlan, byAgent map[string]*FilePlan) {
+	for _, p := range plans {
+		if p.File.MovedFrom == "" || (p.Written() && p.Action != ActConflict) || p.Action == ActUnchanged {
+			continue
+		}
+		if p.Action == ActConflict && p.Write.Known && p.Write.Exists {
+			continue // written after all (overwrite, markers)
+		}
+		src, ok := byAgent[p.File.MovedFrom]
+		if !ok || src.Action != ActDelete {
+			continue
+		}
+		src.Action, src.Write = ActSkipped, Content{}
+		src.Reason = fmt.Sprintf("the source is kept: the move to %s was not written (%s)", p.Path(), p.Action)
+	}
 }
 
 // pairMoves turns a created destination and the deleted source of the same

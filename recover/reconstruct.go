@@ -22,9 +22,30 @@ const (
 	Exact Confidence = "exact"
 	// HostBased: the replay started from the host's copy of the file.
 	HostBased Confidence = "host-based"
+	// Stale: a later shell command changed the file in a way that cannot
+	// be replayed; the content is the last one known before it.
+	Stale Confidence = "stale"
+	// UnknownOutcome: a call whose outcome is unknown (it never got its
+	// result) changed the file, or would have.
+	UnknownOutcome Confidence = "unknown-outcome"
 	// Unrecoverable: the base is unknown, or a hunk would not apply.
 	Unrecoverable Confidence = "unrecoverable"
 )
+
+// rank orders grades from the least proven (0) to exact.
+func (c Confidence) rank() int {
+	switch c {
+	case Exact:
+		return 5
+	case HostBased:
+		return 3
+	case Stale:
+		return 2
+	case UnknownOutcome:
+		return 1
+	}
+	return 0
+}
 
 // BaseFunc reads the host's copy of a file named by its agent path. ok is
 // false when the host cannot say (outside every root, unreadable); exists
@@ -75,6 +96,9 @@ type fstate struct {
 	// the agents do when they edit a CRLF file.
 	crlf bool
 	res  *FileResult
+	// stale says why a shell command made the content uncertain since the
+	// last evidence; unknown says which call of unknown outcome did.
+	stale, unknown string
 }
 
 // output returns content as it is on disk.
@@ -118,6 +142,9 @@ type ReconstructOptions struct {
 	// are one file (two sessions whose cwds map onto the same directory).
 	// By default the agent path itself.
 	Key func(agentPath string) string
+	// IsDir reports whether the host has a directory at an agent path (to
+	// tell "mv a dir" from a rename). By default nothing is a directory.
+	IsDir func(agentPath string) bool
 }
 
 // Reconstructor replays operations one at a time, so that a transcript can
@@ -261,6 +288,9 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 	} else if replay {
 		r.change(op)
 	}
+	if op.Outcome == manifest.OutcomeUnknown {
+		r.unknownOutcome(op, replay)
+	}
 	if r.opts.History {
 		r.record(op, before, replay && op.Kind != manifest.KindShell)
 	}
@@ -270,13 +300,18 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 	out := make([]*FileResult, 0, len(r.files))
 	for _, f := range r.files {
-		if f.res.Ops == 0 && len(f.res.Notes) == 0 && f.res.Reason == "" {
+		if f.res.Ops == 0 && len(f.res.Notes) == 0 && f.res.Reason == "" && f.unknown == "" && f.stale == "" {
 			continue // only observed (read, backed up), never changed: nothing to recover
 		}
 		f.remember()
 		res := f.res
 		res.Final = f.output(f.cur)
 		switch {
+		case f.unknown != "" && (f.cur.Known || res.Reason == ""):
+			// Whatever else is known, a call that may or may not have run
+			// decides the content: never graded above that.
+			res.Confidence = UnknownOutcome
+			res.Reason = f.unknown
 		case !f.cur.Known:
 			res.Confidence = Unrecoverable
 			if res.Reason == "" && res.Ops == 0 {
@@ -285,6 +320,9 @@ func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 			if res.Reason == "" {
 				res.Reason = "the file's content before the session is unknown (no evidence in the transcript, no host copy)"
 			}
+		case f.stale != "":
+			res.Confidence = Stale
+			res.Reason = f.stale
 		case f.pinned:
 			res.Confidence = Exact
 			res.Reason = ""
@@ -398,6 +436,7 @@ func (f *fstate) checkpoint(c Content, what string, op *manifest.Op, r *Reconstr
 	}
 	f.cur = c
 	f.pinned = true
+	f.stale, f.unknown = "", "" // the evidence settles what they left open
 	f.remember()
 }
 
@@ -483,6 +522,9 @@ func (r *Reconstructor) patch(op *manifest.Op) {
 		f.cur, f.pinned = h.content, h.pinned
 		if h.full {
 			f.crlf = false // written whole, as the agent sent it
+		}
+		if h.full || (h.content.Known && !h.content.Exists) {
+			f.stale = "" // written whole or deleted: nothing earlier matters
 		}
 		f.remember()
 		if h.moveFrom != "" {
@@ -605,45 +647,6 @@ func lineAt(lines []string, i int) string {
 		return lines[i]
 	}
 	return "<end of file>"
-}
-
-// shell handles a shell command that wrote files: it is never replayed, but
-// exact content it wrote (a quoted heredoc) is evidence, and every file it
-// named carries a note.
-func (r *Reconstructor) shell(op *manifest.Op, applied bool) {
-	withEvidence := map[string]bool{}
-	if applied {
-		for _, e := range op.Evidence {
-			switch e.Kind {
-			case manifest.EvidencePost:
-				// "cat <<'X' > f" is the change itself: the file now holds exactly this.
-				f := r.file(e.Path, op, false)
-				r.writeWhole(f, e.Content)
-				withEvidence[e.Path] = true
-				f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: content taken from a shell heredoc (%s)", where(op), firstLine(op.Command)))
-			case manifest.EvidenceAppend:
-				f := r.file(e.Path, op, true)
-				if !f.cur.Known {
-					continue
-				}
-				f.start(f.cur)
-				f.remember()
-				f.cur = Content{Known: true, Exists: true, Text: f.cur.Text + e.Content}
-				f.remember()
-				f.res.Ops++
-				withEvidence[e.Path] = true
-				f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: content appended by a shell heredoc (%s)", where(op), firstLine(op.Command)))
-			}
-		}
-	}
-	for _, p := range op.Paths {
-		if withEvidence[p] {
-			continue
-		}
-		f := r.file(p, op, false)
-		f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: also changed by a shell command that cannot be replayed (%s, outcome %s): %s",
-			where(op), firstLine(op.Command), op.Outcome, "the recovered content may miss that change"))
-	}
 }
 
 func firstLine(s string) string {

@@ -2,7 +2,11 @@ package recover
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -23,6 +27,86 @@ type Options struct {
 	DryRun         bool
 	OnConflict     ConflictPolicy
 	IncludeUnknown bool
+	// DestPerSession puts each project (sessions that share a working
+	// directory) into its own folder of Dest, named after its first session.
+	DestPerSession bool
+}
+
+// ProjectsError refuses to replay sessions of different working
+// directories into one destination: their files would mix.
+type ProjectsError struct {
+	// Cwds are the distinct working directories, each with a session.
+	Cwds [][2]string
+}
+
+func (e *ProjectsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the selected sessions worked in %d different directories, and one --dest would mix their files:", len(e.Cwds))
+	for _, c := range e.Cwds {
+		fmt.Fprintf(&b, " %s (session %s);", c[0], c[1])
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// destRules maps every session's working directory onto the destination:
+// all onto Dest when they share one, each project onto its own folder with
+// DestPerSession, and an error otherwise. Sessions an explicit --map covers
+// are left to it.
+func destRules(headers []manifest.Session, opts Options) ([]Rule, error) {
+	if opts.Dest == "" {
+		return nil, nil
+	}
+	var cwds [][2]string
+	seen := map[string]string{}
+	for _, h := range headers {
+		if h.Cwd == "" || mappedBy(opts.Maps, h.Cwd) {
+			continue
+		}
+		if _, ok := seen[h.Cwd]; !ok {
+			seen[h.Cwd] = h.ID
+			cwds = append(cwds, [2]string{h.Cwd, h.ID})
+		}
+	}
+	var rules []Rule
+	switch {
+	case len(cwds) <= 1 && !opts.DestPerSession:
+		for _, c := range cwds {
+			rules = append(rules, Rule{From: c[0], To: opts.Dest})
+		}
+	case opts.DestPerSession:
+		for _, c := range cwds {
+			rules = append(rules, Rule{From: c[0], To: filepath.Join(opts.Dest, folderName(c[1]))})
+		}
+	default:
+		return nil, &ProjectsError{Cwds: cwds}
+	}
+	return rules, nil
+}
+
+// mappedBy reports whether an explicit rule covers dir.
+func mappedBy(rules []Rule, dir string) bool {
+	for _, r := range rules {
+		if dir == r.From || strings.HasPrefix(dir, strings.TrimSuffix(r.From, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// folderName makes a session id safe as one path element.
+func folderName(id string) string {
+	out := []rune{}
+	for _, c := range id {
+		if c == '/' || c == '\\' || c == 0 || c < ' ' {
+			c = '_'
+		}
+		out = append(out, c)
+	}
+	s := string(out)
+	if s == "" || s == "." || s == ".." {
+		s = "session"
+	}
+	return s
 }
 
 // Source is one transcript's session and operations, read as a stream so
@@ -72,7 +156,7 @@ type Result struct {
 // Partial reports whether any file was left unrecovered.
 func (r *Result) Partial() bool {
 	s := r.Report.Summary
-	return s.Conflicts+s.OutsideRoot+s.Unrecoverable > 0
+	return s.Conflicts+s.OutsideRoot+s.Unrecoverable+s.Skipped > 0
 }
 
 // Recover replays the operations of sources (merged in time order), plans
@@ -88,15 +172,14 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 		headers[i] = src.Header()
 	}
 	rules := append([]Rule{}, opts.Maps...)
+	dr, err := destRules(headers, opts)
+	if err != nil {
+		return nil, err
+	}
+	rules = append(rules, dr...)
 	var baseRules []Rule
 	for _, h := range headers {
-		if h.Cwd == "" {
-			continue
-		}
-		if opts.Dest != "" {
-			rules = append(rules, Rule{From: h.Cwd, To: opts.Dest})
-		}
-		if opts.Base != "" {
+		if h.Cwd != "" && opts.Base != "" {
 			baseRules = append(baseRules, Rule{From: h.Cwd, To: opts.Base})
 		}
 	}
@@ -266,7 +349,14 @@ type Summary struct {
 	Conflicts          int `json:"conflicts"`
 	OutsideRoot        int `json:"outside_root"`
 	Unrecoverable      int `json:"unrecoverable"`
-	Drift              int `json:"drift"`
+	// Skipped counts files left alone on purpose: a change of unknown
+	// outcome, or the source of a move whose destination was not written.
+	Skipped int `json:"skipped"`
+	// Stale counts files a shell command changed in a way that could not
+	// be replayed; UnknownOutcome those a call of unknown outcome touched.
+	Stale          int `json:"stale"`
+	UnknownOutcome int `json:"unknown_outcome"`
+	Drift          int `json:"drift"`
 	// Observations counts file states the transcripts show without changing
 	// them (full reads, backups); EvidenceChecks counts how often evidence was
 	// compared with the replay, EvidenceMismatches how often it disagreed.
@@ -303,6 +393,9 @@ func addFile(r *Report, p *FilePlan) {
 	if p.Backup != nil {
 		fr.Backup = p.Backup.Rel
 	}
+	if fr.Reason == "" && (f.Confidence == Stale || f.Confidence == UnknownOutcome) {
+		fr.Reason = f.Reason // the grade's reason comes first
+	}
 	if fr.Reason == "" && len(f.Notes) > 0 {
 		fr.Reason = f.Notes[len(f.Notes)-1]
 	}
@@ -321,6 +414,14 @@ func addFile(r *Report, p *FilePlan) {
 		r.Summary.OutsideRoot++
 	case ActUnrecoverable:
 		r.Summary.Unrecoverable++
+	case ActSkipped:
+		r.Summary.Skipped++
+	}
+	switch f.Confidence {
+	case Stale:
+		r.Summary.Stale++
+	case UnknownOutcome:
+		r.Summary.UnknownOutcome++
 	}
 }
 
@@ -379,5 +480,13 @@ func hostReconstructor(bases, keys *Mapper, fsys FS, includeUnknown bool) *Recon
 		}
 		return agent
 	}
-	return NewReconstructor(base, ReconstructOptions{IncludeUnknown: includeUnknown, Key: key})
+	isDir := func(agent string) bool {
+		t, ok := bases.Map(agent)
+		if !ok {
+			return false
+		}
+		_, _, exists, err := fsys.ReadFile(t)
+		return exists && errors.Is(err, ErrIsDir)
+	}
+	return NewReconstructor(base, ReconstructOptions{IncludeUnknown: includeUnknown, Key: key, IsDir: isDir})
 }
