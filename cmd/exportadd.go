@@ -42,7 +42,7 @@ func (a *app) runExportAdd(paths []string) error {
 		if err != nil {
 			return err
 		}
-		e := manifest.Export{Path: abs, Content: string(data), Type: "file", Created: time.Now().UTC()}
+		e := manifest.Export{Path: abs, Content: string(data), Type: "file", Created: time.Now().UTC().Format(time.RFC3339)}
 		if !utf8.Valid(data) {
 			e.Content, e.Encoding = base64.StdEncoding.EncodeToString(data), "base64"
 		}

@@ -192,6 +192,11 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 			byCall[op.Provenance.CallID] = append(byCall[op.Provenance.CallID], opView{Kind: string(op.Kind), Paths: op.Paths, Outcome: string(op.Outcome)})
 		}
 		for _, e := range col.Events {
+			if e.Time.IsZero() {
+				// Legacy rollouts stamp no line: the session's start is the
+				// best time there is (as replay uses for its operations).
+				e.Time = col.Session.Start
+			}
 			events = append(events, entry{Event: e, Session: col.Session.ID, Ops: byCall[e.CallID]})
 		}
 		sources = append(sources, &recov.SliceSource{S: col.Session, Ops: col.Ops})
@@ -245,6 +250,9 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 			}
 			fv.Steps = append(fv.Steps, sv)
 		}
+		// A call that never got its result is known only at the end of its
+		// transcript: put it back where it happened.
+		sort.SliceStable(fv.Steps, func(a, b int) bool { return fv.Steps[a].Time.Before(fv.Steps[b].Time) })
 		in.Counts.Drift += len(f.Drift)
 		in.Files = append(in.Files, fv)
 		if f.Confidence == recov.Unrecoverable {

@@ -96,7 +96,7 @@ outside-root, unrecoverable), 130 interrupted.`,
   sandbox recover --session 019c7bdb --dest ./proj
 
   # CI artifact salvage
-  sandbox recover --from artifacts.zip --dest salvage/ --json
+  sandbox recover --from artifacts.zip --dest salvage/ --dest-per-session --json
 
   # see what would be recovered, with diffs
   sandbox recover --transcript ~/.codex/sessions/2026/11/20/rollout-….jsonl --dest ./proj --dry-run

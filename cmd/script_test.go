@@ -7,12 +7,15 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +60,30 @@ func TestScripts(t *testing.T) {
 			"mkrollout": cmdMkrollout,
 			"archive":   cmdArchive,
 			"mtime":     cmdMtime,
+			"exits":     cmdExits,
 		},
 	})
+}
+
+// cmdExits runs a program like exec and checks its exit code:
+// exits N PROGRAM [ARGS...]. Its output is kept for stdout/stderr checks.
+func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("%s: %v", args[1], err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
 }
 
 // cmdSnapshot writes, to FILE, one line per entry under DIR: its path, its

@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
+	"path"
+	"path/filepath"
 	"unicode/utf8"
 )
 
@@ -82,6 +83,12 @@ type File struct {
 	// Redacted says the content was changed by --redact: it is not the
 	// file's, and is never written.
 	Redacted bool `json:"redacted,omitempty"`
+	// Kind is the kind of artefact an agent said it exported (the simple
+	// form's "type" when it is not an operation: "adr", "skill", "config").
+	Kind string `json:"kind,omitempty"`
+	// Outside says the file's path leads outside its root ("..", or an
+	// absolute path in a form that has no working directory): never written.
+	Outside bool `json:"outside,omitempty"`
 }
 
 // Redaction is what --redact replaced.
@@ -177,14 +184,20 @@ func (m *Writer) Close(sessions []Session, files []File, redactions []Redaction)
 
 // Export is one file in the simple form an agent can write inside a
 // sandbox: {"session": "…", "exports": [{"path", "content", "type", "created"}]}.
+// Fields the reader does not know are ignored, never an error: agents write
+// this form by hand.
 type Export struct {
 	Path    string `json:"path"`
 	Content string `json:"content"`
-	// Type is "file" (the default) or "delete"; Encoding "base64" marks
-	// content that is not text.
-	Type     string    `json:"type,omitempty"`
-	Encoding string    `json:"encoding,omitempty"`
-	Created  time.Time `json:"created,omitzero"`
+	// Type is "delete" for a deletion; any other value ("file", "text",
+	// "binary", or the kind of artefact: "adr", "skill", "config"…) is a
+	// file with this content. Encoding "base64" marks content that is not
+	// text.
+	Type     string `json:"type,omitempty"`
+	Encoding string `json:"encoding,omitempty"`
+	// Created is when the agent made it, as the agent wrote it (RFC 3339
+	// by sandbox; kept as text, since agents write dates in many forms).
+	Created string `json:"created,omitempty"`
 }
 
 // SimpleForm is the agent-written manifest.
@@ -309,7 +322,7 @@ func (rd Reader) Read(r io.Reader) error {
 					}
 				}
 				n++
-				return rd.simpleExport(simple.Session, n-1, e)
+				return rd.simpleExport(simple.Session, simple.Cwd, n-1, e)
 			}); err != nil {
 				return fail(err)
 			}
@@ -363,15 +376,24 @@ func (rd Reader) simpleSessions(s SimpleForm) error {
 	return rd.Sessions([]Session{{ID: s.Session, Cwd: s.Cwd, Agent: "export"}})
 }
 
+// RelativeRoot stands for the destination root in the paths of a simple form
+// that names no working directory; it can be no real path (it holds a NUL).
+const RelativeRoot = "/\x00relative"
+
 // simpleExport reads one export of the agent-written form as a file whose
 // final content is exact and whose start is unknown.
-func (rd Reader) simpleExport(session string, i int, e Export) error {
+func (rd Reader) simpleExport(session, cwd string, i int, e Export) error {
 	if e.Path == "" {
 		return fmt.Errorf("exports[%d]: no path", i)
 	}
 	f := File{Path: e.Path, Sessions: []string{session}, Start: State{State: StateUnknown}, Confidence: "exact", Ops: 1}
 	switch e.Type {
-	case "", "file", "text", "binary":
+	case "delete":
+		f.Final = State{State: StateAbsent}
+	default:
+		if e.Type != "" && e.Type != "file" && e.Type != "text" && e.Type != "binary" {
+			f.Kind = e.Type
+		}
 		content := e.Content
 		if e.Encoding == "base64" || e.Type == "binary" {
 			b, err := base64.StdEncoding.DecodeString(e.Content)
@@ -381,10 +403,21 @@ func (rd Reader) simpleExport(session string, i int, e Export) error {
 			content = string(b)
 		}
 		f.Final = State{State: StateContent, Encoding: "utf-8", Content: &content}
-	case "delete":
-		f.Final = State{State: StateAbsent}
-	default:
-		return fmt.Errorf("exports[%d] %s: unknown type %q", i, e.Path, e.Type)
+	}
+	// A relative path is relative to the form's working directory (or the
+	// destination); one that climbs out with ".." never maps anywhere.
+	if !path.IsAbs(e.Path) {
+		if !filepath.IsLocal(filepath.FromSlash(e.Path)) {
+			f.Outside = true
+		} else if cwd != "" {
+			f.Path = path.Join(cwd, e.Path)
+		} else {
+			f.Path = path.Join(RelativeRoot, e.Path)
+		}
+	} else if cwd == "" {
+		// With no working directory, nothing says where an absolute path
+		// belongs: it is not re-rooted into the destination.
+		f.Outside = true
 	}
 	if rd.File != nil {
 		return rd.File(f)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"sort"
 	"strings"
 	"time"
@@ -52,7 +51,8 @@ func fromState(s manifest.State, what, path string) (Content, error) {
 // FileFromManifest turns a manifest entry back into a reconstructed file.
 func FileFromManifest(m manifest.File) (*FileResult, error) {
 	f := &FileResult{Path: m.Path, Sessions: m.Sessions, Confidence: Confidence(m.Confidence), Ops: m.Ops,
-		MovedFrom: m.MovedFrom, Reason: m.Reason, Drift: m.Drift, Fuzz: m.Fuzz, Notes: m.Notes, states: map[[32]byte]bool{}}
+		MovedFrom: m.MovedFrom, Reason: m.Reason, Drift: m.Drift, Fuzz: m.Fuzz, Notes: m.Notes, states: map[[32]byte]bool{},
+		Kind: m.Kind, Outside: m.Outside}
 	if m.Redacted {
 		// Its content is placeholders, not the file's (and no longer matches its sha256).
 		f.Confidence = Unrecoverable
@@ -122,18 +122,26 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 			rules := append([]Rule{}, opts.Maps...)
 			var baseRules []Rule
 			for i := range ss {
-				if ss[i].Cwd == "" && opts.Dest != "" && len(ops) == 0 {
-					ss[i].Cwd = "/" // the simple form's relative paths
+				cwd := ss[i].Cwd
+				if cwd == "" && len(ops) == 0 {
+					cwd = manifest.RelativeRoot // the simple form's relative paths
+				}
+				if opts.Dest != "" && !mappedBy(opts.Maps, cwd) {
+					rules = append(rules, Rule{From: cwd, To: opts.Dest})
 				}
 				if opts.Base != "" && ss[i].Cwd != "" {
 					baseRules = append(baseRules, Rule{From: ss[i].Cwd, To: opts.Base})
 				}
 			}
-			dr, err := destRules(ss, opts)
-			if err != nil {
-				return err
+			var err error
+			if len(ops) > 0 {
+				// A manifest of sessions: one project per destination, as recover.
+				dr, err := destRules(ss, opts)
+				if err != nil {
+					return err
+				}
+				rules = append(append([]Rule{}, opts.Maps...), dr...)
 			}
-			rules = append(rules, dr...)
 			if m, err = NewMapper(dedupRules(rules)); err != nil {
 				return err
 			}
@@ -154,10 +162,6 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 			if len(ops) > 0 {
 				replay[f.Path] = f
 				return nil
-			}
-			if !path.IsAbs(f.Path) && opts.Dest != "" {
-				// The simple form may name files relative to the destination.
-				f.Path = "/" + f.Path
 			}
 			p := planOne(f, m, fsys, opts.OnConflict, claimed)
 			if each != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+
+	"github.com/agentsandbox/sandbox/manifest"
 )
 
 // Action is what recovery does, or would do, to one file.
@@ -68,7 +70,7 @@ func (p *FilePlan) Path() string {
 	if p.Mapped {
 		return p.Target.Rel
 	}
-	return p.File.Path
+	return strings.TrimPrefix(p.File.Path, manifest.RelativeRoot+"/")
 }
 
 // Written reports whether applying the plan changes the host for this file.
@@ -127,6 +129,11 @@ func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy) ([]*Fi
 func planOne(f *FileResult, m *Mapper, fsys FS, policy ConflictPolicy, claimed map[Target]string) *FilePlan {
 	p := &FilePlan{File: f}
 	t, ok := m.Map(f.Path)
+	if f.Outside {
+		p.Action = ActOutsideRoot
+		p.Reason = "the path leads outside the destination root: never written"
+		return p
+	}
 	if !ok {
 		p.Action = ActOutsideRoot
 		p.Reason = "outside the destination root: never written"

@@ -80,6 +80,10 @@ type FileResult struct {
 	// Reason says why the file is unrecoverable.
 	Reason   string
 	Sessions []string
+	// Kind is the kind of artefact an agent exported it as (simple form).
+	Kind string
+	// Outside says the path leads out of its root whatever the mapping.
+	Outside bool
 	// states holds the sha256 of every content the file is known to have
 	// had during the session, so that a host copy that is merely behind can
 	// be told from one that moved on.
@@ -588,6 +592,12 @@ func (r *Reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
 			mode = Faithful
 		}
 		text, fuzz, err := ApplyChunks(f.cur.Text, h.Target, h.Chunks, mode)
+		if err != nil && !f.pinned && alreadyApplied(f.cur.Text, h) {
+			// The host copy already holds the change (recovered before, or
+			// made by hand): it is the result, as patch(1) would say.
+			text, err = f.cur.Text, nil
+			f.res.Notes = append(f.res.Notes, where(op)+": the host copy already has this change")
+		}
 		if err != nil {
 			f.res.Reason = fmt.Sprintf("%s: a hunk would not apply: %v", where(op), err)
 			if f.pinned {
@@ -606,6 +616,20 @@ func (r *Reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
 		out = append(out, hunkResult{path: h.Target, pinned: true, content: Content{Known: true}})
 	}
 	return out
+}
+
+// alreadyApplied reports whether an Update hunk's change is already in
+// text: its reverse applies strictly, and the forward change does not.
+func alreadyApplied(text string, h manifest.Hunk) bool {
+	rev := make([]manifest.Chunk, len(h.Chunks))
+	for i, c := range h.Chunks {
+		rev[i] = manifest.Chunk{Context: c.Context, OldLines: c.NewLines, NewLines: c.OldLines, EOF: c.EOF}
+		if len(c.NewLines) == 0 {
+			return false // a pure deletion leaves nothing to find
+		}
+	}
+	_, _, err := ApplyChunks(text, h.Target, rev, Strict)
+	return err == nil
 }
 
 var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)

@@ -319,8 +319,10 @@ type SessionReport struct {
 
 // FileReport describes one file.
 type FileReport struct {
-	Path       string   `json:"path"`
-	AgentPath  string   `json:"agent_path"`
+	Path      string `json:"path"`
+	AgentPath string `json:"agent_path"`
+	// Kind is the kind of artefact, for a file an agent exported as one.
+	Kind       string   `json:"kind,omitempty"`
 	Action     Action   `json:"action"`
 	Confidence string   `json:"confidence"`
 	Ops        int      `json:"ops"`
@@ -385,7 +387,7 @@ func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, s
 // addFile adds a file's plan to a report.
 func addFile(r *Report, p *FilePlan) {
 	f := p.File
-	fr := FileReport{Path: p.Path(), AgentPath: f.Path, Action: p.Action, Confidence: string(f.Confidence), Ops: f.Ops,
+	fr := FileReport{Path: p.Path(), AgentPath: strings.TrimPrefix(f.Path, manifest.RelativeRoot+"/"), Kind: f.Kind, Action: p.Action, Confidence: string(f.Confidence), Ops: f.Ops,
 		SHA256: p.SHA256(), Reason: p.Reason, Conflicts: p.Conflicts, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes}
 	if p.From != nil {
 		fr.From = p.From.Rel

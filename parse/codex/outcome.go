@@ -20,6 +20,9 @@ const successText = "Success. Updated the following files:"
 var failurePrefixes = []string{
 	"apply_patch verification failed:", "error:", "Failed to ", "Invalid patch", "apply_patch handler received",
 	"patch rejected", "exec command rejected", "aborted", "Script failed", "No files were modified.",
+	// Codex's own sandbox refusing a command (SandboxErr::Denied and its
+	// shell-tool wording): the command did not do what it was asked.
+	"sandbox denied exec error", "Command denied by sandbox", "failed in sandbox",
 }
 
 // decideOutput decides a call's outcome from its output (formats/codex.md
