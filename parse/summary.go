@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"runtime"
 	"sort"
@@ -38,6 +39,10 @@ type Summary struct {
 	// resumed copies share their session's id).
 	Transcripts []string `json:"transcripts"`
 	files       map[string]bool
+	// ops holds each call's outcome by its identity, so that a call copied
+	// into several transcripts of one session (resume, fork, compaction)
+	// counts once, as recover replays it once.
+	ops map[uint64]manifest.Outcome
 }
 
 // Summarize parses the selected transcripts (one worker per core) and
@@ -94,6 +99,7 @@ func Summarize(ctx context.Context, sel []Selected, progress func(int64)) ([]*Su
 	}
 	for _, s := range out {
 		s.Files = len(s.files)
+		s.count()
 		s.Verdict = VerdictOf(s.EndState)
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Start.Before(out[b].Start) })
@@ -101,9 +107,9 @@ func Summarize(ctx context.Context, sel []Selected, progress func(int64)) ([]*Su
 }
 
 func (s *Summary) merge(o *Summary) {
-	s.OpsApplied += o.OpsApplied
-	s.OpsFailed += o.OpsFailed
-	s.OpsOther += o.OpsOther
+	for k, v := range o.ops {
+		s.ops[k] = v
+	}
 	s.Warnings += o.Warnings
 	s.Bytes += o.Bytes
 	s.Transcripts = append(s.Transcripts, o.Transcripts...)
@@ -116,6 +122,40 @@ func (s *Summary) merge(o *Summary) {
 	if o.End.After(s.End) {
 		s.End = o.End
 		s.EndState = o.EndState
+	}
+}
+
+// opKey identifies a call the way replay does when it drops copies: by its
+// identity, else its call id and payload; a call with neither is unique.
+func opKey(op *manifest.Op, n int) uint64 {
+	h := fnv.New64a()
+	switch {
+	case op.Identity != "":
+		h.Write([]byte(op.Identity))
+	case op.Provenance.CallID != "":
+		h.Write([]byte(op.Provenance.CallID))
+		h.Write([]byte{0})
+		h.Write([]byte(op.PatchText))
+		h.Write([]byte{0})
+		h.Write([]byte(op.Command))
+	default:
+		fmt.Fprintf(h, "\x00%s\x00%d\x00%d", op.Provenance.Transcript, op.Provenance.Line, n)
+	}
+	return h.Sum64()
+}
+
+// count turns the calls into the counts shown.
+func (s *Summary) count() {
+	s.OpsApplied, s.OpsFailed, s.OpsOther = 0, 0, 0
+	for _, o := range s.ops {
+		switch o {
+		case manifest.OutcomeApplied:
+			s.OpsApplied++
+		case manifest.OutcomeFailed:
+			s.OpsFailed++
+		default:
+			s.OpsOther++
+		}
 	}
 }
 
@@ -134,22 +174,19 @@ func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
 	}
 	c.Info.Agent = agent
 	var body io.Reader = br
-	s := &Summary{Agent: c.Info.Agent, Harness: c.Harness, Transcripts: []string{c.Name}, files: map[string]bool{}}
+	s := &Summary{Agent: c.Info.Agent, Harness: c.Harness, Transcripts: []string{c.Name}, files: map[string]bool{},
+		ops: map[uint64]manifest.Outcome{}}
 	h := emit.Handler{Op: func(op manifest.Op) {
-		switch {
-		case op.Kind == manifest.KindObserve:
+		if op.Kind == manifest.KindObserve {
 			return
-		case op.Outcome == manifest.OutcomeApplied:
-			s.OpsApplied++
+		}
+		s.ops[opKey(&op, len(s.ops))] = op.Outcome
+		if op.Outcome == manifest.OutcomeApplied {
 			for _, p := range op.Paths {
 				if !s.files[p] {
 					s.files[strings.Clone(p)] = true // p may be a slice of the whole patch text
 				}
 			}
-		case op.Outcome == manifest.OutcomeFailed:
-			s.OpsFailed++
-		default:
-			s.OpsOther++
 		}
 	}}
 	var backups func(string, string) ([]byte, bool)
