@@ -15,6 +15,7 @@ require (
 	github.com/tidwall/gjson v1.20.0
 	golang.org/x/term v0.47.0
 	golang.org/x/tools v0.52.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

@@ -1,0 +1,868 @@
+package shellcmd
+
+import (
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// call is one simple command being read.
+type call struct {
+	w      *walker
+	sc     *scope // where the command runs: git -C and env -C move it
+	cx     ctx
+	redirs []*syntax.Redirect
+	// xargs holds how xargs was written when the command runs under it:
+	// its operands then come from standard input and cannot be told.
+	xargs string
+}
+
+// handlers read the commands that change files, by name.
+var handlers map[string]func(c *call, name string, args []arg)
+
+func init() {
+	handlers = map[string]func(c *call, name string, args []arg){
+		"cd": (*call).cd, "pushd": (*call).pushd, "popd": (*call).popd,
+		"rm": (*call).rm, "unlink": (*call).unlink, "rmdir": (*call).rmdir, "mkdir": (*call).mkdir,
+		"mv": (*call).mv, "cp": (*call).cp, "install": (*call).install, "ln": (*call).ln,
+		"tee": (*call).tee, "touch": (*call).touch, "truncate": (*call).truncate, "dd": (*call).dd,
+		"sed": (*call).sed, "gsed": (*call).sed, "perl": (*call).perl,
+		"rsync": (*call).rsync, "patch": (*call).patch,
+		"git": (*call).git, "go": (*call).goTool, "cargo": (*call).cargo,
+		"gofmt": (*call).gofmt, "goimports": (*call).gofmt,
+		"prettier": (*call).prettier, "eslint": (*call).eslint, "black": (*call).black, "ruff": (*call).ruff,
+		"rustfmt": (*call).rustfmt, "clang-format": (*call).clangFormat, "shfmt": (*call).shfmt,
+		"bash": (*call).shell, "sh": (*call).shell, "zsh": (*call).shell, "dash": (*call).shell, "ksh": (*call).shell,
+		"eval":   (*call).eval,
+		"python": (*call).interp, "python3": (*call).interp, "python2": (*call).interp, "pypy3": (*call).interp,
+		"node": (*call).interp, "ruby": (*call).interp, "bun": (*call).interp, "deno": (*call).deno,
+		"find": (*call).find,
+	}
+}
+
+// run dispatches the command to its handler.
+func (c *call) run(args []arg) {
+	if !args[0].lit {
+		return // $CMD …: what runs cannot be told, and what it writes neither
+	}
+	name := args[0].val
+	if strings.Contains(name, "/") {
+		name = path.Base(name) // /bin/rm
+	}
+	h := handlers[name]
+	if h == nil {
+		if powershell(name) {
+			c.unknownf(name, args)
+		}
+		return
+	}
+	if c.xargs != "" {
+		// xargs adds operands read from standard input: one that cannot be
+		// told stands for them.
+		x := c.xargs
+		c.xargs = ""
+		ops := append(args[1:len(args):len(args)], arg{text: "(stdin)"})
+		c.w.probe(x, x, c.cx, func() { h(c, name, ops) })
+		return
+	}
+	h(c, name, args[1:])
+}
+
+// unknownf records a command that changes files it does not name, in the
+// words it was written with.
+func (c *call) unknownf(verb string, args []arg) {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.text)
+	}
+	c.w.unknown(verb, b.String(), c.cx)
+}
+
+// powershell reports whether name is a PowerShell cmdlet that writes
+// files: agents on Windows send these through the same tool.
+func powershell(name string) bool {
+	switch strings.ToLower(name) {
+	case "remove-item", "set-content", "add-content", "out-file", "new-item", "copy-item", "move-item",
+		"rename-item", "clear-content":
+		return true
+	}
+	return false
+}
+
+// wrappers are commands that run their operands as a command, with the
+// options they take a value for.
+var wrappers = map[string]flags{
+	"sudo":       {shortVal: "ugpChDrtTU", longVal: []string{"user", "group", "prompt", "close-from", "host", "chdir", "role", "type", "command-timeout", "other-user"}, posix: true},
+	"doas":       {shortVal: "uC", posix: true},
+	"command":    {posix: true},
+	"builtin":    {posix: true},
+	"exec":       {shortVal: "a", posix: true},
+	"nohup":      {posix: true},
+	"time":       {shortVal: "fo", longVal: []string{"format", "output"}, posix: true},
+	"nice":       {shortVal: "n", longVal: []string{"adjustment"}, posix: true},
+	"stdbuf":     {shortVal: "ioe", longVal: []string{"input", "output", "error"}, posix: true},
+	"ionice":     {shortVal: "cnp", longVal: []string{"class", "classdata"}, posix: true},
+	"chronic":    {posix: true},
+	"unbuffer":   {posix: true},
+	"caffeinate": {shortVal: "tw", posix: true},
+	"npx":        {shortVal: "pc", longVal: []string{"package", "call"}, posix: true},
+	"bunx":       {shortVal: "p", longVal: []string{"package"}, posix: true},
+	"pnpx":       {shortVal: "p", longVal: []string{"package"}, posix: true},
+	"xargs":      {shortVal: "ILnPsdEa", longVal: []string{"arg-file", "delimiter", "max-args", "max-lines", "max-procs", "max-chars", "process-slot-var"}, posix: true},
+}
+
+// unwrap strips the commands that only run another: sudo, env, time,
+// timeout, nice, xargs (whose operands then are unknown) and the like. It
+// returns the command that really runs.
+func (c *call) unwrap(args []arg) []arg {
+	for len(args) > 0 && args[0].lit {
+		name := args[0].val
+		switch {
+		case name == "env":
+			args = c.env(args[1:])
+			continue
+		case name == "timeout":
+			opts, rest := flags{shortVal: "sk", longVal: []string{"signal", "kill-after"}, posix: true}.parse(args[1:])
+			_ = opts
+			if len(rest) == 0 {
+				return nil
+			}
+			args = rest[1:] // the duration
+			continue
+		case name == "uv" || name == "poetry" || name == "pipenv":
+			if len(args) < 2 || args[1].val != "run" {
+				return args
+			}
+			_, args = flags{longVal: []string{"with", "python", "project", "directory", "with-requirements", "env-file", "extra", "group", "package", "index", "index-url"}, shortVal: "p", posix: true}.parse(args[2:])
+			continue
+		case name == "npm" || name == "pnpm" || name == "yarn":
+			if len(args) < 2 || args[1].val != "exec" && args[1].val != "dlx" {
+				return args
+			}
+			_, args = flags{posix: true}.parse(args[2:])
+			continue
+		}
+		f, ok := wrappers[name]
+		if !ok {
+			return args
+		}
+		opts, rest := f.parse(args[1:])
+		switch name {
+		case "command":
+			if has(opts, "v", "V") {
+				return nil // command -v only looks the name up
+			}
+		case "npx":
+			if v, ok := value(opts, "c", "call"); ok {
+				c.shellString("npx -c", v)
+				return nil
+			}
+		case "sudo", "doas":
+			for len(rest) > 0 && rest[0].lit && assignment(rest[0].val) {
+				rest = rest[1:] // sudo VAR=value command
+			}
+		case "xargs":
+			if len(rest) == 0 {
+				return nil // xargs alone runs echo
+			}
+			c.xargs = "xargs " + rest[0].text
+		}
+		args = rest
+	}
+	return args
+}
+
+// env strips env's options and assignments and returns the command.
+func (c *call) env(args []arg) []arg {
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case !a.lit:
+			return args
+		case a.val == "--":
+			return args[1:]
+		case a.val == "-" || a.val == "-i" || a.val == "-0" || a.val == "-v" || a.val == "--ignore-environment" || a.val == "--null" || a.val == "--debug":
+			args = args[1:]
+		case a.val == "-u" || a.val == "--unset":
+			args = args[min(2, len(args)):]
+		case a.val == "-C" || a.val == "--chdir":
+			if len(args) < 2 {
+				return nil
+			}
+			c.chdirCommand(args[1])
+			args = args[2:]
+		case strings.HasPrefix(a.val, "--chdir="):
+			c.chdirCommand(arg{val: strings.TrimPrefix(a.val, "--chdir="), lit: true, text: a.text})
+			args = args[1:]
+		case a.val == "-S" || strings.HasPrefix(a.val, "--split-string"):
+			return nil // a command line in one string: rare, and not read
+		case strings.HasPrefix(a.val, "-u") || strings.HasPrefix(a.val, "--unset="):
+			args = args[1:]
+		case strings.HasPrefix(a.val, "-"):
+			args = args[1:]
+		case assignment(a.val):
+			args = args[1:]
+		default:
+			return args
+		}
+	}
+	return args
+}
+
+// assignment reports whether s is NAME=VALUE.
+func assignment(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// chdirCommand moves this command, and only it, to dir (git -C, env -C).
+func (c *call) chdirCommand(dir arg) {
+	sc := c.sc.clone()
+	sc.cd(c.w, dir)
+	c.sc = sc
+}
+
+// cd changes the directory relative paths resolve from.
+func (s *scope) cd(w *walker, dir arg) {
+	switch {
+	case !dir.lit || dir.val == "" || dir.val == "-" || strings.ContainsAny(dir.val, "\x00\n") || len(dir.val) > maxPath:
+		s.cur = dirState{vague: dir.text}
+	case strings.HasPrefix(dir.val, "/"):
+		s.cur = dirState{dir: path.Clean(dir.val)}
+	case s.cur.vague != "":
+		s.cur.vague += "/" + dir.val
+	case s.cur.dir == "":
+		s.cur.dir = path.Clean(dir.val)
+	default:
+		s.cur.dir = path.Join(s.cur.dir, dir.val)
+	}
+	if s.cur.dir == "." {
+		s.cur.dir = ""
+	}
+}
+
+func (c *call) cd(_ string, args []arg) {
+	_, ops := flags{posix: true}.parse(args)
+	if len(ops) == 0 {
+		c.sc.cur = dirState{vague: "~"}
+		return
+	}
+	c.sc.cd(c.w, ops[0])
+}
+
+func (c *call) pushd(_ string, args []arg) {
+	_, ops := flags{posix: true}.parse(args)
+	if len(ops) == 0 || ops[0].lit && (strings.HasPrefix(ops[0].val, "+") || strings.HasPrefix(ops[0].val, "-")) {
+		// pushd alone swaps the top two directories, pushd +N rotates.
+		c.sc.stack = append(c.sc.stack, c.sc.cur)
+		c.sc.cur = dirState{vague: "(pushd)"}
+		return
+	}
+	c.sc.stack = append(c.sc.stack, c.sc.cur)
+	c.sc.cd(c.w, ops[0])
+}
+
+func (c *call) popd(_ string, args []arg) {
+	if len(args) > 0 {
+		c.sc.cur = dirState{vague: "(popd)"}
+		return
+	}
+	if n := len(c.sc.stack); n > 0 {
+		c.sc.cur, c.sc.stack = c.sc.stack[n-1], c.sc.stack[:n-1]
+	}
+}
+
+// output returns what the command prints, when it is certain, so that a
+// redirection of it is an exact Create; verb names the command for it.
+func (c *call) output(args []arg) (verb, out string, certain bool) {
+	if c.xargs != "" {
+		return "", "", false
+	}
+	if len(args) == 0 {
+		return "redirect", "", true // "> f" with only assignments before it
+	}
+	if !args[0].lit {
+		return "", "", false
+	}
+	for _, a := range args {
+		if !a.lit {
+			return "", "", false
+		}
+	}
+	switch args[0].val {
+	case ":", "true":
+		return "redirect", "", true
+	case "cat":
+		for _, a := range args[1:] {
+			if a.val != "-" {
+				return "", "", false
+			}
+		}
+		text, ok := stdin(c.redirs)
+		return "cat <<", text, ok
+	case "tee":
+		text, ok := stdin(c.redirs)
+		return "tee", text, ok
+	case "echo":
+		out, ok := echo(args[1:])
+		return "echo", out, ok
+	case "printf":
+		out, ok := printf(args[1:])
+		return "printf", out, ok
+	}
+	return "", "", false
+}
+
+// echo returns what echo prints for args, when no shell's echo could print
+// anything else: with a backslash, bash and zsh disagree.
+func echo(args []arg) (string, bool) {
+	newline := true
+	for len(args) > 0 && len(args[0].val) > 1 && args[0].val[0] == '-' && strings.Trim(args[0].val[1:], "neE") == "" {
+		if strings.Contains(args[0].val, "n") {
+			newline = false
+		}
+		args = args[1:]
+	}
+	var b strings.Builder
+	for i, a := range args {
+		if strings.Contains(a.val, `\`) {
+			return "", false
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(a.val)
+	}
+	if newline {
+		b.WriteByte('\n')
+	}
+	return b.String(), true
+}
+
+// printf returns what printf prints, for formats made of text, %s, %%, \n,
+// \t and \\ only.
+func printf(args []arg) (string, bool) {
+	if len(args) > 0 && args[0].val == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return "", false
+	}
+	format, rest := args[0].val, args[1:]
+	var b strings.Builder
+	for {
+		used := 0
+		for i := 0; i < len(format); i++ {
+			ch := format[i]
+			switch {
+			case ch == '\\' && i+1 < len(format):
+				i++
+				switch format[i] {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				case '\\':
+					b.WriteByte('\\')
+				default:
+					return "", false
+				}
+			case ch == '%' && i+1 < len(format):
+				i++
+				switch format[i] {
+				case '%':
+					b.WriteByte('%')
+				case 's':
+					if used < len(rest) {
+						b.WriteString(rest[used].val)
+					}
+					used++
+				default:
+					return "", false
+				}
+			case ch == '\\' || ch == '%':
+				return "", false
+			default:
+				b.WriteByte(ch)
+			}
+		}
+		// The format is reused while arguments remain.
+		if used == 0 || used >= len(rest) {
+			return b.String(), true
+		}
+		rest = rest[used:]
+	}
+}
+
+// paths resolves operands naming files, listing the vague ones.
+func (c *call) paths(ops []arg) []string {
+	var out []string
+	for _, a := range ops {
+		if p, _, ok := c.w.pathOf(a, c.sc); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// emit adds e when it has paths, or a Modify without paths when some
+// operand could not be named (it is then listed as Vague).
+func (c *call) emit(e Effect, vague bool) {
+	switch {
+	case len(e.Paths) > 0:
+		c.w.add(e, c.cx)
+	case vague:
+		c.w.add(Effect{Kind: Modify, Verb: e.Verb}, c.cx)
+	}
+}
+
+// emitPaths adds an effect of kind on the files ops name.
+func (c *call) emitPaths(kind EffectKind, verb string, recursive bool, ops []arg) {
+	nv := *c.w.nvague
+	ps := c.paths(ops)
+	c.emit(Effect{Kind: kind, Verb: verb, Paths: ps, Recursive: recursive}, *c.w.nvague > nv)
+}
+
+func (c *call) rm(_ string, args []arg) {
+	opts, ops := flags{}.parse(args)
+	rec := has(opts, "r", "R", "recursive")
+	dirOK := has(opts, "d", "dir")
+	verb := "rm"
+	if rec {
+		verb = "rm -r"
+	}
+	nv := *c.w.nvague
+	var ps []string
+	for _, a := range ops {
+		p, slash, ok := c.w.pathOf(a, c.sc)
+		if !ok {
+			continue
+		}
+		if b := path.Base(p); b == "." || b == ".." || p == "/" {
+			continue // rm refuses these
+		}
+		switch {
+		case slash && dirOK && !rec:
+			c.w.add(Effect{Kind: Dir, Verb: "rm -d", Paths: []string{p}}, c.cx)
+		case slash && !rec:
+			// rm x/ without -r fails whatever x is.
+		default:
+			ps = append(ps, p)
+		}
+	}
+	c.emit(Effect{Kind: Delete, Verb: verb, Paths: ps, Recursive: rec || dirOK}, *c.w.nvague > nv)
+}
+
+func (c *call) unlink(_ string, args []arg) {
+	_, ops := flags{}.parse(args)
+	if len(ops) == 1 {
+		c.emitPaths(Delete, "unlink", false, ops)
+	}
+}
+
+func (c *call) rmdir(name string, args []arg) {
+	_, ops := flags{}.parse(args)
+	c.dirs(name, ops)
+}
+
+func (c *call) mkdir(name string, args []arg) {
+	opts, ops := flags{shortVal: "m", longVal: []string{"mode", "context"}}.parse(args)
+	if has(opts, "p", "parents") {
+		name = "mkdir -p"
+	}
+	c.dirs(name, ops)
+}
+
+// dirs adds the directories a command makes or removes. A target that is
+// not literal is not listed: a directory is no file to recover.
+func (c *call) dirs(verb string, ops []arg) {
+	var ps []string
+	for _, a := range ops {
+		if !a.lit {
+			continue
+		}
+		if p, _, ok := c.w.pathOf(a, c.sc); ok {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) > 0 {
+		c.w.add(Effect{Kind: Dir, Verb: verb, Paths: ps}, c.cx)
+	}
+}
+
+// transfer reads mv, cp, git mv and the like: sources, then a
+// destination that is a directory when -t names it, when there are several
+// sources, or when it ends in a slash.
+func (c *call) transfer(kind EffectKind, verb string, opts []opt, ops []arg, recursive bool) {
+	var srcs []arg
+	var dst arg
+	intoDir := false
+	if t, ok := value(opts, "t", "target-directory"); ok {
+		srcs, dst, intoDir = ops, t, true
+	} else {
+		if len(ops) < 2 {
+			return
+		}
+		srcs, dst = ops[:len(ops)-1], ops[len(ops)-1]
+		intoDir = len(srcs) > 1
+	}
+	if has(opts, "T", "no-target-directory") {
+		if len(srcs) != 1 {
+			return
+		}
+		intoDir = false
+	}
+	if dst.lit {
+		if b := path.Base(dst.val); b == "." || b == ".." || strings.HasSuffix(dst.val, "/") {
+			intoDir = true
+		}
+	}
+	if dst.lit && dst.val == "" {
+		return // names no file: the command fails
+	}
+	d, _, dok := c.w.pathOf(dst, c.sc)
+	for _, s := range srcs {
+		src, slash, sok := c.w.pathOf(s, c.sc)
+		switch {
+		case sok && dok:
+			c.w.add(Effect{Kind: kind, Verb: verb, Paths: []string{src, d}, IntoDir: intoDir, Recursive: recursive || slash}, c.cx)
+		case sok && kind == Move:
+			// Moved to a place that cannot be told: gone from here.
+			c.w.add(Effect{Kind: Delete, Verb: verb, Paths: []string{src}, Recursive: true}, c.cx)
+		case dok && !intoDir:
+			c.w.add(Effect{Kind: Modify, Verb: verb, Paths: []string{d}}, c.cx)
+		default:
+			c.w.add(Effect{Kind: Modify, Verb: verb}, c.cx)
+		}
+	}
+}
+
+func (c *call) mv(_ string, args []arg) {
+	opts, ops := flags{shortVal: "St", longVal: []string{"target-directory", "suffix"}}.parse(args)
+	c.transfer(Move, "mv", opts, ops, false)
+}
+
+func (c *call) cp(_ string, args []arg) {
+	opts, ops := flags{shortVal: "St", longVal: []string{"target-directory", "suffix"}}.parse(args)
+	if has(opts, "parents") {
+		// cp --parents a/b d writes d/a/b: no path the command spells.
+		c.unknownf("cp --parents", append([]arg{{text: "cp"}}, args...))
+		return
+	}
+	rec := has(opts, "r", "R", "a", "recursive", "archive")
+	verb := "cp"
+	if rec {
+		verb = "cp -r"
+	}
+	c.transfer(Copy, verb, opts, ops, rec)
+}
+
+// install copies with modes and owners; it is a Modify of its destination,
+// since -s strips and -m changes what a recovery could not replay alike.
+func (c *call) install(_ string, args []arg) {
+	opts, ops := flags{shortVal: "gmoSt", longVal: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}}.parse(args)
+	if has(opts, "d", "directory") {
+		c.dirs("install -d", ops)
+		return
+	}
+	_, hasT := value(opts, "t", "target-directory")
+	if hasT || len(ops) != 2 || ops[1].lit && strings.HasSuffix(ops[1].val, "/") {
+		if len(ops) > 0 {
+			c.unknownf("install", append([]arg{{text: "install"}}, args...))
+		}
+		return
+	}
+	c.emitPaths(Modify, "install", false, ops[1:])
+}
+
+func (c *call) ln(_ string, args []arg) {
+	opts, ops := flags{shortVal: "St", longVal: []string{"suffix", "target-directory"}}.parse(args)
+	verb := "ln"
+	if has(opts, "s", "symbolic") {
+		verb = "ln -s"
+	}
+	_, hasT := value(opts, "t", "target-directory")
+	if hasT || len(ops) != 2 || ops[1].lit && (strings.HasSuffix(ops[1].val, "/") || path.Base(ops[1].val) == ".") {
+		// The link is named after its target inside a directory.
+		if len(ops) > 0 {
+			c.unknownf(verb, append([]arg{{text: "ln"}}, args...))
+		}
+		return
+	}
+	c.emitPaths(Modify, verb, false, ops[1:])
+}
+
+func (c *call) tee(_ string, args []arg) {
+	opts, ops := flags{}.parse(args)
+	appends := has(opts, "a", "append")
+	var files []arg
+	for _, a := range ops {
+		if !(a.lit && device(a.val)) {
+			files = append(files, a)
+		}
+	}
+	if text, ok := stdin(c.redirs); ok {
+		kind := Create
+		if appends {
+			kind = Append
+		}
+		for _, a := range files {
+			if p, _, ok := c.w.pathOf(a, c.sc); ok {
+				c.w.add(Effect{Kind: kind, Verb: "tee", Paths: []string{p}, Content: text}, c.cx)
+			} else if !a.lit {
+				c.w.add(Effect{Kind: Modify, Verb: "tee"}, c.cx)
+			}
+		}
+		return
+	}
+	verb := "tee"
+	if appends {
+		verb = "tee -a"
+	}
+	c.emitPaths(Modify, verb, false, files)
+}
+
+func (c *call) touch(_ string, args []arg) {
+	opts, ops := flags{shortVal: "drt", longVal: []string{"date", "reference", "time"}}.parse(args)
+	if has(opts, "c", "no-create") {
+		return // changes times only
+	}
+	c.emitPaths(Touch, "touch", false, ops)
+}
+
+func (c *call) truncate(_ string, args []arg) {
+	opts, ops := flags{shortVal: "rs", longVal: []string{"reference", "size"}}.parse(args)
+	if size, ok := value(opts, "s", "size"); ok && size.lit && size.val == "0" && !has(opts, "c", "no-create") {
+		nv := *c.w.nvague
+		ps := c.paths(ops)
+		for _, p := range ps {
+			c.w.add(Effect{Kind: Create, Verb: "truncate", Paths: []string{p}}, c.cx)
+		}
+		if len(ps) == 0 && *c.w.nvague > nv {
+			c.w.add(Effect{Kind: Modify, Verb: "truncate"}, c.cx)
+		}
+		return
+	}
+	c.emitPaths(Modify, "truncate", false, ops)
+}
+
+func (c *call) dd(_ string, args []arg) {
+	for _, a := range args {
+		if !a.lit {
+			if strings.HasPrefix(a.text, "of=") {
+				c.w.unknown("dd", a.text, c.cx)
+			}
+			continue
+		}
+		if of, ok := strings.CutPrefix(a.val, "of="); ok && !device(of) {
+			c.emitPaths(Modify, "dd", false, []arg{{val: of, lit: true, text: a.text}})
+		}
+	}
+}
+
+// sed reads GNU and BSD sed: -i with an attached suffix (-i.bak, -iSUF),
+// --in-place[=SUF], and BSD's suffix as the next word (-i ” or -i .bak)
+// when that word is empty or starts with a dot and a script follows.
+func (c *call) sed(_ string, args []arg) {
+	inPlace, script := false, false
+	var ops []arg
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit || len(a.val) < 2 || a.val[0] != '-' {
+			ops = append(ops, a)
+			continue
+		}
+		if a.val == "--" {
+			ops = append(ops, args[i+1:]...)
+			break
+		}
+		if long, ok := strings.CutPrefix(a.val, "--"); ok {
+			name, _, eq := strings.Cut(long, "=")
+			switch name {
+			case "in-place":
+				inPlace = true
+			case "expression", "file":
+				script = true
+				if !eq {
+					i++
+				}
+			case "line-length":
+				if !eq {
+					i++
+				}
+			}
+			continue
+		}
+		bundle := a.val[1:]
+	letters:
+		for j := 0; j < len(bundle); j++ {
+			switch bundle[j] {
+			case 'i':
+				inPlace = true
+				if j+1 < len(bundle) {
+					break letters // the rest of the word is the suffix
+				}
+				if i+2 < len(args) && args[i+1].lit && (args[i+1].val == "" || strings.HasPrefix(args[i+1].val, ".")) {
+					i++ // BSD: -i '' script file, -i .bak script file
+				}
+			case 'e', 'f':
+				script = true
+				if j+1 == len(bundle) {
+					i++
+				}
+				break letters
+			case 'l':
+				if j+1 == len(bundle) {
+					i++
+				}
+				break letters
+			}
+		}
+	}
+	if !inPlace {
+		return
+	}
+	if !script && len(ops) > 0 {
+		ops = ops[1:] // the first operand is the script
+	}
+	c.emitPaths(Modify, "sed -i", false, ops)
+}
+
+// perl reads -i (with -p, -n, -e in any bundle, -i.bak, and -pie as
+// agents mean it: -p -i -e), and one-liners that write by themselves.
+func (c *call) perl(_ string, args []arg) {
+	inPlace, hasCode := false, false
+	var code []arg
+	var ops []arg
+scan:
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit || len(a.val) < 2 || a.val[0] != '-' {
+			ops = args[i:] // perl stops reading options at the first operand
+			break
+		}
+		if a.val == "--" {
+			ops = args[i+1:]
+			break
+		}
+		b := a.val[1:]
+		for j := 0; j < len(b); j++ {
+			rest := b[j+1:]
+			switch b[j] {
+			case 'i':
+				inPlace = true
+				if rest == "e" || rest == "E" {
+					continue // -pie: taken as -p -i -e
+				}
+				continue scan // the rest is the backup suffix
+			case 'e', 'E':
+				hasCode = true
+				if rest != "" {
+					code = append(code, arg{val: rest, lit: true, text: rest})
+				} else if i+1 < len(args) {
+					i++
+					code = append(code, args[i])
+				}
+				continue scan
+			case 'I', 'M', 'm', 'F', 'x', 'd', 'D', 'C', 'l', '0':
+				continue scan // the rest of the word is this option's value
+			}
+		}
+	}
+	if !hasCode && len(ops) > 0 {
+		ops = ops[1:] // the script file
+	}
+	if inPlace {
+		c.emitPaths(Modify, "perl -i", false, ops)
+		return
+	}
+	for _, a := range code {
+		if scriptWrites(a.text) {
+			c.w.unknown("perl script", "perl -e "+a.text, c.cx)
+			return
+		}
+	}
+}
+
+func (c *call) rsync(_ string, args []arg) {
+	opts, ops := flags{shortVal: "efBMT@", longVal: []string{"rsh", "exclude", "include", "exclude-from", "include-from", "files-from", "filter", "password-file", "log-file", "chmod", "backup-dir", "suffix", "compare-dest", "copy-dest", "link-dest", "temp-dir", "partial-dir", "max-size", "min-size", "timeout", "bwlimit", "port", "chown", "usermap", "groupmap", "block-size", "remote-option", "out-format", "info", "debug", "skip-compress", "iconv", "modify-window", "rsync-path", "contimeout", "sockopts", "outbuf", "max-delete", "address", "protocol", "checksum-choice", "compress-choice", "compress-level", "log-file-format", "write-batch", "read-batch"}}.parse(args)
+	if has(opts, "n", "dry-run", "list-only") || len(ops) < 2 {
+		return
+	}
+	dst := ops[len(ops)-1]
+	if dst.lit && remote(dst.val) {
+		return
+	}
+	c.emitPaths(Modify, "rsync", true, []arg{dst})
+}
+
+// remote reports whether an rsync or scp operand names another host.
+func remote(s string) bool {
+	if strings.HasPrefix(s, "rsync://") {
+		return true
+	}
+	colon := strings.IndexByte(s, ':')
+	slash := strings.IndexByte(s, '/')
+	return colon > 0 && (slash < 0 || colon < slash)
+}
+
+func (c *call) patch(_ string, args []arg) {
+	opts, ops := flags{shortVal: "pioDdFBYzVrg", longVal: []string{"strip", "input", "output", "directory", "ifdef", "fuzz", "prefix", "basename-prefix", "suffix", "version-control", "reject-file", "get", "quoting-style", "reject-format", "read-only"}}.parse(args)
+	if has(opts, "dry-run", "C", "check") {
+		return
+	}
+	if out, ok := value(opts, "o", "output"); ok {
+		c.emitPaths(Modify, "patch", false, []arg{out})
+		return
+	}
+	if _, ok := value(opts, "d", "directory"); ok || len(ops) == 0 {
+		c.unknownf("patch", append([]arg{{text: "patch"}}, args...))
+		return
+	}
+	c.emitPaths(Modify, "patch", false, ops[:1])
+}
+
+// find reads -delete and -exec (-execdir, -ok, -okdir): the files they act
+// on are found at run time.
+func (c *call) find(_ string, args []arg) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			continue
+		}
+		switch a.val {
+		case "-delete":
+			c.w.unknown("find -delete", "find -delete", c.cx)
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && !(args[j].lit && (args[j].val == ";" || args[j].val == "+")) {
+				j++
+			}
+			sub := args[i+1 : j]
+			i = j
+			if len(sub) == 0 {
+				continue
+			}
+			what := "find " + a.val + " " + sub[0].text
+			inner := &call{w: c.w, sc: c.sc, cx: c.cx}
+			c.w.probe(what, what, c.cx, func() {
+				if rest := inner.unwrap(sub); len(rest) > 0 {
+					inner.run(rest)
+				}
+			})
+		}
+	}
+}

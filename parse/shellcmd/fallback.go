@@ -1,0 +1,110 @@
+package shellcmd
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// fallback reads a script that does not parse. It cannot tell commands
+// from text, so it reports what could be a write as an unknown write named
+// by its verb, and never a path.
+func fallback(script string, err error) Result {
+	res := Result{Err: err}
+	w := &walker{res: &res, nvague: new(int)}
+	found := func(verb string) {
+		if !slices.Contains(res.Vague, verb+" (does not parse)") {
+			w.unknown(verb, verb+" (does not parse)", ctx{cond: true})
+		}
+	}
+	if redirectsToFile(script) {
+		found("redirect")
+	}
+	toks := strings.FieldsFunc(script, func(r rune) bool {
+		return strings.ContainsRune(" \t\r\n;|&()`<>{}$", r)
+	})
+	for i, t := range toks {
+		toks[i] = strings.Trim(t, `'"\`)
+	}
+	later := func(i int, ok func(string) bool) bool { return slices.ContainsFunc(toks[i+1:], ok) }
+	for i, t := range toks {
+		name := path.Base(t)
+		switch name {
+		case "rm", "unlink", "mv", "cp", "install", "ln", "tee", "touch", "truncate", "rsync", "patch",
+			"black", "rustfmt":
+			found(name)
+		case "sed", "perl":
+			if later(i, inPlaceFlag) {
+				found(name + " -i")
+			}
+		case "dd":
+			if later(i, func(s string) bool { return strings.HasPrefix(s, "of=") }) {
+				found("dd")
+			}
+		case "git":
+			for _, s := range toks[i+1:] {
+				if strings.HasPrefix(s, "-") {
+					continue
+				}
+				switch s {
+				case "rm", "mv", "checkout", "switch", "restore", "stash", "reset", "apply", "clean", "am", "pull",
+					"merge", "rebase", "cherry-pick", "revert":
+					found("git " + s)
+				}
+				break
+			}
+		case "gofmt", "goimports", "prettier", "eslint", "ruff", "shfmt", "clang-format", "go", "cargo", "deno":
+			if later(i, func(s string) bool {
+				switch s {
+				case "-w", "--write", "--fix", "-i", "fmt", "format", "generate", "tidy", "get", "fix":
+					return true
+				}
+				return false
+			}) {
+				found(name)
+			}
+		case "find":
+			if later(i, func(s string) bool { return s == "-delete" }) {
+				found("find -delete")
+			}
+		default:
+			if powershell(name) {
+				found(name)
+			}
+		}
+	}
+	if scriptWrites(script) {
+		found("script")
+	}
+	return res
+}
+
+// inPlaceFlag reports whether s is a sed or perl option bundle with -i.
+func inPlaceFlag(s string) bool {
+	if strings.HasPrefix(s, "--in-place") {
+		return true
+	}
+	return len(s) > 1 && s[0] == '-' && s[1] != '-' && strings.Contains(s, "i")
+}
+
+// redirectsToFile reports whether text holds a > that could send output
+// to a file: not >&2, not 2>/dev/null.
+func redirectsToFile(text string) bool {
+	for rest := text; ; {
+		i := strings.IndexByte(rest, '>')
+		if i < 0 {
+			return false
+		}
+		rest = strings.TrimLeft(rest[i+1:], ">|")
+		if strings.HasPrefix(rest, "&") {
+			continue
+		}
+		target := strings.TrimLeft(rest, " \t")
+		if end := strings.IndexAny(target, " \t\n;|&)"); end >= 0 {
+			target = target[:end]
+		}
+		if target != "" && !device(strings.Trim(target, `'"`)) {
+			return true
+		}
+	}
+}

@@ -1,0 +1,625 @@
+package shellcmd
+
+import (
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// words joins how args were written, after a leading command name.
+func words(name string, args []arg) string {
+	var b strings.Builder
+	b.WriteString(name)
+	for _, a := range args {
+		b.WriteByte(' ')
+		b.WriteString(a.text)
+	}
+	return b.String()
+}
+
+// dashdash returns the index of the first literal "--" in args, or -1.
+func dashdash(args []arg) int {
+	for i, a := range args {
+		if a.lit && a.val == "--" {
+			return i
+		}
+	}
+	return -1
+}
+
+// git reads the git commands that change the work tree. Those that change
+// files git chooses (checkout BRANCH, stash, reset --hard, pull, merge …)
+// are unknown writes named by the command.
+func (c *call) git(_ string, args []arg) {
+	i := 0
+global:
+	for i < len(args) {
+		a := args[i]
+		if !a.lit {
+			return // git $SUBCOMMAND: cannot be told
+		}
+		switch {
+		case a.val == "-C":
+			if i+1 >= len(args) {
+				return
+			}
+			c.chdirCommand(args[i+1])
+			i += 2
+		case a.val == "-c" || a.val == "--git-dir" || a.val == "--namespace" || a.val == "--config-env" || a.val == "--super-prefix":
+			i += 2
+		case a.val == "--work-tree" || strings.HasPrefix(a.val, "--work-tree="):
+			// Pathspecs then resolve inside another tree.
+			c.chdirCommand(arg{text: a.text})
+			i++
+			if a.val == "--work-tree" {
+				i++
+			}
+		case strings.HasPrefix(a.val, "-"):
+			i++
+		default:
+			break global
+		}
+	}
+	if i >= len(args) {
+		return
+	}
+	sub, rest := args[i].val, args[i+1:]
+	what := words("git "+sub, rest)
+	switch sub {
+	case "rm":
+		opts, ops := flags{}.parse(rest)
+		if has(opts, "cached", "n", "dry-run") {
+			return // --cached changes only the index
+		}
+		if has(opts, "pathspec-from-file") {
+			c.w.unknown("git rm", what, c.cx)
+			return
+		}
+		rec := has(opts, "r")
+		verb := "git rm"
+		if rec {
+			verb = "git rm -r"
+		}
+		c.emitPaths(Delete, verb, rec, pathspecs(ops))
+	case "mv":
+		opts, ops := flags{}.parse(rest)
+		if has(opts, "n", "dry-run") {
+			return
+		}
+		c.transfer(Move, "git mv", opts, pathspecs(ops), false)
+	case "checkout":
+		if dd := dashdash(rest); dd >= 0 {
+			// git checkout [TREE] -- PATHS restores the paths only.
+			c.emitPaths(Modify, "git checkout", true, pathspecs(rest[dd+1:]))
+			return
+		}
+		opts, ops := flags{shortVal: "bBt", longVal: []string{"orphan", "conflict"}}.parse(rest)
+		if has(opts, "p", "patch", "pathspec-from-file") || len(ops) > 0 || has(opts, "f", "force", "m", "merge") {
+			c.w.unknown("git checkout", what, c.cx)
+		}
+		// git checkout -b NEW starts a branch where HEAD is: no file changes.
+	case "switch":
+		opts, ops := flags{shortVal: "cCt", longVal: []string{"orphan", "conflict"}}.parse(rest)
+		if len(ops) > 0 || has(opts, "discard-changes", "f", "force", "m", "merge", "orphan") {
+			c.w.unknown("git switch", what, c.cx)
+		}
+	case "restore":
+		var pathArgs []arg
+		if dd := dashdash(rest); dd >= 0 {
+			rest, pathArgs = rest[:dd], rest[dd+1:]
+		}
+		opts, ops := flags{shortVal: "s", longVal: []string{"source", "conflict"}}.parse(rest)
+		ops = append(ops, pathArgs...)
+		if has(opts, "S", "staged") && !has(opts, "W", "worktree") {
+			return // --staged alone changes only the index
+		}
+		if has(opts, "p", "patch", "pathspec-from-file") {
+			c.w.unknown("git restore", what, c.cx)
+			return
+		}
+		c.emitPaths(Modify, "git restore", true, pathspecs(ops))
+	case "stash":
+		_, ops := flags{shortVal: "m", longVal: []string{"message", "pathspec-from-file"}, posix: true}.parse(rest)
+		if len(ops) > 0 && ops[0].lit {
+			switch ops[0].val {
+			case "list", "show", "create", "store", "drop", "clear":
+				return
+			}
+		}
+		c.w.unknown("git stash", what, c.cx)
+	case "reset":
+		if opts, _ := (flags{}).parse(rest); has(opts, "hard", "merge", "keep") {
+			c.w.unknown("git reset", what, c.cx)
+		}
+	case "apply":
+		if opts, _ := (flags{shortVal: "pC", longVal: []string{"exclude", "include", "directory", "whitespace"}}).parse(rest); !has(opts, "check", "stat", "numstat", "summary", "cached") {
+			c.w.unknown("git apply", what, c.cx)
+		}
+	case "clean":
+		if opts, _ := (flags{shortVal: "e", longVal: []string{"exclude"}}).parse(rest); !has(opts, "n", "dry-run") {
+			c.w.unknown("git clean", what, c.cx)
+		}
+	case "am", "pull", "merge", "rebase", "cherry-pick", "revert":
+		c.w.unknown("git "+sub, what, c.cx)
+	}
+}
+
+// pathspecs marks as not literal the operands a program expands itself,
+// as git does its pathspecs and prettier its globs: globs and :(magic).
+func pathspecs(ops []arg) []arg {
+	out := make([]arg, len(ops))
+	for i, a := range ops {
+		if a.lit && (strings.ContainsAny(a.val, "*?[") || strings.HasPrefix(a.val, ":")) {
+			a.lit = false
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// implied adds a Modify of files a command changes without naming them
+// (go mod tidy changes go.mod and go.sum where it runs).
+func (c *call) implied(verb string, files ...string) {
+	ops := make([]arg, len(files))
+	for i, f := range files {
+		ops[i] = arg{val: f, lit: true, text: f}
+	}
+	c.emitPaths(Modify, verb, false, ops)
+}
+
+func (c *call) goTool(_ string, args []arg) {
+	if len(args) >= 2 && args[0].lit && args[0].val == "-C" {
+		c.chdirCommand(args[1])
+		args = args[2:]
+	}
+	if len(args) == 0 || !args[0].lit {
+		return
+	}
+	switch sub := args[0].val; sub {
+	case "fmt", "generate", "fix":
+		c.w.unknown("go "+sub, words("go", args), c.cx)
+	case "get":
+		c.implied("go get", "go.mod", "go.sum")
+	case "mod":
+		if len(args) < 2 || !args[1].lit {
+			return
+		}
+		switch args[1].val {
+		case "tidy":
+			c.implied("go mod tidy", "go.mod", "go.sum")
+		case "init":
+			c.implied("go mod init", "go.mod")
+		case "edit":
+			opts, ops := flags{}.parse(args[2:])
+			if has(opts, "json", "print") {
+				return
+			}
+			if len(ops) > 0 {
+				c.emitPaths(Modify, "go mod edit", false, ops[:1])
+				return
+			}
+			c.implied("go mod edit", "go.mod")
+		case "vendor":
+			c.w.unknown("go mod vendor", words("go", args), c.cx)
+		}
+	}
+}
+
+func (c *call) cargo(_ string, args []arg) {
+	opts, ops := flags{}.parse(args)
+	if len(ops) == 0 || !ops[0].lit {
+		return
+	}
+	switch sub := ops[0].val; {
+	case sub == "fmt" && !has(opts, "check"):
+		c.w.unknown("cargo fmt", words("cargo", args), c.cx)
+	case sub == "fix" || sub == "clippy" && has(opts, "fix"):
+		c.w.unknown("cargo "+sub, words("cargo", args), c.cx)
+	}
+}
+
+// goFlags reads Go-style flags (-name, --name, -name=value; no bundles),
+// which stop at the first operand. It returns the flags given and the
+// operands.
+func goFlags(args []arg, valued ...string) (map[string]string, []arg) {
+	set := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit || len(a.val) < 2 || a.val[0] != '-' {
+			return set, args[i:]
+		}
+		if a.val == "--" {
+			return set, args[i+1:]
+		}
+		name, val, eq := strings.Cut(strings.TrimLeft(a.val, "-"), "=")
+		if !eq {
+			val = "true"
+			if slices.Contains(valued, name) && i+1 < len(args) {
+				i++
+				val = args[i].val
+			}
+		}
+		set[name] = val
+	}
+	return set, nil
+}
+
+// gofmt reads gofmt -w and goimports -w; a directory operand is walked.
+func (c *call) gofmt(name string, args []arg) {
+	set, ops := goFlags(args, "r", "cpuprofile", "local", "srcdir")
+	if set["w"] == "true" {
+		c.emitPaths(Modify, name+" -w", true, ops)
+	}
+}
+
+func (c *call) shfmt(name string, args []arg) {
+	set, ops := goFlags(args, "i", "ln", "filename", "indent", "language-dialect")
+	if set["w"] == "true" || set["write"] == "true" {
+		c.emitPaths(Modify, "shfmt -w", true, ops)
+	}
+}
+
+func (c *call) prettier(_ string, args []arg) {
+	opts, ops := flags{longVal: []string{"config", "ignore-path", "parser", "plugin", "log-level", "cache-location", "cache-strategy", "stdin-filepath", "print-width", "tab-width", "trailing-comma", "end-of-line", "arrow-parens", "prose-wrap", "quote-props", "html-whitespace-sensitivity", "embedded-language-formatting", "object-wrap", "experimental-operator-position", "config-precedence", "cursor-offset", "range-start", "range-end", "plugin-search-dir"}}.parse(args)
+	if has(opts, "write", "w") {
+		c.emitPaths(Modify, "prettier --write", true, pathspecs(ops))
+	}
+}
+
+func (c *call) eslint(_ string, args []arg) {
+	opts, ops := flags{shortVal: "cfo", longVal: []string{"config", "ext", "ignore-path", "ignore-pattern", "rulesdir", "plugin", "rule", "parser", "parser-options", "env", "global", "format", "output-file", "max-warnings", "resolve-plugins-relative-to", "cache-location", "cache-strategy", "fix-type", "stdin-filename", "report-unused-disable-directives-severity", "flag", "concurrency"}}.parse(args)
+	if out, ok := value(opts, "o", "output-file"); ok {
+		c.emitPaths(Modify, "eslint -o", false, []arg{out})
+	}
+	if !has(opts, "fix") {
+		return
+	}
+	if len(ops) == 0 {
+		c.w.unknown("eslint --fix", words("eslint", args), c.cx)
+		return
+	}
+	c.emitPaths(Modify, "eslint --fix", true, pathspecs(ops))
+}
+
+func (c *call) black(_ string, args []arg) {
+	opts, ops := flags{shortVal: "ltWc", longVal: []string{"line-length", "target-version", "include", "exclude", "extend-exclude", "force-exclude", "stdin-filename", "workers", "config", "required-version", "python-cell-magics", "code", "enable-unstable-feature"}}.parse(args)
+	if has(opts, "check", "diff", "c", "code") {
+		return
+	}
+	c.emitPaths(Modify, "black", true, ops)
+}
+
+func (c *call) ruff(_ string, args []arg) {
+	opts, ops := flags{longVal: []string{"config", "target-version", "line-length", "select", "ignore", "extend-select", "extend-ignore", "exclude", "extend-exclude", "per-file-ignores", "fixable", "unfixable", "extend-fixable", "output-format", "stdin-filename", "cache-dir", "range", "preview"}}.parse(args)
+	verb := "ruff --fix"
+	switch {
+	case len(ops) > 0 && ops[0].lit && ops[0].val == "format":
+		if has(opts, "check", "diff") {
+			return
+		}
+		verb, ops = "ruff format", ops[1:]
+	case has(opts, "fix") && !has(opts, "no-fix", "diff"):
+		if len(ops) > 0 && ops[0].lit && ops[0].val == "check" {
+			ops = ops[1:]
+		}
+	default:
+		return
+	}
+	if len(ops) == 0 {
+		c.w.unknown(verb, words("ruff", args), c.cx)
+		return
+	}
+	c.emitPaths(Modify, verb, true, ops)
+}
+
+func (c *call) rustfmt(_ string, args []arg) {
+	opts, ops := flags{longVal: []string{"edition", "config-path", "config", "emit", "color", "style-edition", "print-config"}}.parse(args)
+	if emit, ok := value(opts, "emit"); has(opts, "check") || ok && emit.val == "stdout" {
+		return
+	}
+	c.emitPaths(Modify, "rustfmt", false, ops)
+}
+
+func (c *call) clangFormat(_ string, args []arg) {
+	inPlace := false
+	var ops []arg
+	for _, a := range args {
+		switch {
+		case a.lit && (a.val == "-i" || a.val == "--i"):
+			inPlace = true
+		case a.lit && strings.HasPrefix(a.val, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	if inPlace {
+		c.emitPaths(Modify, "clang-format -i", false, ops)
+	}
+}
+
+// shell reads bash, sh and the like: a script given with -c, or fed on
+// standard input by a heredoc, is read as a script of its own.
+func (c *call) shell(name string, args []arg) {
+	hasC := false
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		if !a.lit || len(a.val) < 2 || a.val[0] != '-' && a.val[0] != '+' {
+			break
+		}
+		if a.val == "--" || a.val == "-" {
+			i++
+			break
+		}
+		if strings.HasPrefix(a.val, "--") {
+			if a.val == "--rcfile" || a.val == "--init-file" {
+				i++
+			}
+			continue
+		}
+		for _, ch := range a.val[1:] {
+			switch ch {
+			case 'c':
+				hasC = true
+			case 'o', 'O':
+				i++
+			}
+		}
+	}
+	switch {
+	case hasC && i < len(args):
+		c.shellString(name+" -c", args[i])
+	case !hasC && i >= len(args):
+		c.stdinScript(name)
+	}
+}
+
+// stdinScript reads the heredoc a shell is fed as its script.
+func (c *call) stdinScript(name string) {
+	for _, r := range c.redirs {
+		if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc && r.Op != syntax.WordHdoc {
+			continue
+		}
+		what := name + " <<" + c.w.text(r.Word)
+		if text, ok := heredoc(r); ok {
+			c.subscript(name, text, what, c.sc.clone())
+			return
+		}
+		// The body holds expansions the outer shell makes first: read it
+		// as written, only to tell whether it writes.
+		body := c.w.text(r.Hdoc)
+		c.w.probe(name, what, c.cx, func() { c.subscript(name, body, what, c.sc.clone()) })
+		return
+	}
+}
+
+// shellString reads a script given as one word (bash -c, eval, npx -c).
+func (c *call) shellString(verb string, a arg) {
+	if a.lit {
+		c.subscript(verb, a.val, verb+" "+a.text, c.sc.clone())
+		return
+	}
+	text := c.w.approximate(a.word)
+	c.w.probe(verb, verb+" "+a.text, c.cx, func() { c.subscript(verb, text, verb+" "+a.text, c.sc.clone()) })
+}
+
+// eval runs its operands, joined, as a script in the same shell.
+func (c *call) eval(_ string, args []arg) {
+	if len(args) == 0 {
+		return
+	}
+	lit := true
+	parts := make([]string, len(args))
+	for i, a := range args {
+		parts[i] = a.val
+		if !a.lit {
+			lit = false
+			parts[i] = c.w.approximate(a.word)
+		}
+	}
+	text, what := strings.Join(parts, " "), words("eval", args)
+	if lit {
+		c.subscript("eval", text, what, c.sc)
+		return
+	}
+	c.w.probe("eval", what, c.cx, func() { c.subscript("eval", text, what, c.sc.clone()) })
+}
+
+// subscript reads script as a script run at sc, adding its effects.
+func (c *call) subscript(verb, script, what string, sc *scope) {
+	w := c.w
+	if w.depth >= maxDepth {
+		w.unknown(verb, what, c.cx)
+		return
+	}
+	sub := &walker{depth: w.depth + 1, res: w.res, nvague: w.nvague}
+	if err := sub.script(script, sc, c.cx); err != nil {
+		// What does not parse is read for its verbs only, as Parse does.
+		if fallback(script, err).Writes() {
+			w.unknown(verb, what+" (does not parse)", c.cx)
+		}
+	}
+}
+
+// approximate returns a word's text with its quotes removed and its
+// expansions as written: what a script given in it looks like before the
+// outer shell expands it.
+func (w *walker) approximate(word *syntax.Word) string {
+	if word == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range word.Parts {
+		switch p := p.(type) {
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(l.Value)
+				} else {
+					b.WriteString(w.text(q))
+				}
+			}
+		default:
+			b.WriteString(w.text(p))
+		}
+	}
+	return b.String()
+}
+
+// interpreters name, per program, the options that give code inline and
+// those that take a value.
+var interpreters = map[string]struct{ code, valued []string }{
+	"python":  {code: []string{"c"}, valued: []string{"W", "X", "Q"}},
+	"python2": {code: []string{"c"}, valued: []string{"W", "X", "Q"}},
+	"python3": {code: []string{"c"}, valued: []string{"W", "X", "Q"}},
+	"pypy3":   {code: []string{"c"}, valued: []string{"W", "X", "Q"}},
+	"node":    {code: []string{"e", "p", "eval", "print"}, valued: []string{"r", "require", "import", "loader", "experimental-loader", "input-type", "env-file", "C", "conditions", "title", "stack-size"}},
+	"bun":     {code: []string{"e", "p", "eval", "print"}, valued: []string{"r", "preload", "cwd", "env-file", "config"}},
+	"ruby":    {code: []string{"e"}, valued: []string{"r", "I", "C", "E", "F"}},
+}
+
+// interp reads a Python, Node, Ruby or Bun one-liner or heredoc for calls
+// that write files. Which files cannot be told: an unknown write.
+func (c *call) interp(name string, args []arg) {
+	spec := interpreters[name]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.lit && a.val == "-" {
+			break // the code comes from standard input
+		}
+		if !a.lit || len(a.val) < 2 || a.val[0] != '-' {
+			return // a script file: not read
+		}
+		if a.val == "--" {
+			return
+		}
+		var opt, rest string
+		if long, ok := strings.CutPrefix(a.val, "--"); ok {
+			var eq bool
+			opt, rest, eq = strings.Cut(long, "=")
+			if !eq && slices.Contains(spec.code, opt) && i+1 < len(args) {
+				rest = args[i+1].text
+			}
+			if slices.Contains(spec.code, opt) {
+				c.script(name, name+" --"+opt, rest)
+				return
+			}
+			if !eq && slices.Contains(spec.valued, opt) {
+				i++
+			}
+			continue
+		}
+		for j := 1; j < len(a.val); j++ {
+			opt, rest = a.val[j:j+1], a.val[j+1:]
+			switch {
+			case opt == "m" && strings.HasPrefix(name, "py"):
+				return // a module: not read
+			case slices.Contains(spec.code, opt):
+				if rest == "" && i+1 < len(args) {
+					rest = args[i+1].text
+				}
+				c.script(name, name+" -"+opt, rest)
+				return
+			case slices.Contains(spec.valued, opt):
+				if rest == "" {
+					i++
+				}
+				j = len(a.val)
+			}
+		}
+	}
+	// No script file: the program reads its code from standard input.
+	for _, r := range c.redirs {
+		if (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil {
+			c.script(name, name+" <<"+c.w.text(r.Word), c.w.text(r.Hdoc))
+		}
+	}
+}
+
+// script adds an unknown write when code, as written, calls something
+// that writes files.
+func (c *call) script(name, what, code string) {
+	if scriptWrites(code) {
+		c.w.unknown(name+" script", what+" "+code, c.cx)
+	}
+}
+
+func (c *call) deno(_ string, args []arg) {
+	opts, ops := flags{}.parse(args)
+	if len(ops) == 0 || !ops[0].lit {
+		return
+	}
+	switch ops[0].val {
+	case "fmt":
+		if !has(opts, "check") {
+			c.w.unknown("deno fmt", words("deno", args), c.cx)
+		}
+	case "eval":
+		if len(ops) > 1 {
+			c.script("deno", "deno eval", ops[1].text)
+		}
+	}
+}
+
+// scriptMarkers are calls by which Python, Node, Ruby, Perl and Deno code
+// writes or removes files. Lower case: they are matched on lower-cased
+// code.
+var scriptMarkers = []string{
+	".write(", "write_text(", "write_bytes(", "writefile", "writetextfile", "file.write", "writestream",
+	"os.remove", "unlink", "shutil.", "rename", "copyfile", "appendfile", "fileutils.", "os.replace(",
+	"rmsync", "fs.rm(", "cpsync", "file.delete", ".touch(", "deno.remove", "deno.write",
+}
+
+// scriptWrites reports whether code calls something that writes files: a
+// marker, or open() with a mode that writes.
+func scriptWrites(code string) bool {
+	low := strings.ToLower(code)
+	for _, m := range scriptMarkers {
+		if strings.Contains(low, m) {
+			return true
+		}
+	}
+	for rest := low; ; {
+		i := strings.Index(rest, "open(")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len("open("):]
+		if openWrites(rest) {
+			return true
+		}
+	}
+}
+
+// openWrites reports whether the arguments of an open( call, up to its
+// closing parenthesis, hold a mode string that writes: Python and Ruby's
+// "w", "a", "x", "+", Perl's ">" and "+<".
+func openWrites(s string) bool {
+	depth := 0
+	for i := 0; i < len(s) && i < 400; i++ {
+		switch ch := s[i]; ch {
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return false
+			}
+			depth--
+		case '\'', '"':
+			end := strings.IndexByte(s[i+1:], ch)
+			if end < 0 {
+				return false
+			}
+			mode := s[i+1 : i+1+end]
+			if mode != "" && (strings.Trim(mode, "rwaxbtu+") == "" && strings.ContainsAny(mode, "wax+") ||
+				strings.HasPrefix(mode, ">") || strings.HasPrefix(mode, "+<")) {
+				return true
+			}
+			i += end + 1
+		}
+	}
+	return false
+}

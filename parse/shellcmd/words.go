@@ -1,0 +1,160 @@
+package shellcmd
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxPath is the longest path reported; anything longer is not a path an
+// agent meant (PATH_MAX on Linux is 4096).
+const maxPath = 4096
+
+// arg is one word of a command.
+type arg struct {
+	word *syntax.Word
+	val  string // the word after quote removal, when lit
+	lit  bool   // the word expands to val alone: no expansion of any kind
+	text string // the word as written, for Vague entries
+}
+
+// literal returns the value of w after quote removal when w is a literal:
+// made only of plain text, single quotes and double quotes without
+// expansions, with no glob, brace expansion or tilde for the shell to
+// expand. Anything else may name other files than it spells.
+func literal(w *syntax.Word) (string, bool) {
+	if w == nil || len(w.Parts) == 0 {
+		return "", false
+	}
+	// The common case, a plain word, needs no copy.
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			if !strings.ContainsAny(p.Value, "\\*?[{~") {
+				return p.Value, true
+			}
+		case *syntax.SglQuoted:
+			if !p.Dollar {
+				return p.Value, true
+			}
+		}
+	}
+	var b strings.Builder
+	// shape keeps what brace expansion looks at: the unquoted braces,
+	// commas and dots, with every other byte as 'x'.
+	var shape []byte
+	for i, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			for j := 0; j < len(v); j++ {
+				c := v[j]
+				switch {
+				case c == '\\' && j+1 < len(v):
+					j++
+					if v[j] != '\n' {
+						b.WriteByte(v[j])
+						shape = append(shape, 'x')
+					}
+				case c == '*' || c == '?' || c == '[':
+					return "", false
+				case c == '~' && (i == 0 && j == 0 || j > 0 && (v[j-1] == '=' || v[j-1] == ':')):
+					// Tilde expansion: at the start of a word, and after = or :
+					// in words that look like assignments (dd of=~/x).
+					return "", false
+				default:
+					b.WriteByte(c)
+					if c == '{' || c == '}' || c == ',' || c == '.' {
+						shape = append(shape, c)
+					} else {
+						shape = append(shape, 'x')
+					}
+				}
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar && strings.Contains(p.Value, `\`) {
+				return "", false // $'…' escapes: not decoded here
+			}
+			b.WriteString(p.Value)
+			shape = append(shape, strings.Repeat("x", len(p.Value))...)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				v := l.Value
+				for j := 0; j < len(v); j++ {
+					c := v[j]
+					if c == '\\' && j+1 < len(v) && strings.IndexByte("$`\"\\\n", v[j+1]) >= 0 {
+						j++
+						if v[j] == '\n' {
+							continue
+						}
+						c = v[j]
+					}
+					b.WriteByte(c)
+					shape = append(shape, 'x')
+				}
+			}
+		default:
+			return "", false
+		}
+	}
+	if braces(shape) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// braces reports whether shape, the unquoted structure of a word, holds a
+// brace expansion: an opening brace, then a comma or "..", then a closing
+// brace. It may say yes to a word bash leaves alone; that only makes the
+// word Vague.
+func braces(shape []byte) bool {
+	open := strings.IndexByte(string(shape), '{')
+	if open < 0 {
+		return false
+	}
+	rest := string(shape[open+1:])
+	end := strings.LastIndexByte(rest, '}')
+	if end < 0 {
+		return false
+	}
+	inner := rest[:end]
+	return strings.Contains(inner, ",") || strings.Contains(inner, "..")
+}
+
+// printed returns how a Vague entry shows s: its first line, cut to a
+// length a report can hold.
+func printed(s string) string {
+	const max = 200
+	cut := false
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s, cut = s[:i], true
+	}
+	if len(s) > max {
+		i := max
+		for i > 0 && s[i]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+			i--
+		}
+		s, cut = s[:i], true
+	}
+	if cut {
+		s += "…"
+	}
+	return s
+}
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
