@@ -11,6 +11,9 @@ import (
 // by its verb, and never a path.
 func fallback(script string, err error) Result {
 	res := Result{Err: err}
+	if !mayWrite(script) {
+		return res // no spelling of a write is in it, parsed or not
+	}
 	w := &walker{res: &res, nvague: new(int)}
 	found := func(verb string) {
 		if !slices.Contains(res.Vague, verb+" (does not parse)") {
@@ -54,13 +57,7 @@ func fallback(script string, err error) Result {
 				break
 			}
 		case "gofmt", "goimports", "prettier", "eslint", "ruff", "shfmt", "clang-format", "go", "cargo", "deno":
-			if later(i, func(s string) bool {
-				switch s {
-				case "-w", "--write", "--fix", "-i", "fmt", "format", "generate", "tidy", "get", "fix":
-					return true
-				}
-				return false
-			}) {
+			if later(i, func(s string) bool { return slices.Contains(writeWords[name], s) }) {
 				found(name)
 			}
 		case "find":
@@ -77,6 +74,13 @@ func fallback(script string, err error) Result {
 		found("script")
 	}
 	return res
+}
+
+// writeWords are, per tool, the words that make it write.
+var writeWords = map[string][]string{
+	"gofmt": {"-w"}, "goimports": {"-w"}, "shfmt": {"-w", "--write"}, "prettier": {"-w", "--write"},
+	"eslint": {"--fix"}, "ruff": {"format", "--fix"}, "clang-format": {"-i"},
+	"go": {"fmt", "generate", "mod", "get", "fix"}, "cargo": {"fmt", "fix"}, "deno": {"fmt"},
 }
 
 // inPlaceFlag reports whether s is a sed or perl option bundle with -i.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -74,8 +75,9 @@ type Result struct {
 	// themselves (git checkout BRANCH, xargs rm, a Python script that
 	// writes), in their printed form.
 	Vague []string
-	// Err is set when the script does not parse as bash; Effects and Vague
-	// then come from a scan of its text that names no path.
+	// Err is set when a script that could write (see Parse) does not
+	// parse as bash; Effects and Vague then come from a scan of its text
+	// that names no path.
 	Err error
 }
 
@@ -103,7 +105,9 @@ var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant
 
 // Parse reads script as bash and reports the changes it makes to files.
 // It never fails: a script that does not parse has Result.Err set and a
-// conservative result (see Result.Err).
+// conservative result (see Result.Err). A script in which no spelling of
+// a write occurs (no ">", no name of a command that writes) is not parsed
+// at all and has an empty Result.
 func Parse(script string) Result {
 	// Most commands an agent runs (ls, grep, go test) cannot write: tell
 	// them without building a syntax tree.
@@ -131,6 +135,13 @@ func parseScript(script string) (res Result) {
 // leaves open: bash runs such a script (a heredoc ends at the end of the
 // input), so reading it as broken would hide what it did.
 func parse(script string) (*syntax.File, string, error) {
+	// Bash takes any bytes but NUL, which it drops; the parser wants UTF-8
+	// and drops NUL too, joining the bytes around it. Both are replaced by
+	// U+FFFD, which no literal word or exact content may hold.
+	script = strings.ToValidUTF8(script, string(utf8.RuneError))
+	if strings.IndexByte(script, 0) >= 0 {
+		script = strings.ReplaceAll(script, "\x00", string(utf8.RuneError))
+	}
 	p := parsers.Get().(*syntax.Parser)
 	defer parsers.Put(p)
 	for range 4 {

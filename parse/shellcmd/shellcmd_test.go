@@ -60,6 +60,14 @@ func TestLiteralWords(t *testing.T) {
 		{`'r'm a.txt`, `delete "rm" "a.txt"`},
 		{`/bin/rm a.txt`, `delete "rm" "a.txt"`},
 		{`$RM a.txt`, ``},
+		// Found by FuzzParse: "-" is standard input, not a file; bytes that
+		// are not UTF-8, and NUL (which bash and the parser drop, joining
+		// the bytes around it), make a word that is not what it spells.
+		{`rm -`, ``},
+		{"rm a\x80b c", "delete \"rm\" \"c\"\nvague \"a\uFFFDb\""},
+		{"rm 0\x000 c", "delete \"rm\" \"c\"\nvague \"0\uFFFD0\""},
+		{"cat > f <<'EOF'\n\x80\nEOF", `write "redirect" "f"`},
+		{"rm a\\\nb", `delete "rm" "ab"`},
 	})
 }
 
@@ -392,6 +400,8 @@ func TestFallback(t *testing.T) {
 		{`ls 2>&1 | grep (`, "err"},
 		{`git checkout main; if then`, "write \"git checkout\" +cond\nvague \"git checkout (does not parse)\"\nerr"},
 		{`sed -i 's/a/b/' f; fi`, "write \"sed -i\" +cond\nvague \"sed -i (does not parse)\"\nerr"},
+		// A script with no spelling of a write is not parsed at all.
+		{`"0 go -w`, ``},
 	})
 }
 

@@ -314,7 +314,7 @@ func heredoc(r *syntax.Redirect) (string, bool) {
 			body += l.Value
 		}
 	}
-	if !quoted(r.Word) && strings.ContainsAny(body, "$`\\") {
+	if !quoted(r.Word) && strings.ContainsAny(body, "$`\\") || !lossless(body) {
 		return "", false
 	}
 	if r.Op == syntax.DashHdoc {
@@ -429,8 +429,10 @@ func (w *walker) pathOf(a arg, sc *scope) (string, bool, bool) {
 		return "", false, false
 	}
 	v := a.val
-	if v == "" {
-		return "", false, false // names no file: the command fails
+	if v == "" || v == "-" {
+		// "" names no file (the command fails); "-" is standard input or
+		// output to most commands, and a file so named is not worth a path.
+		return "", false, false
 	}
 	if len(v) > maxPath || strings.ContainsAny(v, "\x00\n") {
 		w.vague(a.text)

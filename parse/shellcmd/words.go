@@ -2,6 +2,7 @@ package shellcmd
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -31,11 +32,11 @@ func literal(w *syntax.Word) (string, bool) {
 		switch p := w.Parts[0].(type) {
 		case *syntax.Lit:
 			if !strings.ContainsAny(p.Value, "\\*?[{~") {
-				return p.Value, true
+				return p.Value, lossless(p.Value)
 			}
 		case *syntax.SglQuoted:
 			if !p.Dollar {
-				return p.Value, true
+				return p.Value, lossless(p.Value)
 			}
 		}
 	}
@@ -104,8 +105,13 @@ func literal(w *syntax.Word) (string, bool) {
 	if braces(shape) {
 		return "", false
 	}
-	return b.String(), true
+	return b.String(), lossless(b.String())
 }
+
+// lossless reports whether s holds no U+FFFD, which stands in the parsed
+// script for bytes that were not UTF-8: a word holding one is not what the
+// command spelled.
+func lossless(s string) bool { return !strings.ContainsRune(s, utf8.RuneError) }
 
 // braces reports whether shape, the unquoted structure of a word, holds a
 // brace expansion: an opening brace, then a comma or "..", then a closing
