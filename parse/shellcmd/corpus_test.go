@@ -3,7 +3,6 @@ package shellcmd
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -17,16 +16,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// sharedEntire holds the real Claude Code sessions the corpus commands are
-// taken from; it sits beside the project, not in it, so the commands are
-// kept in testdata and only refreshed from it with -update.
-const sharedEntire = "../../../shared/corpus/claude-entire"
-
 // corpusCommand is one shell command an agent ran, and where.
 type corpusCommand struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Command string `json:"command"`
+	File    string
+	Line    int
+	Command string
 }
 
 // extractCommands returns every Bash command of the Claude Code sessions
@@ -90,23 +84,15 @@ func lineCommands(line []byte) []string {
 	return out
 }
 
-// loadCorpus returns the commands of the claude-entire sessions, from
-// testdata.
+// loadCorpus returns the commands of the real Claude Code sessions of
+// fixtures/corpus/claude-entire (a copy of shared/corpus/claude-entire).
 func loadCorpus(t testing.TB) []corpusCommand {
 	t.Helper()
-	data, err := os.ReadFile("testdata/corpus-commands.jsonl")
-	if err != nil {
-		t.Fatal(err)
+	files, _ := filepath.Glob("../../fixtures/corpus/claude-entire/*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no sessions in fixtures/corpus/claude-entire")
 	}
-	var out []corpusCommand
-	for line := range bytes.Lines(data) {
-		var c corpusCommand
-		if err := json.Unmarshal(line, &c); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, c)
-	}
-	return out
+	return extractCommands(t, files)
 }
 
 // fixtureCommands returns the commands of the transcripts kept in the
@@ -116,24 +102,6 @@ func fixtureCommands(t testing.TB) []corpusCommand {
 	files, _ := filepath.Glob("../../fixtures/corpus/claude/*.jsonl")
 	codex, _ := filepath.Glob("../../fixtures/corpus/codex/*.jsonl")
 	return extractCommands(t, append(files, codex...))
-}
-
-// TestCorpusCommands keeps testdata/corpus-commands.jsonl equal to the
-// commands of the shared claude-entire sessions (-update rewrites it).
-func TestCorpusCommands(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedEntire, "*.jsonl"))
-	if len(files) == 0 {
-		t.Skipf("%s is not beside the project", sharedEntire)
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	for _, c := range extractCommands(t, files) {
-		if err := enc.Encode(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	checkGolden(t, "testdata/corpus-commands.jsonl", b.Bytes())
 }
 
 // checkGolden compares got with the golden file, or rewrites it with
@@ -179,7 +147,7 @@ func TestCorpusProperties(t *testing.T) {
 // testdata/corpus-effects.txt: the file to read when the reading changes.
 func TestCorpusEffects(t *testing.T) {
 	var b strings.Builder
-	b.WriteString("# Effects of the Bash commands of shared/corpus/claude-entire (go test ./parse/shellcmd -update).\n")
+	b.WriteString("# Effects of the Bash commands of fixtures/corpus/claude-entire (go test ./parse/shellcmd -update).\n")
 	b.WriteString("# One entry per distinct command, headed by the first place each session ran it.\n")
 	var order []string
 	where := map[string][]string{}
