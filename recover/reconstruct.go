@@ -296,7 +296,7 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 		r.unknownOutcome(op, replay)
 	}
 	if r.opts.History {
-		r.record(op, before, replay && op.Kind != manifest.KindShell)
+		r.record(op, before, replay)
 	}
 }
 

@@ -34,7 +34,9 @@ func (r *Reconstructor) shell(op *manifest.Op, replay bool) {
 		}
 		for _, e := range op.Effects {
 			for _, p := range e.Paths {
-				if n == 1 {
+				if _, known := r.files[r.key(p)]; n == 1 || !known {
+					// A file nothing else speaks of gets no entry: what a
+					// failed command may have left in it is unknowable.
 					r.note(p, op, "a shell command that failed named it (%s); it probably did not change it", firstLine(op.Command))
 				} else {
 					r.staleFile(p, op, "a shell command that failed part-way may have changed it (%s)", firstLine(op.Command))
@@ -64,7 +66,9 @@ func (r *Reconstructor) staleFile(p string, op *manifest.Op, format string, args
 	f := r.file(p, op, false)
 	why := where(op) + ": " + fmt.Sprintf(format, args...)
 	f.stale = why + "; the recovered content is the last one known before it"
-	f.res.Notes = append(f.res.Notes, why)
+	if n := len(f.res.Notes); n == 0 || f.res.Notes[n-1] != why {
+		f.res.Notes = append(f.res.Notes, why) // once per command, however often it names the file
+	}
 }
 
 // effect replays one effect of a shell command that succeeded.

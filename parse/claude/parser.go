@@ -299,7 +299,7 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				return true // a copy (compaction replay, mirror, resumed history)
 			}
 			if name == "Bash" || name == "PowerShell" {
-				if _, writes := shellcmd.Detect(b.Get("input.command").Str); !writes {
+				if !shellcmd.Parse(b.Get("input.command").Str).Writes() {
 					p.settled[p.hash(id)] = true // runs something, writes nothing we can see
 					return true
 				}
@@ -507,11 +507,10 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 	in := gjson.Parse(tu.input)
 	// Most calls of a session read or run things: tell them first, before
 	// looking at their (often large) results.
-	var w shellcmd.Write
+	var sh shellcmd.Result
 	switch tu.name {
 	case "Bash", "PowerShell":
-		var writes bool
-		if w, writes = shellcmd.Detect(in.Get("command").Str); !writes {
+		if sh = shellcmd.Parse(in.Get("command").Str); !sh.Writes() {
 			return
 		}
 	case "Read":
@@ -587,18 +586,7 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 		cmd := in.Get("command").Str
 		op = p.newOp(tu, id, manifest.KindShell, "")
 		op.Command = cmd
-		op.Note = "writes files outside any tool (" + strings.Join(uniq(w.Verbs), ", ") + "): not replayable"
-		for _, t := range w.Targets {
-			if strings.ContainsAny(t, "$`*?[{~") {
-				op.Note += "; target that cannot be resolved: " + t
-				continue
-			}
-			op.Paths = append(op.Paths, resolve(tu.cwd, t))
-		}
-		if o == manifest.OutcomeApplied {
-			op.Evidence = append(op.Evidence, heredocs(tu.cwd, w.Heredocs, manifest.EvidencePost)...)
-			op.Evidence = append(op.Evidence, heredocs(tu.cwd, w.Appends, manifest.EvidenceAppend)...)
-		}
+		shellcmd.Fill(&op, sh, tu.cwd, resolve)
 	case "Read":
 		f := tur.Get("file")
 		if o != manifest.OutcomeApplied || f.Get("content").Type != gjson.String {
@@ -618,33 +606,6 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 		op.OutcomeEvidence += " (subagent call: no toolUseResult, the input is what was asked)"
 	}
 	p.emit(op)
-}
-
-func uniq(s []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, x := range s {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func heredocs(cwd string, m map[string]string, kind manifest.EvidenceKind) []manifest.Evidence {
-	var targets []string
-	for t := range m {
-		if !strings.ContainsAny(t, "$`*?[{~") {
-			targets = append(targets, t)
-		}
-	}
-	sort.Strings(targets)
-	var out []manifest.Evidence
-	for _, t := range targets {
-		out = append(out, manifest.Evidence{Path: resolve(cwd, t), Kind: kind, Content: m[t], Source: "shell heredoc with a quoted delimiter"})
-	}
-	return out
 }
 
 func (p *parser) emit(op manifest.Op) {
@@ -745,7 +706,7 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].line < p.pending[ids[b]].line })
 	for _, id := range ids {
 		tu := p.pending[id]
-		if tu.name == "Read" || tu.name == "Bash" || tu.name == "PowerShell" {
+		if tu.name == "Read" {
 			continue
 		}
 		p.result(jsonl.Record{Line: tu.line, Offset: tu.offset}, id, tu, gjson.Result{}, gjson.Result{})

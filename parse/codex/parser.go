@@ -656,58 +656,14 @@ func (p *parser) shell(rec jsonl.Record, id, tool, carrier string, argv []string
 	if id != "" && script == "" {
 		return
 	}
-	w, writes := shellcmd.Detect(script)
-	if !writes {
+	sh := shellcmd.Parse(script)
+	if !sh.Writes() {
 		return
 	}
 	op := p.newOp(rec, id, manifest.KindShell, tool, carrier, cwd)
 	op.Command = script
-	op.Note = "writes files outside any tool (" + strings.Join(dedupe(w.Verbs), ", ") + "): not replayable"
-	var vague []string
-	for _, t := range w.Targets {
-		if strings.ContainsAny(t, "$`*?[{~") {
-			vague = append(vague, t)
-			continue
-		}
-		op.Paths = append(op.Paths, resolve(cwd, t))
-	}
-	if len(vague) > 0 {
-		op.Note += "; targets that cannot be resolved: " + strings.Join(vague, " ")
-	}
-	op.Evidence = append(op.Evidence, heredocEvidence(cwd, w.Heredocs, manifest.EvidencePost)...)
-	op.Evidence = append(op.Evidence, heredocEvidence(cwd, w.Appends, manifest.EvidenceAppend)...)
+	shellcmd.Fill(&op, sh, cwd, resolve)
 	p.addOp(op, id)
-}
-
-// heredocEvidence turns the exact content of quoted heredocs written to
-// resolvable targets into evidence, in a stable order.
-func heredocEvidence(cwd string, m map[string]string, kind manifest.EvidenceKind) []manifest.Evidence {
-	targets := make([]string, 0, len(m))
-	for t := range m {
-		if !strings.ContainsAny(t, "$`*?[{~") {
-			targets = append(targets, t)
-		}
-	}
-	sort.Strings(targets)
-	var out []manifest.Evidence
-	for _, t := range targets {
-		out = append(out, manifest.Evidence{Path: resolve(cwd, t), Kind: kind, Content: m[t], Source: "shell heredoc with a quoted delimiter"})
-	}
-	return out
-}
-
-func dedupe(s []string) []string {
-	var out []string
-	for _, x := range s {
-		found := false
-		for _, y := range out {
-			found = found || x == y
-		}
-		if !found {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func (p *parser) newOp(rec jsonl.Record, id string, kind manifest.OpKind, tool, carrier, cwd string) manifest.Op {
