@@ -187,6 +187,11 @@ func decide(p *FilePlan, policy ConflictPolicy) {
 		switch {
 		case start.Known && equal(start, h):
 			p.Action, p.Write = ActDelete, fin
+		case h.Exists && f.HadContent(h.Text):
+			// The host holds a state the session itself went through (it
+			// wrote the file, then removed it): deleting loses nothing.
+			p.Action, p.Write = ActDelete, fin
+			p.Reason = "the host has an earlier state of this session's file"
 		default:
 			conflict(p, policy, "the agent deleted this file, but the host copy differs from what the session started from")
 		}
