@@ -5,6 +5,9 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // impliedPaths are paths a command changes without naming them.
@@ -17,31 +20,23 @@ var impliedPaths = map[string][]string{
 var redirected = map[string]bool{"redirect": true, "cat <<": true, "echo": true, "printf": true}
 
 // checkResult checks the properties every Result must have for script.
+// Paths are checked against the script's words as mvdan.cc/sh/v3/expand
+// removes their quotes: an implementation other than the one under test.
 func checkResult(script string, r Result) error {
 	if errors := strings.Contains(fmt.Sprint(r.Err), errInternal.Error()); errors {
 		return fmt.Errorf("internal error: %v", r.Err)
 	}
-	// The text as the shell sees words, more or less: quotes, escapes and
-	// line continuations removed, $'…' or not. A path must be in one of
-	// these readings, as it is or with its own quotes removed the same way.
-	unquotes := []*strings.Replacer{
-		strings.NewReplacer("\\\n", "", `$'`, "", `$"`, "", `'`, "", `"`, "", `\`, ""),
-		strings.NewReplacer("\\\n", "", `'`, "", `"`, "", `\`, ""),
-		strings.NewReplacer(),
-	}
-	in := func(sub string, last bool) bool {
-		for _, u := range unquotes {
-			for _, text := range []string{u.Replace(script), script} {
-				q := u.Replace(sub)
-				if last {
-					q = path.Base(q)
-				}
-				if q == "" || q == "." || strings.Contains(text, q) {
-					return true
-				}
+	var words, bases map[string]bool
+	if slices.ContainsFunc(r.Effects, func(e Effect) bool { return len(e.Paths) > 0 }) {
+		words, bases = map[string]bool{}, map[string]bool{".": true, "..": true, "/": true}
+		scriptWords(script, 0, words)
+		for w := range words {
+			for _, v := range []string{w, w[strings.IndexByte(w, '=')+1:]} {
+				v = trimSlash(v)
+				words[v] = true
+				bases[path.Base(v)] = true
 			}
 		}
-		return false
 	}
 	moves := strings.Contains(script, "cd") || strings.Contains(script, "pushd") || strings.Contains(script, "-C")
 	for _, e := range r.Effects {
@@ -63,24 +58,92 @@ func checkResult(script string, r Result) error {
 				return fmt.Errorf("flag %q taken for a path", p)
 			case slices.Contains(impliedPaths[e.Verb], path.Base(p)):
 				// Named by the command itself.
-			case !in(p, true):
+			case !bases[path.Base(p)]:
 				return fmt.Errorf("path %q is not in the command", p)
-			case !in(p, false) && !(moves && suffixIn(p, func(s string) bool { return in(s, false) })):
-				return fmt.Errorf("path %q is not in the command, nor joined onto a cd", p)
+			case !words[p] && !moves:
+				return fmt.Errorf("path %q is not a word of the command, and no cd came before it", p)
 			}
 		}
 	}
 	return nil
 }
 
-// suffixIn reports whether some trailing run of p's elements is found.
-func suffixIn(p string, found func(string) bool) bool {
-	for i := 0; i < len(p); i++ {
-		if p[i] == '/' && found(p[i+1:]) {
+// scriptWords adds to into what each word of script is after quote
+// removal, and the words of the scripts those words hold (bash -c, eval,
+// bash <<EOF).
+func scriptWords(script string, depth int, into map[string]bool) {
+	if depth > maxDepth+1 || len(into) > 1<<14 {
+		return
+	}
+	f, script, err := parse(script)
+	if err != nil {
+		return
+	}
+	hdocs := map[*syntax.Word]bool{}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if r, ok := n.(*syntax.Redirect); ok && r.Hdoc != nil {
+			hdocs[r.Hdoc] = true // a body, not a word: not expanded below
+		}
+		w, ok := n.(*syntax.Word)
+		if !ok || w == nil || len(w.Parts) == 0 {
 			return true
 		}
+		// The word as written, and its literal parts (a heredoc body),
+		// are scripts as they stand; the fields expand makes hold the
+		// scripts of bash -c and eval.
+		var forms []string
+		if end := int(w.End().Offset()); end <= len(script) {
+			forms = append(forms, script[w.Pos().Offset():end])
+		}
+		raw := ""
+		for _, p := range w.Parts {
+			if l, ok := p.(*syntax.Lit); ok {
+				raw += l.Value
+			}
+		}
+		forms = append(forms, raw)
+		var fields []string
+		if !hdocs[w] {
+			fields, _ = expandWord(w)
+			for _, f := range fields {
+				// expand keeps some line continuations the parser leaves
+				// in a word (after an escaped backslash, at the end).
+				if strings.Contains(f, "\n") {
+					forms = append(forms, strings.ReplaceAll(f, "\n", ""))
+				}
+			}
+		}
+		nested := len(fields) == 1 // a script in one word, not a brace expansion
+		for i, v := range append(forms, fields...) {
+			if !into[v] {
+				into[v] = true
+				if (i == 1 || i > 1 && nested) && len(v) < 4096 && strings.ContainsAny(v, " \t\n;&|<>") {
+					scriptWords(v, depth+1, into)
+				}
+			}
+		}
+		return true
+	})
+}
+
+// expandWord removes the quotes of w with expand.Fields, which may not
+// like a word made for a shell it does not run (a command substitution,
+// say).
+func expandWord(w *syntax.Word) (fields []string, err error) {
+	defer func() {
+		if recover() != nil {
+			err = fmt.Errorf("expand panicked")
+		}
+	}()
+	return expand.Fields(&expand.Config{}, w)
+}
+
+// trimSlash removes the slashes that end a path, as Parse does.
+func trimSlash(p string) string {
+	if t := strings.TrimRight(p, "/"); t != "" {
+		return t
 	}
-	return false
+	return "/"
 }
 
 // describe renders a Result one effect per line.

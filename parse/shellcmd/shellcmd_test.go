@@ -361,6 +361,9 @@ func TestScripts(t *testing.T) {
 		{`bash -c "ls $F"`, ``},
 		{"bash <<'EOF'\nrm a\nmv b c\nEOF", "delete \"rm\" \"a\"\nmove \"mv\" \"b\" \"c\""},
 		{"bash <<EOF\nrm $X\nEOF", "write \"bash\"\nvague \"bash <<EOF\""},
+		{`bash <<< "rm $X"`, "write \"bash\"\nvague \"bash <<\\\"rm $X\\\"\""},
+		{`sh <<< 'rm a'`, `delete "rm" "a"`},
+		{`sh<<<*`, ``}, // found by FuzzParse: a here-string has no body to read
 		{`eval "rm a"`, `delete "rm" "a"`},
 		{`eval 'cd sub'; rm a`, `delete "rm" "sub/a"`},
 		{`bash -c 'bash -c "bash -c \"bash -c \\\"bash -c rm\\\"\""'`, "write \"bash -c\"\nvague \"bash -c rm\""},

@@ -389,6 +389,9 @@ func (c *call) stdinScript(name string) {
 		// The body holds expansions the outer shell makes first: read it
 		// as written, only to tell whether it writes.
 		body := c.w.text(r.Hdoc)
+		if r.Op == syntax.WordHdoc {
+			body = c.w.approximate(r.Word) // a here-string has no body
+		}
 		c.w.probe(name, what, c.cx, func() { c.subscript(name, body, what, c.sc.clone()) })
 		return
 	}

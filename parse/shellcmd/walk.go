@@ -65,8 +65,8 @@ func (w *walker) text(n syntax.Node) string {
 	if n == nil {
 		return ""
 	}
-	if wd, ok := n.(*syntax.Word); ok && len(wd.Parts) == 0 {
-		return ""
+	if wd, ok := n.(*syntax.Word); ok && (wd == nil || len(wd.Parts) == 0) {
+		return "" // a nil *Word in a Node is not a nil Node
 	}
 	start, end := int(n.Pos().Offset()), int(n.End().Offset())
 	if start < 0 || end > len(w.src) || start > end {
