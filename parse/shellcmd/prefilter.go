@@ -1,32 +1,50 @@
 package shellcmd
 
-// needles are spellings, lower-cased, of which every write Parse can report
-// holds at least one: the redirection operator, and the names of the
-// commands and script calls it reads (or a word they need, such as "of="
-// for dd or "fmt" for go fmt). Wrappers, shells and xargs need none: the
-// command they run carries its own.
-var needles = []string{
-	">",
-	"rm", "unlink", "mv", "cp", "install", "ln", "tee", "touch", "truncate", "of=", "rsync", "patch",
-	"sed", "perl", "mkdir", "git", "fmt", "goimports", "prettier", "eslint", "black", "ruff",
-	"clang-format", "fix", "generate", "mod", "get", "delete", "-item", "-content", "out-file",
-	// scriptMarkers and open( with a mode that writes
-	"write", "unlink", "shutil", "rename", "copyfile", "appendfile", "fileutils", "os.replace", "open(",
-	"deno.remove",
+// The prefilter answers most commands an agent runs (ls, grep, go test,
+// git status, anything 2>&1) without building a syntax tree. It may only
+// rule a script out when no spelling of a write Parse reports could be in
+// it, so every reading of Parse that finds a write is gated by one of the
+// needles below, and FuzzParse checks that it never drops a script the
+// parser finds writing.
+
+// commandWords are names of commands that write, and words without which
+// one does not (git checkout, go mod tidy, cargo fmt). They are matched as
+// whole words: the shell runs a command only when its name is a whole
+// word, and no spelling (quotes, backslashes, a directory before it) adds
+// letters of a word around it.
+var commandWords = []string{
+	"rm", "rmdir", "mkdir", "unlink", "mv", "cp", "install", "ln", "tee", "touch", "truncate", "rsync", "patch",
+	"sed", "gsed", "perl", "gofmt", "goimports", "prettier", "eslint", "black", "ruff", "rustfmt",
+	"clang-format", "shfmt", "cargo", "deno",
+	// git and go subcommands that write
+	"checkout", "switch", "restore", "stash", "reset", "apply", "clean", "am", "pull", "merge", "rebase",
+	"cherry-pick", "revert", "fmt", "fix", "generate", "mod", "get",
 }
 
-// byFirst indexes needles by their first byte.
-var byFirst = func() (t [256][]string) {
-	for _, n := range needles {
-		t[n[0]] = append(t[n[0]], n)
+// substrings are spellings matched anywhere: dd's of=, find -delete,
+// PowerShell cmdlets, and (added below) the calls by which scripts write.
+var substrings = []string{"of=", "-delete", "-item", "-content", "out-file", "open("}
+
+type needle struct {
+	text string
+	word bool
+}
+
+// byFirst indexes the needles, lower-cased, by their first byte.
+var byFirst = func() (t [256][]needle) {
+	for _, w := range commandWords {
+		t[w[0]] = append(t[w[0]], needle{w, true})
+	}
+	for _, s := range append(substrings, scriptMarkers...) {
+		t[s[0]] = append(t[s[0]], needle{s, false})
 	}
 	return t
 }()
 
 // mayWrite reports whether script could hold a write Parse would report.
-// It may only say no when no spelling of one is there: the shell removes
-// quotes and backslashes from a command name ('r'm, r\m and "rm" all run
-// rm), so those bytes are dropped before looking, and case is ignored.
+// The shell removes quotes and backslashes from a command name ('r'm, r\m,
+// "rm" and $'rm' all run rm), so those bytes are dropped before looking
+// for needles, and case is ignored.
 func mayWrite(script string) bool {
 	var buf [1024]byte
 	b := buf[:0]
@@ -34,8 +52,12 @@ func mayWrite(script string) bool {
 		c := script[i]
 		switch {
 		case c == '>':
-			return true
+			if redirectMayWrite(script[i+1:]) {
+				return true
+			}
 		case c == '\'' || c == '"':
+			continue
+		case c == '$' && i+1 < len(script) && (script[i+1] == '\'' || script[i+1] == '"'):
 			continue
 		case c == '\\':
 			if i+1 < len(script) && script[i+1] == '\n' {
@@ -49,10 +71,60 @@ func mayWrite(script string) bool {
 	}
 	for i := range b {
 		for _, n := range byFirst[b[i]] {
-			if len(b)-i >= len(n) && string(b[i:i+len(n)]) == n {
+			end := i + len(n.text)
+			if end > len(b) || string(b[i:end]) != n.text {
+				continue
+			}
+			if !n.word || (i == 0 || !wordByte(b[i-1])) && (end == len(b) || !wordByte(b[end])) {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// wordByte reports whether c can be part of a command name around a needle
+// word: a letter, digit, '_', '.' or '-'.
+func wordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-'
+}
+
+// redirectMayWrite reports whether the text after a '>' could redirect to
+// a file: anything but >&N, >&-, or a device (>/dev/null) written as a
+// plain word. A target with quotes, backslashes or $ in it may be spelled
+// in ways this does not read, so it may write.
+func redirectMayWrite(rest string) bool {
+	i := 0
+	if i < len(rest) && (rest[i] == '>' || rest[i] == '|') {
+		i++
+	}
+	dup := i < len(rest) && rest[i] == '&'
+	if dup {
+		i++
+	}
+	for i < len(rest) && (rest[i] == ' ' || rest[i] == '\t') {
+		i++
+	}
+	j := i
+	for j < len(rest) && !separator(rest[j]) {
+		switch rest[j] {
+		case '\'', '"', '\\', '$', '`':
+			return true
+		}
+		j++
+	}
+	word := rest[i:j]
+	if dup && (isDigits(word) || word == "-") {
+		return false
+	}
+	return word == "" || !device(word)
+}
+
+// separator reports whether c ends an unquoted word.
+func separator(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', ';', '&', '|', '<', '>', '(', ')':
+		return true
 	}
 	return false
 }

@@ -400,7 +400,7 @@ func TestFallback(t *testing.T) {
 	runCases(t, []parseCase{
 		{`rm a.txt && (`, "write \"rm\" +cond\nvague \"rm (does not parse)\"\nerr"},
 		{`echo "unterminated > out.txt`, "write \"redirect\" +cond\nvague \"redirect (does not parse)\"\nerr"},
-		{`ls 2>&1 | grep (`, "err"},
+		{`ls 2>&1 | grep (`, ``}, // no spelling of a write: not even parsed
 		{`git checkout main; if then`, "write \"git checkout\" +cond\nvague \"git checkout (does not parse)\"\nerr"},
 		{`sed -i 's/a/b/' f; fi`, "write \"sed -i\" +cond\nvague \"sed -i (does not parse)\"\nerr"},
 		// A script with no spelling of a write is not parsed at all.
@@ -476,6 +476,30 @@ func TestDetect(t *testing.T) {
 		w, ok := Detect(c.script)
 		if ok != c.writes || !reflect.DeepEqual(w.Targets, c.targets) || (c.heredoc != nil && !reflect.DeepEqual(w.Heredocs, c.heredoc)) || ok && len(w.Verbs) == 0 {
 			t.Errorf("Detect(%q) = %+v, %v", c.script, w, ok)
+		}
+	}
+}
+
+// TestPrefilter: the prefilter lets through every spelling of a write,
+// and rules out what agents run most.
+func TestPrefilter(t *testing.T) {
+	for _, s := range []string{
+		`'r'm x`, `r\m x`, `"rm" x`, `$'rm' x`, "r\\\nm x", `RM x`, `/bin/rm x`, `X=1 rm x`, `(rm x)`, `$(rm x)`,
+		"`rm x`", `a&&rm x`, `git -C d checkout x`, `echo > f`, `ls >& out`, `ls 2>"/dev/null"`, `ls >/dev/nullx`,
+		`ls > "$F"`, `ls >$F`, `x >(tee)`, `python3 -c "open('x','w')"`, `find . -delete`, `dd of=x`, `Remove-Item x`,
+		`cargo fmt`, `go mod tidy`, `node -e "fs.writeFileSync(1)"`,
+	} {
+		if !mayWrite(s) {
+			t.Errorf("mayWrite(%q) = false", s)
+		}
+	}
+	for _, s := range []string{
+		`ls -la`, `go test ./... 2>&1 | tail`, `git status && git diff`, `make >/dev/null 2>&1`, `npm test`,
+		`cat README.md`, `echo hello`, `ls 2>/dev/null`, `ls &>/dev/null`, `cat firmware.bin`, `git log --format=%H`,
+		`go build ./... 2>&1 | head -20`, `grep -rn "formatter" src`, `ls >&2`, `ls 1>&-`,
+	} {
+		if mayWrite(s) {
+			t.Errorf("mayWrite(%q) = true", s)
 		}
 	}
 }
