@@ -22,7 +22,17 @@ type Record struct {
 	// Last is true when this record is on the final line of the input and
 	// that line had no terminating newline.
 	Last bool
+	// Escaped is true when a key or a short value of the record (a string
+	// that could spell a name such as "type" or "tool_use") writes an ASCII
+	// character as a \u escape, which a byte search for the name would not
+	// see: Plain spells such a record out.
+	Escaped bool
+	// keys are the offsets in Data of the record's top-level keys, in order.
+	keys []int
 }
+
+// bom is the UTF-8 byte order mark.
+var bom = []byte{0xef, 0xbb, 0xbf}
 
 // Reader reads records from a JSON Lines stream.
 type Reader struct {
@@ -33,8 +43,10 @@ type Reader struct {
 	off       int64 // offset of the next line
 	long      []byte
 	scratch   []byte
-	pending   [][]byte // further records glued on the current line
+	pending   []object // further records glued on the current line
 	pendRec   Record
+	objs      []object // the current line's records
+	keys      []int    // the current line's top-level key offsets
 	blank     int
 	blankLine int
 	blankOff  int64
@@ -131,7 +143,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 func (r *Reader) Next() (Record, error) {
 	if len(r.pending) > 0 {
 		rec := r.pendRec
-		rec.Data = r.pending[0]
+		rec.Data, rec.keys, rec.Escaped = r.pending[0].data, r.pending[0].keys, r.pending[0].escaped
 		r.pending = r.pending[1:]
 		return rec, nil
 	}
@@ -155,6 +167,10 @@ func (r *Reader) Next() (Record, error) {
 			r.off++
 		}
 		last := !hadNL
+		if r.line == 1 {
+			line = TrimBOM(line) // not part of the first record
+		}
+		// A CRLF line end is a line end.
 		line = bytes.TrimSuffix(line, []byte{'\r'})
 		if len(line) > 0 && (line[0] == 0 || line[len(line)-1] == 0) {
 			n := len(line)
@@ -169,7 +185,7 @@ func (r *Reader) Next() (Record, error) {
 			continue
 		}
 		r.flushBlank()
-		recs, problem := split(line)
+		recs, problem, keys := split(line, r.objs[:0], r.keys[:0])
 		if problem != "" && !last {
 			// A damaged line right before the end is a cut-off record too. Peek
 			// may refill the buffer that line aliases, so keep a copy first.
@@ -179,7 +195,7 @@ func (r *Reader) Next() (Record, error) {
 				last = true
 			}
 			line = own
-			recs, problem = split(line)
+			recs, problem, keys = split(line, r.objs[:0], r.keys[:0])
 		}
 		if problem != "" {
 			if last && len(recs) == 0 {
@@ -193,7 +209,8 @@ func (r *Reader) Next() (Record, error) {
 		if len(recs) > 1 {
 			r.warn(r.line, start, "%d records glued on one line; each is read", len(recs))
 		}
-		rec := Record{Data: recs[0], Line: r.line, Offset: start, Last: last}
+		r.objs, r.keys = recs, keys
+		rec := Record{Data: recs[0].data, keys: recs[0].keys, Escaped: recs[0].escaped, Line: r.line, Offset: start, Last: last}
 		r.pendRec = rec
 		r.pending = recs[1:]
 		return rec, nil

@@ -5,26 +5,37 @@ import (
 	"fmt"
 )
 
-// resyncKeys are the openings of a record that a crashed writer may have
-// appended to a half-written line; after damage, reading resumes at one.
-var resyncKeys = [][]byte{
-	[]byte(`{"timestamp"`), []byte(`{"type"`), []byte(`{"record_type"`), []byte(`{"parentUuid"`), []byte(`{"uuid"`), []byte(`{"id"`),
+// resyncKeys are the first keys of the records a crashed writer may have
+// appended to a half-written line; after damage, reading resumes at an
+// object that opens with one (however the key is spelled).
+var resyncKeys = []string{"timestamp", "type", "record_type", "parentUuid", "uuid", "id"}
+
+// object is one JSON object found on a line: its bytes, the offsets of its
+// top-level keys, and whether a name in it may be spelled with escapes.
+type object struct {
+	data    []byte
+	keys    []int
+	escaped bool
 }
 
 // split returns the JSON objects on one line and, when the line holds
-// anything else, a description of it.
-func split(line []byte) (recs [][]byte, problem string) {
+// anything else, a description of it. The objects' keys are appended to
+// keys; both slices are returned for the caller to reuse from line to line.
+func split(line []byte, recs []object, keys []int) (_ []object, problem string, _ []int) {
 	i := 0
 	for {
 		for i < len(line) && isSpace(line[i]) {
 			i++
 		}
 		if i >= len(line) {
-			return recs, problem
+			return recs, problem, keys
 		}
 		if line[i] == '{' {
-			if n, ok := scanObject(line[i:]); ok {
-				recs = append(recs, line[i:i+n])
+			from := len(keys)
+			n, ok, k, esc := scanObject(line[i:], keys)
+			if ok {
+				keys = k
+				recs = append(recs, object{data: line[i : i+n], keys: keys[from:len(keys):len(keys)], escaped: esc})
 				i += n
 				continue
 			}
@@ -36,20 +47,56 @@ func split(line []byte) (recs [][]byte, problem string) {
 		}
 		next := resync(line, i+1)
 		if next < 0 {
-			return recs, problem
+			return recs, problem, keys
 		}
 		i = next
 	}
 }
 
 func resync(line []byte, from int) int {
-	best := -1
-	for _, k := range resyncKeys {
-		if j := bytes.Index(line[from:], k); j >= 0 && (best < 0 || from+j < best) {
-			best = from + j
+	for i := from; i < len(line); i++ {
+		k := bytes.IndexByte(line[i:], '{')
+		if k < 0 {
+			return -1
+		}
+		i += k
+		if opensRecord(line[i+1:]) {
+			return i
 		}
 	}
-	return best
+	return -1
+}
+
+// opensRecord reports whether b (what follows a "{") starts with one of
+// resyncKeys as a key.
+func opensRecord(b []byte) bool {
+	j := 0
+	for j < len(b) && isSpace(b[j]) {
+		j++
+	}
+	if j >= len(b) || b[j] != '"' {
+		return false
+	}
+	end := stringEnd(b, j)
+	if end < 0 || end-j > shortString {
+		return false
+	}
+	key, ok := String(b[j:end])
+	if !ok {
+		return false
+	}
+	for end < len(b) && isSpace(b[end]) {
+		end++
+	}
+	if end >= len(b) || b[end] != ':' {
+		return false
+	}
+	for _, k := range resyncKeys {
+		if string(key) == k {
+			return true
+		}
+	}
+	return false
 }
 
 func quoteByte(c byte) string {
@@ -61,10 +108,19 @@ func quoteByte(c byte) string {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
+// shortString bounds the strings scanObject looks into for escapes: a name
+// that a parser searches for (a key, or a value such as "tool_use") is
+// shorter than this even with every character written as a six-byte \u
+// escape, and longer strings (contents, outputs) are never searched for one.
+const shortString = 128
+
 // scanObject returns the length of the JSON object at the start of b,
 // tracking strings, escapes and nesting only. Strings are skipped with
 // IndexByte, so long string values (file contents, outputs) cost little.
-func scanObject(b []byte) (int, bool) {
+// The offsets of the object's top-level keys are appended to keys; escaped
+// says a short string in it (a key or a name-like value) spells an ASCII
+// character with a \u escape.
+func scanObject(b []byte, keys []int) (n int, ok bool, _ []int, escaped bool) {
 	var stack [64]byte
 	open := stack[:0] // the closers expected, innermost last
 	for i := 0; i < len(b); i++ {
@@ -74,7 +130,7 @@ func scanObject(b []byte) (int, bool) {
 			for {
 				k := bytes.IndexByte(b[j:], '"')
 				if k < 0 {
-					return 0, false
+					return 0, false, keys, escaped
 				}
 				j += k
 				bs := 0
@@ -86,6 +142,19 @@ func scanObject(b []byte) (int, bool) {
 				}
 				j++
 			}
+			if j-i <= shortString && !escaped {
+				escaped = hasUEscape(b[i+1 : j])
+			}
+			if len(open) == 1 {
+				// A top-level string followed by a colon is a key.
+				c := j + 1
+				for c < len(b) && isSpace(b[c]) {
+					c++
+				}
+				if c < len(b) && b[c] == ':' {
+					keys = append(keys, i)
+				}
+			}
 			i = j
 		case '{':
 			open = append(open, '}')
@@ -93,13 +162,31 @@ func scanObject(b []byte) (int, bool) {
 			open = append(open, ']')
 		case '}', ']':
 			if len(open) == 0 || open[len(open)-1] != b[i] {
-				return 0, false
+				return 0, false, keys, escaped
 			}
 			open = open[:len(open)-1]
 			if len(open) == 0 {
-				return i + 1, true
+				return i + 1, true, keys, escaped
 			}
 		}
 	}
-	return 0, false
+	return 0, false, keys, escaped
+}
+
+// hasUEscape reports whether the inside of a JSON string spells a printable
+// ASCII character with a \u escape (which Plain writes out).
+func hasUEscape(s []byte) bool {
+	for {
+		k := bytes.IndexByte(s, '\\')
+		if k < 0 {
+			return false
+		}
+		if _, ok := plainEscape(s[k:]); ok {
+			return true
+		}
+		if k+2 >= len(s) {
+			return false
+		}
+		s = s[k+2:]
+	}
 }

@@ -1,0 +1,232 @@
+package jsonl
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// TrimBOM returns b without the UTF-8 byte order mark it may start with
+// (some editors and Windows tools begin a UTF-8 file with one).
+func TrimBOM(b []byte) []byte { return bytes.TrimPrefix(b, bom) }
+
+// Field returns the raw JSON value of the record's top-level key name, or
+// nil when the record has no such key. Keys are compared by what they name,
+// however they are spelled (escapes included), and whitespace around the
+// value is not part of it. A key the record names twice counts once, the
+// last time, as in JSON decoders and in a gjson ForEach over the record.
+func (r Record) Field(name string) []byte {
+	keys := r.keys
+	if keys == nil {
+		keys = topKeys(r.Data)
+	}
+	for k := len(keys) - 1; k >= 0; k-- {
+		if keyIs(r.Data, keys[k], name) {
+			return value(r.Data, keys, k)
+		}
+	}
+	return nil
+}
+
+// topKeys finds the top-level keys of a record that was not read by a
+// Reader.
+func topKeys(data []byte) []int {
+	if len(data) == 0 || data[0] != '{' {
+		return nil
+	}
+	_, ok, keys, _ := scanObject(data, nil)
+	if !ok {
+		return nil
+	}
+	return keys
+}
+
+// keyIs reports whether the key string at data[off] names name.
+func keyIs(data []byte, off int, name string) bool {
+	rest := data[off+1:]
+	if len(rest) > len(name) && rest[len(name)] == '"' && string(rest[:len(name)]) == name {
+		return true // the common spelling: no escapes
+	}
+	end := stringEnd(data, off)
+	if end < 0 || bytes.IndexByte(data[off:end], '\\') < 0 {
+		return false
+	}
+	s, ok := String(data[off:end])
+	return ok && string(s) == name
+}
+
+// stringEnd returns the offset just past the JSON string starting at
+// data[off], or -1 when it is not terminated.
+func stringEnd(data []byte, off int) int {
+	j := off + 1
+	for {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		bs := 0
+		for m := j - 1; m > off && data[m] == '\\'; m-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// value returns the raw value of the k-th key of keys.
+func value(data []byte, keys []int, k int) []byte {
+	i := stringEnd(data, keys[k])
+	if i < 0 {
+		return nil
+	}
+	for i < len(data) && isSpace(data[i]) {
+		i++
+	}
+	if i >= len(data) || data[i] != ':' {
+		return nil
+	}
+	i++
+	for i < len(data) && isSpace(data[i]) {
+		i++
+	}
+	// The value ends before the separator of the next key, or before the
+	// record's closing brace.
+	end := len(data) - 1
+	if k+1 < len(keys) {
+		end = keys[k+1]
+		for end > i && isSpace(data[end-1]) {
+			end--
+		}
+		if end > i && data[end-1] == ',' {
+			end--
+		}
+	}
+	for end > i && isSpace(data[end-1]) {
+		end--
+	}
+	if end <= i {
+		return nil
+	}
+	return data[i:end]
+}
+
+// String returns the text of the JSON string raw (with its quotes), and
+// whether raw is one. The text aliases raw unless the string holds escapes.
+func String(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	in := raw[1 : len(raw)-1]
+	if bytes.IndexByte(in, '\\') < 0 {
+		return in, true
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return nil, false
+	}
+	return []byte(s), true
+}
+
+// Canonical writes a JSON value the one way its meaning allows: compact,
+// keys sorted (a key named twice keeps its last value), strings with only
+// the escapes JSON requires, numbers as written. What is quoted from a value
+// that is not a string (a timeline's target, an outcome's evidence) then
+// reads the same whoever wrote the transcript. Text that is not JSON is
+// returned as it is.
+func Canonical(raw string) string {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return raw
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Plain returns data with each \u escape of a printable ASCII character
+// (other than the quote and the backslash, which must stay escaped) written
+// as the character itself: the same JSON, in which every name made of such
+// characters ("type", "tool_use_id", "<environment_context>") is spelled
+// the one way a byte search looks for. It returns data itself when nothing
+// needs rewriting, and otherwise appends the result to buf[:0].
+func Plain(data, buf []byte) []byte {
+	first := -1
+	for i := 0; ; {
+		k := bytes.IndexByte(data[i:], '\\')
+		if k < 0 {
+			break
+		}
+		i += k
+		if _, ok := plainEscape(data[i:]); ok {
+			first = i
+			break
+		}
+		i += 2 // an escape is at least two bytes: skip the escaped one
+		if i >= len(data) {
+			break
+		}
+	}
+	if first < 0 {
+		return data
+	}
+	out := append(buf[:0], data[:first]...)
+	for i := first; i < len(data); {
+		k := bytes.IndexByte(data[i:], '\\')
+		if k < 0 {
+			out = append(out, data[i:]...)
+			break
+		}
+		out = append(out, data[i:i+k]...)
+		i += k
+		if c, ok := plainEscape(data[i:]); ok {
+			out = append(out, c)
+			i += 6
+			continue
+		}
+		n := 2
+		if i+n > len(data) {
+			n = len(data) - i
+		}
+		out = append(out, data[i:i+n]...)
+		i += n
+	}
+	return out
+}
+
+// plainEscape decodes a \u escape at the start of b that stands for a
+// printable ASCII character other than '"' and '\'.
+func plainEscape(b []byte) (byte, bool) {
+	if len(b) < 6 || b[1] != 'u' || b[2] != '0' || b[3] != '0' {
+		return 0, false
+	}
+	hi, lo := unhex(b[4]), unhex(b[5])
+	if hi < 0 || lo < 0 {
+		return 0, false
+	}
+	c := byte(hi<<4 | lo)
+	if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+		return 0, false
+	}
+	return c, true
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}

@@ -1,0 +1,126 @@
+package jsonl
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestField(t *testing.T) {
+	for _, tc := range []struct {
+		in, key, want string
+	}{
+		{`{"type":"user","timestamp":"t1"}`, "type", `"user"`},
+		{`{ "type" : "user" , "timestamp" : "t1" }`, "timestamp", `"t1"`},
+		{"{\"a\":{\"type\":\"x\"},\r \t\"type\":\"y\"}", "type", `"y"`},
+		{`{"\u0074yp\u0065":"user"}`, "type", `"user"`},
+		{`{"ty\"pe":"no","type":[1, {"b":2}] }`, "type", `[1, {"b":2}]`},
+		{`{"type":"first","x":1,"type":"last"}`, "type", `"last"`}, // the last one counts
+		{`{"payload":{"type":"nested"}}`, "type", ``},
+		{`{"type":"a","payload":"{\"type\":\"in a string\"}"}`, "payload", `"{\"type\":\"in a string\"}"`},
+		{`{}`, "type", ``},
+	} {
+		for name, rec := range map[string]Record{"reader": readOne(t, tc.in), "bare": {Data: []byte(tc.in)}} {
+			if got := string(rec.Field(tc.key)); got != tc.want {
+				t.Errorf("%s: Field(%s, %q) = %q, want %q", name, tc.in, tc.key, got, tc.want)
+			}
+		}
+	}
+}
+
+func readOne(t *testing.T, line string) Record {
+	t.Helper()
+	rd := NewReader(strings.NewReader(line+"\n"), "t.jsonl")
+	rec, err := rd.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+func TestString(t *testing.T) {
+	for in, want := range map[string]string{`"plain"`: "plain", `"a\u00e9\/b\n"`: "aé/b\n", `"\ud83d\ude00"`: "😀"} {
+		got, ok := String([]byte(in))
+		if !ok || string(got) != want {
+			t.Errorf("String(%s) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{`12`, `{"a":1}`, `"unterminated`, ``} {
+		if _, ok := String([]byte(in)); ok {
+			t.Errorf("String(%s) is a string", in)
+		}
+	}
+}
+
+func TestPlain(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"\u0074ool_us\u0065_id":"x"}`:     `{"tool_use_id":"x"}`,
+		`{"a":"\u003cenv\u003e \/ \u00e9"}`: `{"a":"<env> \/ \u00e9"}`,    // only printable ASCII is spelled out
+		`{"a":"\u0022\u005c\u001b"}`:        `{"a":"\u0022\u005c\u001b"}`, // a quote, a backslash, a control stay escaped
+		`{"a":"\\u0074"}`:                   `{"a":"\\u0074"}`,            // an escaped backslash, then text
+		`{"a":"\\\u0074"}`:                  `{"a":"\\t"}`,
+		`{"a":"plain"}`:                     `{"a":"plain"}`,
+		`{"a":"cut \u00`:                    `{"a":"cut \u00`,
+	} {
+		if got := string(Plain([]byte(in), nil)); got != want {
+			t.Errorf("Plain(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestEscapedFlag(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"type":"tool_use"}`:                                  false,
+		`{"type":"\u0074ool_use"}`:                             true,
+		`{"t\u0079pe":"x"}`:                                    true,
+		`{"type":"text","text":"\u001b[1m bold"}`:              false, // a control character spells no name
+		`{"text":"` + strings.Repeat("long ", 40) + `\u0074"}`: false, // no name is that long
+	} {
+		if got := readOne(t, in).Escaped; got != want {
+			t.Errorf("Escaped(%.60s) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// A byte order mark starts a file without a warning, and CRLF line ends
+// read as LF ones.
+func TestBOMAndCRLF(t *testing.T) {
+	got, rd := readAll(t, strings.NewReader("\ufeff{\"a\":1}\r\n{\"b\":2}\r\n\r\n{\"c\":3}\r\n"))
+	if strings.Join(got, "|") != `{"a":1}|{"b":2}|{"c":3}` {
+		t.Errorf("records = %q", got)
+	}
+	for _, w := range rd.Warnings() {
+		if !strings.Contains(w.Message, "blank line") {
+			t.Errorf("unexpected warning %v", w)
+		}
+	}
+	// Only at the start of the file is it a byte order mark.
+	got, rd = readAll(t, strings.NewReader("{\"a\":1}\n\ufeff{\"b\":2}\n"))
+	if len(got) != 1 || len(rd.Warnings()) != 1 {
+		t.Errorf("records %q, warnings %v", got, rd.Warnings())
+	}
+}
+
+// Glued records each get their own keys.
+func TestGluedKeys(t *testing.T) {
+	rd := NewReader(strings.NewReader(`{"type":"a","x":1}{"y":2,"type":"b"}`+"\n"), "t.jsonl")
+	for _, want := range []string{`"a"`, `"b"`} {
+		rec, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(rec.Field("type")); got != want {
+			t.Errorf("type = %s, want %s", got, want)
+		}
+	}
+}
+
+// After damage, reading resumes at a record however its first key is
+// spelled.
+func TestResyncSpellings(t *testing.T) {
+	for _, whole := range []string{`{"type":"z"}`, `{ "type" : "z"}`, `{"t\u0079pe":"z"}`, "{\t\"uuid\":\"z\"}"} {
+		got, _ := readAll(t, strings.NewReader(`{"timestamp":"x","payload":{"text":"half`+whole+"\n"))
+		if len(got) != 1 || got[0] != whole {
+			t.Errorf("%s: got %q", whole, got)
+		}
+	}
+}
