@@ -58,6 +58,7 @@ type parser struct {
 
 	firstCwd, lastTS, firstTS, maxTS string
 	sessionIDs                       map[string]bool
+	plain                            []byte // reused by jsonl.Plain
 }
 
 // Stream reads a Claude Code transcript from r and hands each operation to
@@ -107,74 +108,124 @@ func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
 	p.sess.Warnings = append(p.sess.Warnings, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
 }
 
-var (
-	markTool     = []byte(`"tool_`)
-	markSnapshot = []byte(`"file-history-snapshot"`)
-	markTS       = []byte(`"timestamp":"`)
-	markResult   = []byte(`"tool_use_id":"`)
-)
+// markUse is the part of "tool_use" and "tool_use_id" that a line is
+// searched for: its first byte, '_', is rare in JSON text, so the search
+// skips through a line fast.
+var markUse = []byte(`_use`)
 
-// wanted reports whether a line can change anything: a snapshot, a line
-// with a tool call, or one with a result a tracked call waits for. It costs
-// one scan of the line for most lines, and stops early on tool lines.
-func (p *parser) wanted(data []byte) bool {
-	start := data
-	if len(start) > 96 {
-		start = start[:96]
+// wanted reports whether a record can change anything but the session's
+// time span: a file-history snapshot, or a message that holds a tool call
+// or a result that a tracked call waits for. It decides on what the record
+// says, not on how it is written: its type is read as a value, and names
+// are searched for only once any \u escapes of them are spelled out.
+func (p *parser) wanted(rec jsonl.Record, typ []byte) bool {
+	switch string(typ) {
+	case "file-history-snapshot":
+		return true
+	case "assistant", "user", "progress":
+	default:
+		return false // the full read does nothing else with a record
 	}
-	if bytes.Contains(start, markSnapshot) {
-		return true // Claude Code writes "type" first on these
+	data := rec.Data
+	if rec.Escaped {
+		data = jsonl.Plain(data, p.plain)
+		p.plain = data[:0]
 	}
-	i := bytes.Index(data, markTool)
-	if i < 0 {
-		return false
-	}
-	if bytes.HasPrefix(data[i:], markResult[:len(markResult)-3]) {
-		return p.waited(data[i:])
-	}
-	return true
+	return p.toolLine(data)
 }
 
-// waited reports whether a line that carries tool results has one that a
-// tracked call is waiting for. Result lines are the largest of a session
-// (file contents, command output), and most answer calls that change
-// nothing.
-func (p *parser) waited(data []byte) bool {
-	for rest := data; ; {
-		i := bytes.Index(rest, markResult)
-		if i < 0 {
+// toolLine reports whether a line has a "tool_use" string (a call, in any
+// message or mirror) or a "tool_use_id" key whose value a tracked call
+// waits for. Result lines are the largest of a session (file contents,
+// command output), and most answer calls that change nothing.
+func (p *parser) toolLine(data []byte) bool {
+	for i := 0; ; {
+		k := bytes.Index(data[i:], markUse)
+		if k < 0 {
 			return false
 		}
-		rest = rest[i+len(markResult):]
-		j := bytes.IndexByte(rest, '"')
-		if j < 0 {
-			return true // malformed: let the full parse decide
+		i += k + len(markUse)
+		if i-len(markUse) < len(`"tool`) || string(data[i-len(markUse)-len(`"tool`):i-len(markUse)]) != `"tool` {
+			continue
 		}
-		if _, ok := p.pending[string(rest[:j])]; ok {
-			return true
+		rest := data[i:]
+		switch {
+		case len(rest) > 0 && rest[0] == '"':
+			return true // "tool_use": a call
+		case bytes.HasPrefix(rest, []byte(`_id"`)):
+			if p.waited(rest[len(`_id"`):]) {
+				return true
+			}
 		}
 	}
 }
 
+// waited reads the value after a "tool_use_id" key (b starts just after
+// the key) and reports whether a tracked call waits for it.
+func (p *parser) waited(b []byte) bool {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i >= len(b) || b[i] != ':' {
+		return false // not a key
+	}
+	i++
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i >= len(b) || b[i] != '"' {
+		return false // not a string: the full read takes it as no id
+	}
+	end := i + 1
+	for {
+		k := bytes.IndexByte(b[end:], '"')
+		if k < 0 {
+			return true // malformed: let the full parse decide
+		}
+		end += k
+		bs := 0
+		for m := end - 1; m > i && b[m] == '\\'; m-- {
+			bs++
+		}
+		if bs%2 == 0 {
+			break
+		}
+		end++
+	}
+	id, ok := jsonl.String(b[i : end+1])
+	if !ok {
+		return true
+	}
+	_, pending := p.pending[string(id)]
+	return pending
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
 // record handles one line. Most lines of a session (thinking, text,
-// prompts, hook progress) can hold no tool call or result: a byte search
-// tells them, and only their timestamp is read, from the end of the line
-// where Claude Code writes it. The others are read in one pass over their
-// top-level fields.
+// prompts, hook progress) can hold no tool call or result: their type and a
+// byte search tell them, and only their timestamp is read. The others are
+// read in one pass over their top-level fields. Either way a top-level key
+// named twice counts the last time.
 func (p *parser) record(rec jsonl.Record) {
 	data := rec.Data
 	if p.firstCwd == "" || p.sess.AgentVersion == "" {
-		p.envelope(data)
+		p.envelope(rec)
 	}
-	if p.calls == nil && !p.wanted(data) {
-		if i := bytes.LastIndex(data, markTS); i >= 0 && i+len(markTS)+24 <= len(data) {
-			p.stamp(string(data[i+len(markTS) : i+len(markTS)+24]))
-		} else if !gjson.GetBytes(data, "type").Exists() {
-			p.warn(rec, "record has no \"type\"")
+	if p.calls == nil {
+		typ, _ := jsonl.String(rec.Field("type"))
+		if !p.wanted(rec, typ) {
+			if ts, _ := jsonl.String(rec.Field("timestamp")); len(ts) > 0 {
+				p.stampOwned(string(ts))
+			}
+			if len(typ) == 0 {
+				p.warn(rec, "record has no \"type\"")
+			}
+			return
 		}
-		return
 	}
-	var typ, cwd, agent, ts string
+	var typ, cwd, agent, ts, sid string
 	var side bool
 	var message, tur, dat, snap gjson.Result
 	var update bool
@@ -201,10 +252,11 @@ func (p *parser) record(rec jsonl.Record) {
 		case "isSnapshotUpdate":
 			update = v.Bool()
 		case "sessionId":
-			p.sessionID(v.Str)
+			sid = v.Str
 		}
 		return true
 	})
+	p.sessionID(sid)
 	p.stamp(ts)
 	switch typ {
 	case "assistant":
@@ -226,12 +278,16 @@ func (p *parser) record(rec jsonl.Record) {
 
 // stamp records a line's timestamp for the session's time span.
 func (p *parser) stamp(ts string) {
-	if ts == "" {
-		return
+	if ts != "" {
+		p.stampOwned(strings.Clone(ts))
 	}
+}
+
+// stampOwned is stamp for a string that does not alias the line.
+func (p *parser) stampOwned(ts string) {
 	// ISO-8601 UTC stamps of one shape order as strings: keep the earliest
 	// and latest, since lines are only roughly in time order.
-	p.lastTS = strings.Clone(ts)
+	p.lastTS = ts
 	if p.firstTS == "" || ts < p.firstTS {
 		p.firstTS = p.lastTS
 	}
@@ -248,16 +304,19 @@ func firstNonEmpty(a, b string) string {
 }
 
 // envelope takes the session's cwd and version from its first lines.
-func (p *parser) envelope(data []byte) {
+func (p *parser) envelope(rec jsonl.Record) {
 	if p.firstCwd == "" {
-		if c := gjson.GetBytes(data, "cwd").Str; c != "" {
-			p.firstCwd = c
+		if c, _ := jsonl.String(rec.Field("cwd")); len(c) > 0 {
+			p.firstCwd = string(c)
 		}
 	}
 	if p.sess.AgentVersion == "" {
-		p.sess.AgentVersion = gjson.GetBytes(data, "version").Str
+		v, _ := jsonl.String(rec.Field("version"))
+		p.sess.AgentVersion = string(v)
 	}
-	p.sessionID(gjson.GetBytes(data, "sessionId").Str)
+	if id, _ := jsonl.String(rec.Field("sessionId")); len(id) > 0 {
+		p.sessionID(string(id))
+	}
 }
 
 // sessionID notes a session id seen on a line; a file not named by its
@@ -364,7 +423,7 @@ func toolTarget(name string, in gjson.Result) string {
 			return excerpt(v.Str, 160)
 		}
 	}
-	return excerpt(in.Raw, 120)
+	return excerpt(jsonl.Canonical(in.Raw), 120)
 }
 
 func excerpt(s string, n int) string {
@@ -414,23 +473,41 @@ func resultText(b gjson.Result) string {
 
 // head returns the first bytes of a result: rejections, errors and
 // success lines are all at the start, and tool outputs can be megabytes.
+// The bound is on the text, not on how the transcript spells it (a
+// character may take up to six bytes as an escape), so that every spelling
+// of a result reads alike.
 func head(b gjson.Result) string {
+	const n = 2048
 	c := b.Get("content")
 	if c.Type == gjson.String {
 		raw := c.Raw
-		if len(raw) > 2048 {
-			// Unescape a bounded prefix (cut at a safe point: not inside an escape).
-			cut := 2048
-			for cut > 1 && raw[cut-1] == '\\' {
-				cut--
+		if len(raw) > 6*n+2 {
+			// Unescape a bounded prefix, cut before any escape the cut would split.
+			cut := 6 * n
+			if k := strings.LastIndexByte(raw[cut-12:cut], '\\'); k >= 0 {
+				k += cut - 12
+				bs := 0
+				for m := k; m > 0 && raw[m] == '\\'; m-- {
+					bs++
+				}
+				if bs%2 == 1 {
+					cut = k // raw[k] starts an escape: leave it out
+				}
 			}
-			return gjson.Parse(raw[:cut] + `"`).Str
+			t := gjson.Parse(raw[:cut] + `"`).Str
+			if len(t) > n {
+				t = t[:n]
+			}
+			return t
+		}
+		if len(c.Str) > n {
+			return c.Str[:n]
 		}
 		return c.Str
 	}
 	t := resultText(b)
-	if len(t) > 2048 {
-		t = t[:2048]
+	if len(t) > n {
+		t = t[:n]
 	}
 	return t
 }
