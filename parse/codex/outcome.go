@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -55,9 +56,19 @@ func decideOutput(out gjson.Result) (manifest.Outcome, string) {
 			}
 			return manifest.OutcomeFailed, "output: success=false"
 		}
-		return decideText(out.Get("content").String())
+		return decideText(textOf(out.Get("content")))
 	}
-	return decideText(out.String())
+	return decideText(textOf(out))
+}
+
+// textOf is a value as text: a string's own, any other value written the
+// one way its meaning allows, so that it reads the same however the
+// transcript spells it.
+func textOf(r gjson.Result) string {
+	if r.Type == gjson.JSON {
+		return jsonl.Canonical(r.Raw)
+	}
+	return r.String()
 }
 
 func decideText(s string) (manifest.Outcome, string) {

@@ -64,6 +64,7 @@ type parser struct {
 
 	turnsStarted, turnsEnded int
 	lastTurnEvent            string
+	plain                    []byte // reused by jsonl.Plain
 }
 
 type outcome struct {
@@ -127,7 +128,7 @@ func stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.
 	}
 	p.res.Session = manifest.Session{Agent: manifest.AgentCodex, Transcript: file, ID: idFromFilename(file)}
 	br := newPeekReader(r)
-	if isSingleJSON(br.peek) {
+	if SingleJSON(br.peek) {
 		err := p.parseSingleJSON(br)
 		p.finish(nil)
 		return p.res.Session, p.res.Calls, err
@@ -240,33 +241,35 @@ func (p *parser) settle(q *pend) manifest.Op {
 
 // record handles one JSON object. The cheap checks come first: most lines of
 // a rollout (reasoning, token counts, messages, outputs of other calls) are
-// dismissed after reading two or three short fields by path, which gjson
-// does without scanning the rest of the line.
+// dismissed after reading two or three short fields, found by the reader's
+// key offsets and by path, without scanning the rest of the line. A
+// top-level key named twice counts the last time, however the record is
+// spelled.
 func (p *parser) record(rec jsonl.Record) {
 	data := rec.Data
 	first := p.first
 	p.first = false
-	typ := gjson.GetBytes(data, "type")
-	if typ.Type == gjson.String {
-		if ts := gjson.GetBytes(data, "timestamp"); ts.Type == gjson.String {
-			p.lastTS = ts.Str
+	if typ, ok := jsonl.String(rec.Field("type")); ok {
+		if ts, ok := jsonl.String(rec.Field("timestamp")); ok {
+			p.lastTS = string(ts)
 		}
-		ptype := gjson.GetBytes(data, "payload.type")
-		if ptype.Exists() || typ.Str == "session_meta" || typ.Str == "turn_context" || typ.Str == "compacted" {
-			p.wrapped(rec, typ.Str, ptype.Str)
+		pl := rec.Field("payload")
+		ptype := gjson.GetBytes(pl, "type")
+		if ptype.Exists() || string(typ) == "session_meta" || string(typ) == "turn_context" || string(typ) == "compacted" {
+			p.wrapped(rec, string(typ), ptype.Str, pl)
 			return
 		}
 		// A bare legacy ResponseItem.
-		if relevantItem(typ.Str) {
-			p.item(rec, typ.Str, gjson.ParseBytes(data))
+		if relevantItem(string(typ)) {
+			p.item(rec, string(typ), gjson.ParseBytes(data))
 		}
 		return
 	}
-	if gjson.GetBytes(data, "record_type").Exists() {
+	if rec.Field("record_type") != nil {
 		return
 	}
 	if first || !p.metaSeen {
-		if id := gjson.GetBytes(data, "id"); id.Exists() && gjson.GetBytes(data, "timestamp").Exists() {
+		if rec.Field("id") != nil && rec.Field("timestamp") != nil {
 			p.meta(rec, gjson.ParseBytes(data))
 			return
 		}
@@ -314,27 +317,30 @@ func (p *parser) now() time.Time {
 	return p.lastTime
 }
 
-func (p *parser) wrapped(rec jsonl.Record, kind, ptype string) {
+// wrapped handles a record of the current layout: kind is its type, ptype
+// and pl its payload's type and raw payload (which aliases the line: gjson
+// reads it through a copy when anything of it may outlive the line).
+func (p *parser) wrapped(rec jsonl.Record, kind, ptype string, pl []byte) {
 	switch kind {
 	case "session_meta":
-		p.meta(rec, gjson.GetBytes(rec.Data, "payload"))
+		p.meta(rec, gjson.ParseBytes(pl))
 	case "turn_context":
-		if c := gjson.GetBytes(rec.Data, "payload.cwd").Str; c != "" && c != p.cwd {
+		if c := gjson.GetBytes(pl, "cwd").Str; c != "" && c != p.cwd {
 			p.cwd = strings.Clone(c)
 		}
-		if t := gjson.GetBytes(rec.Data, "payload.turn_id").Str; t != "" {
+		if t := gjson.GetBytes(pl, "turn_id").Str; t != "" {
 			p.turnID = t
 		}
 	case "response_item":
 		if !relevantItem(ptype) {
 			return
 		}
-		if ptype == "message" && !bytes.Contains(rec.Data, []byte("<environment_context>")) && p.calls == nil {
+		if ptype == "message" && !p.envContext(rec.Data) && p.calls == nil {
 			return
 		}
 		if ptype == "function_call_output" || ptype == "custom_tool_call_output" || ptype == "apply_patch_call_output" {
 			// Outputs are the largest lines: look at the call id first.
-			id := gjson.GetBytes(rec.Data, "payload.call_id").Str
+			id := gjson.GetBytes(pl, "call_id").Str
 			delete(p.open, p.hash(id))
 			_, tracked := p.byCall[id]
 			_, timed := p.calls[id]
@@ -342,14 +348,31 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string) {
 				return
 			}
 		}
-		p.item(rec, ptype, gjson.GetBytes(rec.Data, "payload"))
+		p.item(rec, ptype, gjson.ParseBytes(pl))
 	case "event_msg":
 		if relevantEvent(ptype) {
-			p.event(rec, gjson.GetBytes(rec.Data, "payload"))
+			p.event(rec, gjson.ParseBytes(pl))
 		}
 	case "compacted":
 		// replacement_history re-embeds earlier calls: never descend into it.
 	}
+}
+
+var envMark = []byte("<environment_context>")
+
+// envContext reports whether a message line carries the environment
+// context, whose <cwd> sets the effective cwd: a byte search, over the line
+// with its \u escapes of ASCII spelled out when it has any.
+func (p *parser) envContext(data []byte) bool {
+	if bytes.Contains(data, envMark) {
+		return true
+	}
+	if !bytes.Contains(data, []byte(`\u`)) {
+		return false
+	}
+	plain := jsonl.Plain(data, p.plain)
+	p.plain = plain[:0]
+	return bytes.Contains(plain, envMark)
 }
 
 func (p *parser) meta(rec jsonl.Record, m gjson.Result) {
@@ -379,7 +402,7 @@ var envCwdRe = regexp.MustCompile(`<cwd>([^<]*)</cwd>`)
 func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 	switch typ {
 	case "message":
-		if !bytes.Contains(rec.Data, []byte("<environment_context>")) {
+		if !p.envContext(rec.Data) {
 			if p.calls != nil && it.Get("role").Str == "user" {
 				var text strings.Builder
 				for _, t := range it.Get("content.#.text").Array() {
@@ -390,7 +413,13 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 			}
 			return
 		}
-		if m := envCwdRe.FindStringSubmatch(it.Get("content.#.text").String()); m != nil {
+		// The texts as they read, not as JSON: a path may be written with escapes.
+		var text strings.Builder
+		for _, t := range it.Get("content.#.text").Array() {
+			text.WriteString(t.Str)
+			text.WriteByte('\n')
+		}
+		if m := envCwdRe.FindStringSubmatch(text.String()); m != nil {
 			p.envCwd = strings.Clone(strings.TrimSpace(m[1]))
 		}
 	case "function_call":
@@ -417,7 +446,7 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 		o, why := decideOutput(it.Get("output"))
 		op := &q.op
 		if op.Kind == manifest.KindPatch && op.Provenance.Carrier == "shell_nonintercepted" && o == manifest.OutcomeApplied &&
-			!strings.Contains(it.Get("output").String(), successText) {
+			!strings.Contains(textOf(it.Get("output")), successText) {
 			o, why = manifest.OutcomeUnknown, why+", but no apply_patch success line: the non-intercepted apply_patch may not have run"
 		}
 		q.out, q.outAt = &outcome{o, why}, p.records
@@ -1088,10 +1117,11 @@ func newPeekReader(r io.Reader) *peekReader {
 	return &peekReader{Reader: io.MultiReader(bytes.NewReader(buf), r), peek: buf}
 }
 
-// isSingleJSON tells the pretty-printed {session, items} form: the first
-// line holds only "{" or the object starts with a "session" key.
-func isSingleJSON(peek []byte) bool {
-	t := bytes.TrimLeft(peek, " \t\r\n")
+// SingleJSON tells the early single-JSON layout of the TypeScript
+// codex-cli from a transcript's first bytes: the first line holds only "{",
+// or the object's first key is "session" (however it is spelled).
+func SingleJSON(peek []byte) bool {
+	t := bytes.TrimLeft(jsonl.TrimBOM(peek), " \t\r\n")
 	if len(t) == 0 || t[0] != '{' {
 		return false
 	}
@@ -1099,7 +1129,8 @@ func isSingleJSON(peek []byte) bool {
 	if len(rest) > 0 && rest[0] == '\n' {
 		return true
 	}
-	return bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte(`"session"`))
+	key := gjson.ParseBytes(bytes.TrimLeft(rest, " \t\r\n"))
+	return key.Type == gjson.String && key.Str == "session"
 }
 
 func (p *parser) parseSingleJSON(r io.Reader) error {
@@ -1107,6 +1138,7 @@ func (p *parser) parseSingleJSON(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.file, err)
 	}
+	data = jsonl.TrimBOM(data)
 	p.res.Session.Bytes = int64(len(data))
 	p.res.Session.Lines = bytes.Count(data, []byte{'\n'})
 	if !json.Valid(data) {
