@@ -1,12 +1,14 @@
 package parse
 
 import (
-	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/agentsandbox/sandbox/manifest"
 )
 
 // claudeRoot returns the Claude Code config directory a transcript lives
@@ -45,8 +47,6 @@ func backupReader(transcript string) func(sessionID, name string) ([]byte, bool)
 	}
 }
 
-var sessionIDRe = regexp.MustCompile(`"sessionId"\s*:\s*"([^"]+)"`)
-
 // firstSessionID returns the sessionId of a Claude transcript's first
 // lines.
 func firstSessionID(name string) string {
@@ -56,11 +56,8 @@ func firstSessionID(name string) string {
 	}
 	defer f.Close()
 	buf := make([]byte, 64<<10)
-	n, _ := bufio.NewReader(f).Read(buf)
-	if m := sessionIDRe.FindSubmatch(buf[:n]); m != nil {
-		return string(m[1])
-	}
-	return ""
+	n, _ := io.ReadFull(f, buf)
+	return headID(buf[:n], manifest.AgentClaude)
 }
 
 // Companions returns the subagent transcripts of a Claude Code session

@@ -3,7 +3,6 @@ package parse
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,10 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/codex"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/tidwall/gjson"
 )
 
 // Info is what a transcript's first and last lines say, read without
@@ -26,12 +27,10 @@ type Info struct {
 	First, Last time.Time
 }
 
-var (
-	tsRe       = regexp.MustCompile(`"timestamp"\s*:\s*"([0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]+)"`)
-	cwdRe      = regexp.MustCompile(`"cwd"\s*:\s*("(?:[^"\\]|\\.)*")`)
-	codexIDRe  = regexp.MustCompile(`"(?:id|session_id)"\s*:\s*"([0-9a-fA-F-]{36})"`)
-	claudeIDRe = regexp.MustCompile(`"sessionId"\s*:\s*"([^"]+)"`)
-)
+// tsLoose finds timestamps in the one place a record cannot be read as
+// JSON: the start of a tail that begins inside a record longer than the
+// tail. It runs on the record with its \u escapes of ASCII spelled out.
+var tsLoose = regexp.MustCompile(`"timestamp"\s*:\s*"([0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]+)"`)
 
 const probeBytes = 64 << 10
 
@@ -66,30 +65,19 @@ func Probe(c *discover.Candidate) (Info, error) {
 	}
 	info := Info{Agent: agent, ID: c.ID}
 	if info.ID == "" {
-		re := codexIDRe
-		if agent == manifest.AgentClaude {
-			re = claudeIDRe
-		}
-		if m := re.FindSubmatch(head); m != nil {
-			info.ID = strings.ToLower(string(m[1]))
-		}
+		info.ID = strings.ToLower(headID(head, agent))
 	}
-	if m := cwdRe.FindSubmatch(head); m != nil {
-		var s string
-		if json.Unmarshal(m[1], &s) == nil {
-			info.Cwd = s
-		}
-	}
-	first, last := span(head)
-	tail := head
+	info.Cwd = headCwd(head)
+	first, last := span(head, false)
+	tail, cut := head, false
 	if rerr == nil { // more than the head: find the end
 		t, ok := c.Tail(probeBytes)
 		if compressed || !ok {
 			t = lastBytes(dr, head)
 		}
-		tail = t
+		tail, cut = t, true
 	}
-	_, tlast := span(tail)
+	_, tlast := span(tail, cut)
 	if tlast.After(last) {
 		last = tlast
 	}
@@ -119,18 +107,107 @@ func lastBytes(r io.Reader, head []byte) []byte {
 	}
 }
 
-// span returns the earliest and latest timestamps in b.
-func span(b []byte) (first, last time.Time) {
-	for _, m := range tsRe.FindAllSubmatch(b, -1) {
-		t, err := time.Parse(time.RFC3339Nano, string(m[1]))
+// headID returns the session id the first records give: Claude Code's
+// sessionId, or the id of a Codex session_meta (of a legacy rollout's first
+// line, of the single-JSON layout's session).
+func headID(head []byte, agent manifest.Agent) string {
+	head = jsonl.TrimBOM(head)
+	if agent == manifest.AgentCodex && codex.SingleJSON(head) {
+		return uuidOnly(gjson.GetBytes(head, "session.id").Str)
+	}
+	var id string
+	first := true
+	eachLine(head, func(line []byte) {
+		if id != "" {
+			return
+		}
+		f := top(line, "sessionId", "type", "payload", "id")
+		switch {
+		case agent == manifest.AgentClaude:
+			id = f[0].Str
+		case f[1].Str == "session_meta":
+			id = uuidOnly(firstNonEmpty(f[2].Get("id").Str, f[2].Get("session_id").Str))
+		case first && !f[1].Exists():
+			id = uuidOnly(f[3].Str)
+		}
+		first = false
+	})
+	return id
+}
+
+// uuidOnly keeps a Codex session id that has the shape of one.
+func uuidOnly(id string) string {
+	if len(id) != 36 || strings.Trim(id, "0123456789abcdefABCDEF-") != "" {
+		return ""
+	}
+	return id
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// headCwd returns the first working directory the records give: a Claude
+// Code line's cwd, or a Codex session_meta's or turn context's.
+func headCwd(head []byte) string {
+	var cwd string
+	eachLine(jsonl.TrimBOM(head), func(line []byte) {
+		if cwd == "" {
+			f := top(line, "cwd", "payload")
+			cwd = firstNonEmpty(f[0].Str, f[1].Get("cwd").Str)
+		}
+	})
+	return cwd
+}
+
+// span returns the earliest and latest timestamps of the records in b: a
+// record's own, and the one of a Codex session_meta or a Claude Code
+// file-history snapshot. cut says b starts inside a record, whose visible
+// part is searched for timestamps only when b holds no other record.
+func span(b []byte, cut bool) (first, last time.Time) {
+	add := func(s string) {
+		t, err := time.Parse(time.RFC3339Nano, s)
 		if err != nil {
-			continue
+			return
 		}
 		if first.IsZero() || t.Before(first) {
 			first = t
 		}
 		if t.After(last) {
 			last = t
+		}
+	}
+	b = jsonl.TrimBOM(b)
+	if codex.SingleJSON(b) {
+		add(gjson.GetBytes(b, "session.timestamp").Str)
+		return first, last
+	}
+	var partial []byte
+	if cut {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			partial, b = b[:i], b[i+1:]
+		} else {
+			partial, b = b, nil
+		}
+	}
+	found := false
+	eachLine(b, func(line []byte) {
+		f := top(line, "timestamp", "payload", "snapshot")
+		for _, ts := range []gjson.Result{f[0], f[1].Get("timestamp"), f[2].Get("timestamp")} {
+			if ts.Type == gjson.String {
+				add(ts.Str)
+				found = true
+			}
+		}
+	})
+	if !found && len(partial) > 0 {
+		// One record longer than the tail: its start is gone, so it cannot be
+		// read as JSON; its timestamps can still be found in what is left.
+		for _, m := range tsLoose.FindAllSubmatch(jsonl.Plain(partial, nil), -1) {
+			add(string(m[1]))
 		}
 	}
 	return first, last

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/tidwall/gjson"
 )
 
 // File is an open transcript or archive.
@@ -306,8 +307,8 @@ func (f *Finder) harness(home string, w Window) []Candidate {
 		}
 		name := s.Name()
 		if b, err := readSmall(f.fs(), filepath.Join(root, s.Name(), "session.json")); err == nil {
-			if m := nameRe.FindSubmatch(b); m != nil {
-				name = string(m[1])
+			if n := gjson.GetBytes(b, "name"); n.Type == gjson.String && n.Str != "" {
+				name = n.Str
 			}
 		}
 		ws := filepath.Join(root, s.Name(), "home")
@@ -318,8 +319,6 @@ func (f *Finder) harness(home string, w Window) []Candidate {
 	}
 	return out
 }
-
-var nameRe = regexp.MustCompile(`"name"\s*:\s*"([^"]+)"`)
 
 func readSmall(fsys FS, name string) ([]byte, error) {
 	fh, err := fsys.Open(name)
