@@ -18,7 +18,8 @@ type call struct {
 	xargs string
 }
 
-// handlers read the commands that change files, by name.
+// handlers read the commands that change files, by name. They are set in
+// init because unwrap, which some handlers call, looks names up in them.
 var handlers map[string]func(c *call, name string, args []arg)
 
 func init() {
@@ -126,8 +127,7 @@ func (c *call) unwrap(args []arg) []arg {
 			args = c.env(args[1:])
 			continue
 		case name == "timeout":
-			opts, rest := flags{shortVal: "sk", longVal: []string{"signal", "kill-after"}, posix: true}.parse(args[1:])
-			_ = opts
+			_, rest := flags{shortVal: "sk", longVal: []string{"signal", "kill-after"}, posix: true}.parse(args[1:])
 			if len(rest) == 0 {
 				return nil
 			}
@@ -156,9 +156,15 @@ func (c *call) unwrap(args []arg) []arg {
 			if has(opts, "v", "V") {
 				return nil // command -v only looks the name up
 			}
-		case "npx":
+		case "npx", "bunx", "pnpx":
 			if v, ok := value(opts, "c", "call"); ok {
-				c.shellString("npx -c", v)
+				c.shellString(name+" -c", v)
+				return nil
+			}
+			if len(rest) > 0 && rest[0].lit && handlers[path.Base(rest[0].val)] == nil {
+				// A package's binary (tsx -e, a codemod): read its
+				// arguments as code, as for node -e.
+				c.script(name, name, strings.TrimPrefix(words("", rest), " "))
 				return nil
 			}
 		case "sudo", "doas":
@@ -288,11 +294,10 @@ func (c *call) popd(_ string, args []arg) {
 // output returns what the command prints, when it is certain, so that a
 // redirection of it is an exact Create; verb names the command for it.
 func (c *call) output(args []arg) (verb, out string, certain bool) {
-	if c.xargs != "" {
+	if c.xargs != "" || len(args) == 0 {
+		// A wrapper that runs nothing (exec > log, command -v x) prints
+		// what cannot be told, or sends later output to the file.
 		return "", "", false
-	}
-	if len(args) == 0 {
-		return "redirect", "", true // "> f" with only assignments before it
 	}
 	if !args[0].lit {
 		return "", "", false

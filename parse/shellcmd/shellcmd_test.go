@@ -102,6 +102,9 @@ func TestRedirects(t *testing.T) {
 		{`for f in a b; do echo $f; done > loop.txt`, `write "redirect" "loop.txt"`},
 		{`> empty.txt`, `create "redirect" "empty.txt" content=0B:""`},
 		{`: > empty.txt`, `create "redirect" "empty.txt" content=0B:""`},
+		{`X=1 > empty.txt`, `create "redirect" "empty.txt" content=0B:""`},
+		{`exec > log.txt 2>&1`, `write "redirect" "log.txt"`},
+		{`command -v rm > where.txt`, `write "redirect" "where.txt"`},
 		{`cat a < in.txt`, ``},
 	})
 }
@@ -181,10 +184,13 @@ func TestWrappers(t *testing.T) {
 		{`find . -name '*.bak' | xargs rm -f`, "write \"xargs rm\"\nvague \"xargs rm\""},
 		{`git ls-files | xargs -I{} sed -i 's/a/b/' {}`, "write \"xargs sed\"\nvague \"xargs sed\""},
 		{`ls | xargs grep foo`, ``},
+		{`ls | xargs rm; ls | xargs rm`, "write \"xargs rm\"\nwrite \"xargs rm\"\nvague \"xargs rm\""},
 		{`find . -name '*.orig' -delete`, "write \"find -delete\"\nvague \"find -delete\""},
 		{`find . -name '*.tmp' -exec rm {} \;`, "write \"find -exec rm\"\nvague \"find -exec rm\""},
 		{`find . -type f -exec grep -l x {} +`, ``},
 		{`npx prettier --write src/app.ts`, `write "prettier --write" "src/app.ts" +recursive`},
+		{`npx -y tsx -e "fs.writeFileSync('a', 'b')"`, "write \"npx script\"\nvague \"npx tsx -e \\\"fs.writeFileSync('a', 'b')\\\"\""},
+		{`npx tsc --noEmit`, ``},
 	})
 }
 
@@ -363,6 +369,8 @@ func TestScripts(t *testing.T) {
 		{"bash <<EOF\nrm $X\nEOF", "write \"bash\"\nvague \"bash <<EOF\""},
 		{`bash <<< "rm $X"`, "write \"bash\"\nvague \"bash <<\\\"rm $X\\\"\""},
 		{`sh <<< 'rm a'`, `delete "rm" "a"`},
+		{"bash -s -- x <<'EOF'\nrm a\nEOF", `delete "rm" "a"`},
+		{`bash run.sh`, ``},
 		{`sh<<<*`, ``}, // found by FuzzParse: a here-string has no body to read
 		{`eval "rm a"`, `delete "rm" "a"`},
 		{`eval 'cd sub'; rm a`, `delete "rm" "sub/a"`},

@@ -341,7 +341,7 @@ func (c *call) clangFormat(_ string, args []arg) {
 // shell reads bash, sh and the like: a script given with -c, or fed on
 // standard input by a heredoc, is read as a script of its own.
 func (c *call) shell(name string, args []arg) {
-	hasC := false
+	hasC, hasS := false, false
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -362,6 +362,8 @@ func (c *call) shell(name string, args []arg) {
 			switch ch {
 			case 'c':
 				hasC = true
+			case 's':
+				hasS = true // the script comes from standard input
 			case 'o', 'O':
 				i++
 			}
@@ -370,7 +372,7 @@ func (c *call) shell(name string, args []arg) {
 	switch {
 	case hasC && i < len(args):
 		c.shellString(name+" -c", args[i])
-	case !hasC && i >= len(args):
+	case !hasC && (hasS || i >= len(args)):
 		c.stdinScript(name)
 	}
 }

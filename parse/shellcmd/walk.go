@@ -101,9 +101,9 @@ func (w *walker) unknown(verb, what string, cx ctx) {
 // found any change to files. It reads commands whose targets the script
 // does not fix: xargs rm, find -exec rm, bash -c "$CMD".
 func (w *walker) probe(verb, what string, cx ctx, fn func()) {
-	ne, nv := len(w.res.Effects), len(w.res.Vague)
+	ne, nv, vagues := len(w.res.Effects), len(w.res.Vague), *w.nvague
 	fn()
-	writes := len(w.res.Vague) > nv
+	writes := *w.nvague > vagues // counted, as the list holds each entry once
 	for _, e := range w.res.Effects[ne:] {
 		writes = writes || e.Kind != Dir
 	}
@@ -474,8 +474,11 @@ func (w *walker) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect, sc *sc
 		args[i] = arg{word: wd, val: v, lit: ok, text: w.text(wd)}
 	}
 	c := &call{w: w, sc: sc, cx: cx, redirs: redirs}
-	args = c.unwrap(args)
-	verb, out, certain := c.output(args)
+	verb, out, certain := "redirect", "", true // "X=1 > f" creates f empty
+	if len(args) > 0 {
+		args = c.unwrap(args)
+		verb, out, certain = c.output(args)
+	}
 	// The shell opens the redirections where it stands, before a wrapper
 	// such as env -C changes directory.
 	w.redirects(redirs, verb, out, certain, sc, cx)
