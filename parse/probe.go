@@ -206,7 +206,8 @@ func span(b []byte, cut bool) (first, last time.Time) {
 	if !found && len(partial) > 0 {
 		// One record longer than the tail: its start is gone, so it cannot be
 		// read as JSON; its timestamps can still be found in what is left.
-		for _, m := range tsLoose.FindAllSubmatch(jsonl.Plain(partial, nil), -1) {
+		plain, _ := jsonl.Plain(partial, nil)
+		for _, m := range tsLoose.FindAllSubmatch(plain, -1) {
 			add(string(m[1]))
 		}
 	}

@@ -128,8 +128,9 @@ func (p *parser) wanted(rec jsonl.Record, typ []byte) bool {
 	}
 	data := rec.Data
 	if rec.Escaped {
-		data = jsonl.Plain(data, p.plain)
-		p.plain = data[:0]
+		if plain, ok := jsonl.Plain(data, p.plain); ok {
+			data, p.plain = plain, plain[:0]
+		}
 	}
 	return p.toolLine(data)
 }

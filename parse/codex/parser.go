@@ -370,7 +370,10 @@ func (p *parser) envContext(data []byte) bool {
 	if !bytes.Contains(data, []byte(`\u`)) {
 		return false
 	}
-	plain := jsonl.Plain(data, p.plain)
+	plain, ok := jsonl.Plain(data, p.plain)
+	if !ok {
+		return false
+	}
 	p.plain = plain[:0]
 	return bytes.Contains(plain, envMark)
 }

@@ -156,9 +156,11 @@ func Canonical(raw string) string {
 // (other than the quote and the backslash, which must stay escaped) written
 // as the character itself: the same JSON, in which every name made of such
 // characters ("type", "tool_use_id", "<environment_context>") is spelled
-// the one way a byte search looks for. It returns data itself when nothing
-// needs rewriting, and otherwise appends the result to buf[:0].
-func Plain(data, buf []byte) []byte {
+// the one way a byte search looks for. When nothing needs rewriting it
+// returns data itself and false; otherwise it appends the result to buf[:0]
+// and returns it and true (so a caller that reuses its buffer never writes
+// into data).
+func Plain(data, buf []byte) ([]byte, bool) {
 	first := -1
 	for i := 0; ; {
 		k := bytes.IndexByte(data[i:], '\\')
@@ -176,7 +178,7 @@ func Plain(data, buf []byte) []byte {
 		}
 	}
 	if first < 0 {
-		return data
+		return data, false
 	}
 	out := append(buf[:0], data[:first]...)
 	for i := first; i < len(data); {
@@ -199,7 +201,7 @@ func Plain(data, buf []byte) []byte {
 		out = append(out, data[i:i+n]...)
 		i += n
 	}
-	return out
+	return out, true
 }
 
 // plainEscape decodes a \u escape at the start of b that stands for a

@@ -61,8 +61,9 @@ func TestPlain(t *testing.T) {
 		`{"a":"plain"}`:                     `{"a":"plain"}`,
 		`{"a":"cut \u00`:                    `{"a":"cut \u00`,
 	} {
-		if got := string(Plain([]byte(in), nil)); got != want {
-			t.Errorf("Plain(%s) = %s, want %s", in, got, want)
+		got, changed := Plain([]byte(in), nil)
+		if string(got) != want || changed != (want != in) {
+			t.Errorf("Plain(%s) = %s, %v; want %s", in, got, changed, want)
 		}
 	}
 }
