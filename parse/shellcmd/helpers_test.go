@@ -31,7 +31,15 @@ func checkResult(script string, r Result) error {
 		words, bases = map[string]bool{}, map[string]bool{".": true, "..": true, "/": true}
 		scriptWords(script, 0, words)
 		for w := range words {
-			for _, v := range []string{w, w[strings.IndexByte(w, '=')+1:]} {
+			// A value can follow = (--target-directory=d, of=f), or a
+			// short option in the same word (-td, -i.bak).
+			vs := []string{w, w[strings.IndexByte(w, '=')+1:]}
+			if strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") {
+				for i := 2; i < len(w); i++ {
+					vs = append(vs, w[i:])
+				}
+			}
+			for _, v := range vs {
 				v = trimSlash(v)
 				words[v] = true
 				bases[path.Base(v)] = true
