@@ -580,6 +580,17 @@ func (p *parser) newOp(tu *toolUse, id string, kind manifest.OpKind, filePath st
 	return op
 }
 
+// fileOp starts the operation of a file tool's call; a call that names no
+// file (a malformed or hand-edited record) is a warning with its line, never
+// an operation, so nothing after it can index a path that is not there.
+func (p *parser) fileOp(rec jsonl.Record, tu *toolUse, id string, kind manifest.OpKind, filePath string) (manifest.Op, bool) {
+	if filePath == "" {
+		p.warn(rec, "%s call %s names no file", tu.name, id)
+		return manifest.Op{}, false
+	}
+	return p.newOp(tu, id, kind, filePath), true
+}
+
 // result builds the operation of a finished call and hands it on.
 func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.Result) {
 	in := gjson.Parse(tu.input)
@@ -600,10 +611,13 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 	o, why := outcome(tu.name, b, tur)
 	obj := tur.IsObject()
 	var op manifest.Op
+	ok := true
 	switch tu.name {
 	case "Write":
 		fp := firstNonEmpty(tur.Get("filePath").Str, in.Get("file_path").Str)
-		op = p.newOp(tu, id, manifest.KindWrite, fp)
+		if op, ok = p.fileOp(rec, tu, id, manifest.KindWrite, fp); !ok {
+			return
+		}
 		content := in.Get("content").Str
 		if obj && tur.Get("content").Type == gjson.String {
 			content = tur.Get("content").Str
@@ -614,7 +628,9 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 		}
 	case "Edit":
 		fp := firstNonEmpty(tur.Get("filePath").Str, in.Get("file_path").Str)
-		op = p.newOp(tu, id, manifest.KindEdit, fp)
+		if op, ok = p.fileOp(rec, tu, id, manifest.KindEdit, fp); !ok {
+			return
+		}
 		e := manifest.Edit{Old: in.Get("old_string").Str, New: in.Get("new_string").Str, ReplaceAll: in.Get("replace_all").Bool()}
 		if obj {
 			// What ran can differ from what the model asked (user edits, hooks).
@@ -637,7 +653,9 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 		}
 	case "MultiEdit":
 		fp := firstNonEmpty(tur.Get("filePath").Str, in.Get("file_path").Str)
-		op = p.newOp(tu, id, manifest.KindEdit, fp)
+		if op, ok = p.fileOp(rec, tu, id, manifest.KindEdit, fp); !ok {
+			return
+		}
 		edits := in.Get("edits")
 		if obj && tur.Get("edits").IsArray() {
 			edits = tur.Get("edits")
@@ -651,7 +669,9 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 		}
 	case "NotebookEdit":
 		fp := firstNonEmpty(tur.Get("notebook_path").Str, in.Get("notebook_path").Str)
-		op = p.newOp(tu, id, manifest.KindNotebook, fp)
+		if op, ok = p.fileOp(rec, tu, id, manifest.KindNotebook, fp); !ok {
+			return
+		}
 		op.Notebook = &manifest.NotebookCell{CellID: in.Get("cell_id").Str, NewSource: in.Get("new_source").Str,
 			CellType: in.Get("cell_type").Str, EditMode: in.Get("edit_mode").Str}
 		if v := tur.Get("original_file"); v.Type == gjson.String {
@@ -670,7 +690,9 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 		if o != manifest.OutcomeApplied || f.Get("content").Type != gjson.String {
 			return
 		}
-		op = p.newOp(tu, id, manifest.KindObserve, firstNonEmpty(f.Get("filePath").Str, in.Get("file_path").Str))
+		if op, ok = p.fileOp(rec, tu, id, manifest.KindObserve, firstNonEmpty(f.Get("filePath").Str, in.Get("file_path").Str)); !ok {
+			return
+		}
 		op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: f.Get("content").Str, Source: "full-file Read", LFNormalized: true, NoFinalNewline: true}}
 	default:
 		return
