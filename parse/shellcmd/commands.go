@@ -423,14 +423,14 @@ func (c *call) paths(ops []arg) []string {
 	return out
 }
 
-// emit adds e when it has paths, or a Modify without paths when some
+// emit adds e when it has paths, or a Write without paths when some
 // operand could not be named (it is then listed as Vague).
 func (c *call) emit(e Effect, vague bool) {
 	switch {
 	case len(e.Paths) > 0:
 		c.w.add(e, c.cx)
 	case vague:
-		c.w.add(Effect{Kind: Modify, Verb: e.Verb}, c.cx)
+		c.w.add(Effect{Kind: Write, Verb: e.Verb}, c.cx)
 	}
 }
 
@@ -548,9 +548,9 @@ func (c *call) transfer(kind EffectKind, verb string, opts []opt, ops []arg, rec
 			// Moved to a place that cannot be told: gone from here.
 			c.w.add(Effect{Kind: Delete, Verb: verb, Paths: []string{src}, Recursive: true}, c.cx)
 		case dok && !intoDir:
-			c.w.add(Effect{Kind: Modify, Verb: verb, Paths: []string{d}}, c.cx)
+			c.w.add(Effect{Kind: Write, Verb: verb, Paths: []string{d}}, c.cx)
 		default:
-			c.w.add(Effect{Kind: Modify, Verb: verb}, c.cx)
+			c.w.add(Effect{Kind: Write, Verb: verb}, c.cx)
 		}
 	}
 }
@@ -575,7 +575,7 @@ func (c *call) cp(_ string, args []arg) {
 	c.transfer(Copy, verb, opts, ops, rec)
 }
 
-// install copies with modes and owners; it is a Modify of its destination,
+// install copies with modes and owners; it is a Write of its destination,
 // since -s strips and -m changes what a recovery could not replay alike.
 func (c *call) install(_ string, args []arg) {
 	opts, ops := flags{shortVal: "gmoSt", longVal: []string{"group", "mode", "owner", "suffix", "target-directory", "strip-program"}}.parse(args)
@@ -590,7 +590,7 @@ func (c *call) install(_ string, args []arg) {
 		}
 		return
 	}
-	c.emitPaths(Modify, "install", false, ops[1:])
+	c.emitPaths(Write, "install", false, ops[1:])
 }
 
 func (c *call) ln(_ string, args []arg) {
@@ -607,7 +607,7 @@ func (c *call) ln(_ string, args []arg) {
 		}
 		return
 	}
-	c.emitPaths(Modify, verb, false, ops[1:])
+	c.emitPaths(Write, verb, false, ops[1:])
 }
 
 func (c *call) tee(_ string, args []arg) {
@@ -628,7 +628,7 @@ func (c *call) tee(_ string, args []arg) {
 			if p, _, ok := c.w.pathOf(a, c.sc); ok {
 				c.w.add(Effect{Kind: kind, Verb: "tee", Paths: []string{p}, Content: text}, c.cx)
 			} else if !a.lit {
-				c.w.add(Effect{Kind: Modify, Verb: "tee"}, c.cx)
+				c.w.add(Effect{Kind: Write, Verb: "tee"}, c.cx)
 			}
 		}
 		return
@@ -637,7 +637,7 @@ func (c *call) tee(_ string, args []arg) {
 	if appends {
 		verb = "tee -a"
 	}
-	c.emitPaths(Modify, verb, false, files)
+	c.emitPaths(Write, verb, false, files)
 }
 
 func (c *call) touch(_ string, args []arg) {
@@ -657,11 +657,11 @@ func (c *call) truncate(_ string, args []arg) {
 			c.w.add(Effect{Kind: Create, Verb: "truncate", Paths: []string{p}}, c.cx)
 		}
 		if len(ps) == 0 && *c.w.nvague > nv {
-			c.w.add(Effect{Kind: Modify, Verb: "truncate"}, c.cx)
+			c.w.add(Effect{Kind: Write, Verb: "truncate"}, c.cx)
 		}
 		return
 	}
-	c.emitPaths(Modify, "truncate", false, ops)
+	c.emitPaths(Write, "truncate", false, ops)
 }
 
 func (c *call) dd(_ string, args []arg) {
@@ -673,7 +673,7 @@ func (c *call) dd(_ string, args []arg) {
 			continue
 		}
 		if of, ok := strings.CutPrefix(a.val, "of="); ok && !device(of) {
-			c.emitPaths(Modify, "dd", false, []arg{{val: of, lit: true, text: a.text}})
+			c.emitPaths(Write, "dd", false, []arg{{val: of, lit: true, text: a.text}})
 		}
 	}
 }
@@ -743,7 +743,7 @@ func (c *call) sed(_ string, args []arg) {
 	if !script && len(ops) > 0 {
 		ops = ops[1:] // the first operand is the script
 	}
-	c.emitPaths(Modify, "sed -i", false, ops)
+	c.emitPaths(Write, "sed -i", false, ops)
 }
 
 // perl reads -i (with -p, -n, -e in any bundle, -i.bak, and -pie as
@@ -791,7 +791,7 @@ scan:
 		ops = ops[1:] // the script file
 	}
 	if inPlace {
-		c.emitPaths(Modify, "perl -i", false, ops)
+		c.emitPaths(Write, "perl -i", false, ops)
 		return
 	}
 	for _, a := range code {
@@ -811,7 +811,7 @@ func (c *call) rsync(_ string, args []arg) {
 	if dst.lit && remote(dst.val) {
 		return
 	}
-	c.emitPaths(Modify, "rsync", true, []arg{dst})
+	c.emitPaths(Write, "rsync", true, []arg{dst})
 }
 
 // remote reports whether an rsync or scp operand names another host.
@@ -830,14 +830,14 @@ func (c *call) patch(_ string, args []arg) {
 		return
 	}
 	if out, ok := value(opts, "o", "output"); ok {
-		c.emitPaths(Modify, "patch", false, []arg{out})
+		c.emitPaths(Write, "patch", false, []arg{out})
 		return
 	}
 	if _, ok := value(opts, "d", "directory"); ok || len(ops) == 0 {
 		c.unknownf("patch", append([]arg{{text: "patch"}}, args...))
 		return
 	}
-	c.emitPaths(Modify, "patch", false, ops[:1])
+	c.emitPaths(Write, "patch", false, ops[:1])
 }
 
 // find reads -delete and -exec (-execdir, -ok, -okdir): the files they act

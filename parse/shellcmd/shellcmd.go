@@ -30,12 +30,11 @@ const (
 	// Touch creates each path empty when it is absent and leaves its
 	// content alone otherwise.
 	Touch EffectKind = "touch"
-	// Modify changes the content of the paths in a way that cannot be
-	// replayed (the output of a command, sed -i, a formatter, …). A Modify
+	// Write changes the content of the paths in a way that cannot be
+	// replayed (the output of a command, sed -i, a formatter, …). A Write
 	// with no Paths stands for files that cannot be named; Result.Vague
-	// says how the command named them. (It is not called Write while the
-	// older Write type, which Detect returns, is still in use.)
-	Modify EffectKind = "write"
+	// says how the command named them.
+	Write EffectKind = "write"
 	// Dir makes or removes directories, never files: mkdir, rmdir.
 	Dir EffectKind = "dir"
 )

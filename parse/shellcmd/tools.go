@@ -91,7 +91,7 @@ global:
 	case "checkout":
 		if dd := dashdash(rest); dd >= 0 {
 			// git checkout [TREE] -- PATHS restores the paths only.
-			c.emitPaths(Modify, "git checkout", true, pathspecs(rest[dd+1:]))
+			c.emitPaths(Write, "git checkout", true, pathspecs(rest[dd+1:]))
 			return
 		}
 		opts, ops := flags{shortVal: "bBt", longVal: []string{"orphan", "conflict"}}.parse(rest)
@@ -118,7 +118,7 @@ global:
 			c.w.unknown("git restore", what, c.cx)
 			return
 		}
-		c.emitPaths(Modify, "git restore", true, pathspecs(ops))
+		c.emitPaths(Write, "git restore", true, pathspecs(ops))
 	case "stash":
 		_, ops := flags{shortVal: "m", longVal: []string{"message", "pathspec-from-file"}, posix: true}.parse(rest)
 		if len(ops) > 0 && ops[0].lit {
@@ -158,14 +158,14 @@ func pathspecs(ops []arg) []arg {
 	return out
 }
 
-// implied adds a Modify of files a command changes without naming them
+// implied adds a Write of files a command changes without naming them
 // (go mod tidy changes go.mod and go.sum where it runs).
 func (c *call) implied(verb string, files ...string) {
 	ops := make([]arg, len(files))
 	for i, f := range files {
 		ops[i] = arg{val: f, lit: true, text: f}
 	}
-	c.emitPaths(Modify, verb, false, ops)
+	c.emitPaths(Write, verb, false, ops)
 }
 
 func (c *call) goTool(_ string, args []arg) {
@@ -196,7 +196,7 @@ func (c *call) goTool(_ string, args []arg) {
 				return
 			}
 			if len(ops) > 0 {
-				c.emitPaths(Modify, "go mod edit", false, ops[:1])
+				c.emitPaths(Write, "go mod edit", false, ops[:1])
 				return
 			}
 			c.implied("go mod edit", "go.mod")
@@ -249,28 +249,28 @@ func goFlags(args []arg, valued ...string) (map[string]string, []arg) {
 func (c *call) gofmt(name string, args []arg) {
 	set, ops := goFlags(args, "r", "cpuprofile", "local", "srcdir")
 	if set["w"] == "true" {
-		c.emitPaths(Modify, name+" -w", true, ops)
+		c.emitPaths(Write, name+" -w", true, ops)
 	}
 }
 
 func (c *call) shfmt(name string, args []arg) {
 	set, ops := goFlags(args, "i", "ln", "filename", "indent", "language-dialect")
 	if set["w"] == "true" || set["write"] == "true" {
-		c.emitPaths(Modify, "shfmt -w", true, ops)
+		c.emitPaths(Write, "shfmt -w", true, ops)
 	}
 }
 
 func (c *call) prettier(_ string, args []arg) {
 	opts, ops := flags{longVal: []string{"config", "ignore-path", "parser", "plugin", "log-level", "cache-location", "cache-strategy", "stdin-filepath", "print-width", "tab-width", "trailing-comma", "end-of-line", "arrow-parens", "prose-wrap", "quote-props", "html-whitespace-sensitivity", "embedded-language-formatting", "object-wrap", "experimental-operator-position", "config-precedence", "cursor-offset", "range-start", "range-end", "plugin-search-dir"}}.parse(args)
 	if has(opts, "write", "w") {
-		c.emitPaths(Modify, "prettier --write", true, pathspecs(ops))
+		c.emitPaths(Write, "prettier --write", true, pathspecs(ops))
 	}
 }
 
 func (c *call) eslint(_ string, args []arg) {
 	opts, ops := flags{shortVal: "cfo", longVal: []string{"config", "ext", "ignore-path", "ignore-pattern", "rulesdir", "plugin", "rule", "parser", "parser-options", "env", "global", "format", "output-file", "max-warnings", "resolve-plugins-relative-to", "cache-location", "cache-strategy", "fix-type", "stdin-filename", "report-unused-disable-directives-severity", "flag", "concurrency"}}.parse(args)
 	if out, ok := value(opts, "o", "output-file"); ok {
-		c.emitPaths(Modify, "eslint -o", false, []arg{out})
+		c.emitPaths(Write, "eslint -o", false, []arg{out})
 	}
 	if !has(opts, "fix") {
 		return
@@ -279,7 +279,7 @@ func (c *call) eslint(_ string, args []arg) {
 		c.w.unknown("eslint --fix", words("eslint", args), c.cx)
 		return
 	}
-	c.emitPaths(Modify, "eslint --fix", true, pathspecs(ops))
+	c.emitPaths(Write, "eslint --fix", true, pathspecs(ops))
 }
 
 func (c *call) black(_ string, args []arg) {
@@ -287,7 +287,7 @@ func (c *call) black(_ string, args []arg) {
 	if has(opts, "check", "diff", "c", "code") {
 		return
 	}
-	c.emitPaths(Modify, "black", true, ops)
+	c.emitPaths(Write, "black", true, ops)
 }
 
 func (c *call) ruff(_ string, args []arg) {
@@ -310,7 +310,7 @@ func (c *call) ruff(_ string, args []arg) {
 		c.w.unknown(verb, words("ruff", args), c.cx)
 		return
 	}
-	c.emitPaths(Modify, verb, true, ops)
+	c.emitPaths(Write, verb, true, ops)
 }
 
 func (c *call) rustfmt(_ string, args []arg) {
@@ -318,7 +318,7 @@ func (c *call) rustfmt(_ string, args []arg) {
 	if emit, ok := value(opts, "emit"); has(opts, "check") || ok && emit.val == "stdout" {
 		return
 	}
-	c.emitPaths(Modify, "rustfmt", false, ops)
+	c.emitPaths(Write, "rustfmt", false, ops)
 }
 
 func (c *call) clangFormat(_ string, args []arg) {
@@ -334,7 +334,7 @@ func (c *call) clangFormat(_ string, args []arg) {
 		}
 	}
 	if inPlace {
-		c.emitPaths(Modify, "clang-format -i", false, ops)
+		c.emitPaths(Write, "clang-format -i", false, ops)
 	}
 }
 

@@ -90,10 +90,10 @@ func (w *walker) vague(s string) {
 	}
 }
 
-// unknown records a command that changes files it does not name: a Modify
+// unknown records a command that changes files it does not name: a Write
 // without paths, and how the command was written.
 func (w *walker) unknown(verb, what string, cx ctx) {
-	w.add(Effect{Kind: Modify, Verb: verb}, cx)
+	w.add(Effect{Kind: Write, Verb: verb}, cx)
 	w.vague(what)
 }
 
@@ -400,7 +400,7 @@ func (w *walker) redirects(redirs []*syntax.Redirect, verb, out string, certain 
 		p, _, ok := w.path(r.Word, sc)
 		if !ok {
 			if v, lit := literal(r.Word); !lit || v != "" {
-				w.add(Effect{Kind: Modify, Verb: "redirect"}, cx)
+				w.add(Effect{Kind: Write, Verb: "redirect"}, cx)
 			}
 			continue
 		}
@@ -410,7 +410,7 @@ func (w *walker) redirects(redirs []*syntax.Redirect, verb, out string, certain 
 		case i == last && certain:
 			w.add(Effect{Kind: Create, Verb: verb, Paths: []string{p}, Content: out}, cx)
 		default:
-			w.add(Effect{Kind: Modify, Verb: "redirect", Paths: []string{p}}, cx)
+			w.add(Effect{Kind: Write, Verb: "redirect", Paths: []string{p}}, cx)
 		}
 	}
 }
