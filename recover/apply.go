@@ -123,18 +123,22 @@ func (a *applier) fail(t Target, err error) error {
 		}
 		return ae
 	}
-	for i := len(a.undo) - 1; i >= 0; i-- {
-		u := a.undo[i]
-		var rerr error
-		switch {
-		case u.created:
-			rerr = a.fsys.Remove(u.t)
-			a.fsys.RemoveEmptyDirs(u.t)
-		case u.before.Exists:
-			rerr = a.fsys.WriteFile(u.t, []byte(u.before.Text), u.mode)
-		}
-		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			ae.Rollback = append(ae.Rollback, fmt.Errorf("%s: %w", u.t.Path(), rerr))
+	// Created files go first: on a full disk, their space is what lets the
+	// before-images be written back.
+	for pass := 0; pass < 2; pass++ {
+		for i := len(a.undo) - 1; i >= 0; i-- {
+			u := a.undo[i]
+			var rerr error
+			switch {
+			case pass == 0 && u.created:
+				rerr = a.fsys.Remove(u.t)
+				a.fsys.RemoveEmptyDirs(u.t)
+			case pass == 1 && !u.created && u.before.Exists:
+				rerr = a.fsys.WriteFile(u.t, []byte(u.before.Text), u.mode)
+			}
+			if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				ae.Rollback = append(ae.Rollback, fmt.Errorf("%s: %w", u.t.Path(), rerr))
+			}
 		}
 	}
 	return ae
@@ -145,21 +149,25 @@ func (a *applier) write(t Target, c Content, host Content, mode fs.FileMode) err
 		mode = 0o644
 	}
 	if j := a.journals.forRoot(t.Root); j != nil {
-		if err := j.record(t.Rel, host, mode, c); err != nil {
+		tmp, err := j.record(t.Rel, host, mode, c)
+		if err != nil {
+			return err
+		}
+		if err := a.fsys.WriteFileVia(t, tmp, []byte(c.Text), mode); err != nil {
 			return err
 		}
 	} else {
 		a.undo = append(a.undo, undoStep{t: t, before: host, mode: mode, created: !host.Exists})
-	}
-	if err := a.fsys.WriteFile(t, []byte(c.Text), mode); err != nil {
-		return err
+		if err := a.fsys.WriteFile(t, []byte(c.Text), mode); err != nil {
+			return err
+		}
 	}
 	return verify(a.fsys, t, c.Text)
 }
 
 func (a *applier) remove(t Target, host Content, mode fs.FileMode) error {
 	if j := a.journals.forRoot(t.Root); j != nil {
-		if err := j.record(t.Rel, host, mode, Content{Known: true}); err != nil {
+		if _, err := j.record(t.Rel, host, mode, Content{Known: true}); err != nil {
 			return err
 		}
 	} else {

@@ -37,6 +37,20 @@ func (d *dyingFS) WriteFile(t Target, b []byte, m fs.FileMode) error {
 	return d.OSFS.WriteFile(t, b, m)
 }
 
+// WriteFileVia dies the way kill -9 mid-write does: the temporary file
+// (and the directories made for it) exist, half written, and the target is
+// untouched.
+func (d *dyingFS) WriteFileVia(t Target, tmp string, b []byte, m fs.FileMode) error {
+	if err := d.step(); err != nil {
+		p := filepath.Join(t.Root, filepath.FromSlash(tmp))
+		if mkErr := os.MkdirAll(filepath.Dir(p), 0o755); mkErr == nil {
+			_ = os.WriteFile(p, b[:len(b)/2], 0o600)
+		}
+		return err
+	}
+	return d.OSFS.WriteFileVia(t, tmp, b, m)
+}
+
 func (d *dyingFS) Remove(t Target) error {
 	if err := d.step(); err != nil {
 		return err
@@ -62,15 +76,18 @@ func tree(t *testing.T, root string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
+		info, _ := d.Info()
 		if d.IsDir() {
 			if d.Name() == ".sandbox" {
 				return filepath.SkipDir
 			}
+			if rel != "." {
+				out[rel] = fmt.Sprintf("dir %v", info.Mode()) // kept, or removed, as it was
+			}
 			return nil
 		}
-		info, _ := d.Info()
 		b, _ := os.ReadFile(p)
-		out[rel] = fmt.Sprintf("%v %x", info.Mode().Perm(), sha256.Sum256(b))
+		out[rel] = fmt.Sprintf("%v %x", info.Mode(), sha256.Sum256(b))
 		return nil
 	})
 	return out

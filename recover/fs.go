@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,6 +31,10 @@ type FS interface {
 	ReadFile(t Target) (data []byte, mode fs.FileMode, exists bool, err error)
 	// WriteFile replaces a file atomically, creating parent directories.
 	WriteFile(t Target, data []byte, mode fs.FileMode) error
+	// WriteFileVia is WriteFile through the temporary file tmp (relative
+	// to the root, in t's directory), named beforehand so that a journal
+	// can record it before it exists.
+	WriteFileVia(t Target, tmp string, data []byte, mode fs.FileMode) error
 	// Remove removes a file.
 	Remove(t Target) error
 	// RemoveEmptyDirs removes rel's parent directories up to the root while
@@ -123,7 +128,7 @@ func (o *OSFS) ReadFile(t Target) ([]byte, fs.FileMode, bool, error) {
 	if err != nil {
 		return nil, 0, true, err
 	}
-	return data, st.Mode().Perm(), true, nil
+	return data, st.Mode() & keptModes, true, nil
 }
 
 // ErrIsDir is returned for a directory where a file was expected.
@@ -151,8 +156,19 @@ func isNotDir(err error) bool {
 // WriteFile implements FS: a temporary file in the same directory, fsync,
 // rename over the target, fsync of the directory.
 func (o *OSFS) WriteFile(t Target, data []byte, mode fs.FileMode) error {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	dir := path.Dir(t.Rel)
+	return o.WriteFileVia(t, path.Join(dir, "."+path.Base(t.Rel)+".sandbox-"+hex.EncodeToString(rnd[:])), data, mode)
+}
+
+// WriteFileVia implements FS.
+func (o *OSFS) WriteFileVia(t Target, tmpRel string, data []byte, mode fs.FileMode) error {
 	if err := checkRel(t); err != nil {
 		return err
+	}
+	if path.Dir(tmpRel) != path.Dir(t.Rel) || !filepath.IsLocal(filepath.FromSlash(tmpRel)) {
+		return fmt.Errorf("%s: temporary file %s is not beside it", t.Path(), tmpRel)
 	}
 	r, err := o.root(t.Root, true)
 	if err != nil {
@@ -167,9 +183,7 @@ func (o *OSFS) WriteFile(t Target, data []byte, mode fs.FileMode) error {
 	if err := r.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(dir, "."+filepath.Base(rel)+".sandbox-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.FromSlash(tmpRel)
 	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
@@ -287,6 +301,11 @@ func (d *DryRunFS) WriteFile(t Target, data []byte, _ fs.FileMode) error {
 	}
 	d.Actions = append(d.Actions, fmt.Sprintf("write %s (%d bytes)", t.Path(), len(data)))
 	return nil
+}
+
+// WriteFileVia implements FS; it writes nothing.
+func (d *DryRunFS) WriteFileVia(t Target, _ string, data []byte, mode fs.FileMode) error {
+	return d.WriteFile(t, data, mode)
 }
 
 // Remove implements FS; it removes nothing.

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -32,6 +33,13 @@ type JournalEntry struct {
 	AfterSHA256 string `json:"after_sha256,omitempty"`
 	// Event marks the journal's own state: "rolled-back" or "undone".
 	Event string `json:"event,omitempty"`
+	// Temp is the temporary file the write goes through, named here before
+	// it is created, so undo can remove it after a kill -9 mid-write.
+	Temp string `json:"temp,omitempty"`
+	// Dirs are the directories the change creates, outermost first; undo
+	// removes them (when empty) and no other. Nil in journals written before
+	// it was recorded.
+	Dirs []string `json:"dirs"`
 }
 
 // Journal records, under one destination root, what an apply changes, so
@@ -57,21 +65,43 @@ func (j *Journal) target(name string) Target {
 // Dir is the journal's directory on the host.
 func (j *Journal) Dir() string { return j.target("").Path() }
 
-// record saves a file's before-image and the change about to be made.
-func (j *Journal) record(rel string, before Content, mode fs.FileMode, after Content) error {
+// record saves a file's before-image and the change about to be made. It
+// returns the name of the temporary file a write must go through.
+func (j *Journal) record(rel string, before Content, mode fs.FileMode, after Content) (string, error) {
 	j.seq++
-	e := JournalEntry{Seq: j.seq, Path: rel, Existed: before.Exists, Mode: uint32(mode.Perm()), After: "absent"}
+	e := JournalEntry{Seq: j.seq, Path: rel, Existed: before.Exists, Mode: uint32(mode & keptModes), After: "absent", Dirs: []string{}}
+	if after.Exists {
+		e.Temp = path.Join(path.Dir(rel), "."+path.Base(rel)+".sandbox-"+j.Name+"-"+strconv.Itoa(j.seq))
+		e.Dirs = j.missingDirs(rel)
+	}
 	if before.Exists {
 		e.Before = "before/" + strconv.Itoa(j.seq)
 		e.BeforeSHA256 = sum(before.Text)
 		if err := j.fsys.WriteFile(j.target(e.Before), []byte(before.Text), 0o600); err != nil {
-			return fmt.Errorf("journal: %w", err)
+			return "", fmt.Errorf("journal: %w", err)
 		}
 	}
 	if after.Exists {
 		e.After, e.AfterSHA256 = "file", sum(after.Text)
 	}
-	return j.append(e)
+	return e.Temp, j.append(e)
+}
+
+// keptModes are the mode bits a restored file gets back: permissions and
+// setuid, setgid and sticky.
+const keptModes = fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
+
+// missingDirs lists the directories above rel that do not exist yet,
+// outermost first: those a write of rel creates.
+func (j *Journal) missingDirs(rel string) []string {
+	out := []string{} // not nil: "none" is not "not recorded"
+	for d := path.Dir(rel); d != "." && d != "/"; d = path.Dir(d) {
+		if _, _, exists, _ := j.fsys.ReadFile(Target{Root: j.Root, Rel: d}); exists {
+			break
+		}
+		out = append([]string{d}, out...)
+	}
+	return out
 }
 
 func (j *Journal) append(e JournalEntry) error {
@@ -151,13 +181,32 @@ func ReadJournal(fsys FS, root, name string) (entries []JournalEntry, done strin
 // UndoResult is what undo did to one file.
 type UndoResult struct {
 	Path   string `json:"path"`
-	Action string `json:"action"` // restored, removed, unchanged, refused
+	Action string `json:"action"` // restored, removed, unchanged, refused, failed
 	Reason string `json:"reason,omitempty"`
 }
 
-// Undo reverses a journal, last change first: each file goes back to its
-// before-image (or away, if the apply created it) unless it changed again
-// since the apply, which is refused file by file.
+// IncompleteError is an undo (or a rollback) that could not finish: some
+// steps failed for a reason that may pass (a full disk). The journal stays
+// pending, so running undo again finishes it.
+type IncompleteError struct {
+	Journal string
+	Failed  []error
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("undo of %s is incomplete: %d file(s) could not be put back (%v); the journal is kept: run sandbox undo again once the cause is fixed",
+		e.Journal, len(e.Failed), errors.Join(e.Failed...))
+}
+
+// Undo reverses a journal. Files the apply created are removed first, so a
+// full disk gets its space back before any before-image is written again;
+// then every changed or deleted file gets its before-image back, last
+// change first. A file that changed again since the apply is refused, file
+// by file, and left as it is. Leftover temporary files of a write cut short
+// (kill -9) are removed, and so are the directories the apply created, and
+// only those. The journal is marked undone only when nothing failed; after
+// a failure it stays pending and undo can be run again: every step is
+// idempotent.
 func Undo(fsys FS, root, name string) ([]UndoResult, error) {
 	entries, done, err := ReadJournal(fsys, root, name)
 	if err != nil {
@@ -167,60 +216,94 @@ func Undo(fsys FS, root, name string) ([]UndoResult, error) {
 		return nil, fmt.Errorf("journal %s was already %s", name, done)
 	}
 	var out []UndoResult
-	var created []string
-	for i := len(entries) - 1; i >= 0; i-- {
-		e := entries[i]
-		t := Target{Root: root, Rel: e.Path}
-		r := UndoResult{Path: e.Path}
-		data, _, exists, err := fsys.ReadFile(t)
-		if err != nil {
-			r.Action, r.Reason = "refused", err.Error()
+	var failed []error
+	var dirs [][]string
+	for pass := 0; pass < 2; pass++ {
+		for i := len(entries) - 1; i >= 0; i-- {
+			e := entries[i]
+			if (pass == 0) == e.Existed {
+				continue // pass 0: files the apply created; pass 1: the others
+			}
+			if e.Temp != "" {
+				if err := fsys.Remove(Target{Root: root, Rel: e.Temp}); err != nil && !gone(err) {
+					failed = append(failed, fmt.Errorf("%s: %w", e.Temp, err))
+				}
+			}
+			r := undoOne(fsys, root, name, e)
+			if r.Action == "failed" {
+				failed = append(failed, fmt.Errorf("%s: %s", r.Path, r.Reason))
+			}
 			out = append(out, r)
-			continue
-		}
-		now := Content{Known: true, Exists: exists, Text: string(data)}
-		atAfter := (e.After == "absent" && !exists) || (e.After == "file" && exists && sum(now.Text) == e.AfterSHA256)
-		atBefore := (!e.Existed && !exists) || (e.Existed && exists && sum(now.Text) == e.BeforeSHA256)
-		switch {
-		case atBefore:
-			r.Action = "unchanged" // the change was never made (a crash before it)
-		case !atAfter:
-			r.Action, r.Reason = "refused", "changed since the apply: left as it is"
-		case e.Existed:
-			before, _, ok, err := fsys.ReadFile(Target{Root: root, Rel: path.Join(JournalDir, name, e.Before)})
-			if err == nil && !ok {
-				err = errors.New("before-image missing from the journal")
-			}
-			if err == nil && sum(string(before)) != e.BeforeSHA256 {
-				err = errors.New("before-image in the journal does not match its sha256")
-			}
-			if err == nil {
-				err = fsys.WriteFile(t, before, fs.FileMode(e.Mode))
-			}
-			if err != nil {
-				r.Action, r.Reason = "refused", err.Error()
-			} else {
-				r.Action = "restored"
-			}
-		default:
-			if err := fsys.Remove(t); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				r.Action, r.Reason = "refused", err.Error()
-			} else {
-				r.Action = "removed"
-				created = append(created, e.Path)
+			dirs = append(dirs, e.Dirs)
+			if r.Action == "removed" && e.Dirs == nil {
+				fsys.RemoveEmptyDirs(Target{Root: root, Rel: e.Path})
 			}
 		}
-		out = append(out, r)
 	}
-	for _, p := range created {
-		fsys.RemoveEmptyDirs(Target{Root: root, Rel: p})
+	// The directories the apply made, innermost first, while empty.
+	for i := len(dirs) - 1; i >= 0; i-- {
+		for k := len(dirs[i]) - 1; k >= 0; k-- {
+			_ = fsys.Remove(Target{Root: root, Rel: dirs[i][k]}) // fails unless empty, as it should
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Path < out[b].Path })
+	if len(failed) > 0 {
+		return out, &IncompleteError{Journal: name, Failed: failed}
 	}
 	j := &Journal{Root: root, Name: name, fsys: fsys}
 	if err := j.append(JournalEntry{Event: "undone"}); err != nil {
 		return out, err
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].Path < out[b].Path })
 	return out, nil
+}
+
+// gone reports whether a removal failed because there was nothing to
+// remove: no such file, or a parent that is not a directory.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// undoOne puts one file back as the journal says it was.
+func undoOne(fsys FS, root, name string, e JournalEntry) UndoResult {
+	t := Target{Root: root, Rel: e.Path}
+	r := UndoResult{Path: e.Path}
+	data, _, exists, err := fsys.ReadFile(t)
+	if err != nil {
+		r.Action, r.Reason = "refused", err.Error()
+		return r
+	}
+	now := string(data)
+	atAfter := (e.After == "absent" && !exists) || (e.After == "file" && exists && sum(now) == e.AfterSHA256)
+	atBefore := (!e.Existed && !exists) || (e.Existed && exists && sum(now) == e.BeforeSHA256)
+	switch {
+	case atBefore:
+		r.Action = "unchanged" // never made (a crash before it), or undone already
+	case !atAfter:
+		r.Action, r.Reason = "refused", "changed since the apply: left as it is"
+	case e.Existed:
+		before, _, ok, err := fsys.ReadFile(Target{Root: root, Rel: path.Join(JournalDir, name, e.Before)})
+		switch {
+		case err == nil && !ok:
+			r.Action, r.Reason = "refused", "its before-image is missing from the journal: left as it is"
+		case err == nil && sum(string(before)) != e.BeforeSHA256:
+			r.Action, r.Reason = "refused", "its before-image in the journal does not match its sha256 (altered): left as it is"
+		case err != nil:
+			r.Action, r.Reason = "failed", err.Error()
+		default:
+			if err := fsys.WriteFile(t, before, fs.FileMode(e.Mode)); err != nil {
+				r.Action, r.Reason = "failed", err.Error()
+			} else {
+				r.Action = "restored"
+			}
+		}
+	default:
+		if err := fsys.Remove(t); err != nil && !gone(err) {
+			r.Action, r.Reason = "failed", err.Error()
+		} else {
+			r.Action = "removed"
+		}
+	}
+	return r
 }
 
 // LatestJournal returns the newest journal under root that was not undone

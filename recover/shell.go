@@ -90,10 +90,14 @@ func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
 			r.transfer(op, e, e.Paths[0], e.Paths[1])
 		}
 	case manifest.ShellCreate:
-		if e.Content != nil && len(e.Paths) == 1 {
-			f := r.file(e.Paths[0], op, false)
+		for _, p := range e.Paths {
+			if e.Content == nil {
+				r.staleFile(p, op, "written by a shell command (%s) whose content is not recorded", e.Verb)
+				continue
+			}
+			f := r.file(p, op, false)
 			r.writeWhole(f, *e.Content)
-			f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: content taken from a shell heredoc (%s)", where(op), firstLine(op.Command)))
+			f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: content taken from a shell command (%s)", where(op), firstLine(op.Command)))
 		}
 	case manifest.ShellAppend:
 		for _, p := range e.Paths {
