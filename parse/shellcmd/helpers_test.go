@@ -26,11 +26,14 @@ func checkResult(script string, r Result) error {
 	if errors := strings.Contains(fmt.Sprint(r.Err), errInternal.Error()); errors {
 		return fmt.Errorf("internal error: %v", r.Err)
 	}
-	var words, bases map[string]bool
+	var whole, words, bases map[string]bool
 	if slices.ContainsFunc(r.Effects, func(e Effect) bool { return len(e.Paths) > 0 }) {
-		words, bases = map[string]bool{}, map[string]bool{".": true, "..": true, "/": true}
-		scriptWords(script, 0, words)
-		for w := range words {
+		whole, words, bases = map[string]bool{}, map[string]bool{}, map[string]bool{".": true, "..": true, "/": true}
+		scriptWords(script, 0, whole)
+		for w := range whole {
+			words[w] = true
+		}
+		for w := range whole {
 			// A value can follow = (--target-directory=d, of=f), or a
 			// short option in the same word (-td, -i.bak).
 			vs := []string{w, w[strings.IndexByte(w, '=')+1:]}
@@ -42,7 +45,10 @@ func checkResult(script string, r Result) error {
 			for _, v := range vs {
 				v = trimSlash(v)
 				words[v] = true
-				bases[path.Base(v)] = true
+				// Any element: a cd's directory joined with .. ends in one.
+				for _, el := range strings.Split(v, "/") {
+					bases[el] = true
+				}
 			}
 		}
 	}
@@ -60,9 +66,9 @@ func checkResult(script string, r Result) error {
 				return fmt.Errorf("empty path in %+v", e)
 			case len(p) > maxPath || strings.ContainsAny(p, "\n\x00"):
 				return fmt.Errorf("path %q is not one", p)
-			case strings.HasPrefix(p, "-") && !strings.Contains(script, "--") && !redirected[e.Verb]:
+			case strings.HasPrefix(p, "-") && whole[p] && !strings.Contains(script, "--") && !redirected[e.Verb] && !optionValue(script, p):
 				// After -- an operand may start with a dash, and so may the
-				// file a redirection names.
+				// file a redirection names or an option's value (-t -d).
 				return fmt.Errorf("flag %q taken for a path", p)
 			case slices.Contains(impliedPaths[e.Verb], path.Base(p)):
 				// Named by the command itself.
@@ -74,6 +80,22 @@ func checkResult(script string, r Result) error {
 		}
 	}
 	return nil
+}
+
+// optionValue reports whether word follows an option word in script, so
+// may be its value (cp -t -d).
+func optionValue(script, word string) bool {
+	for i := 0; ; {
+		j := strings.Index(script[i:], word)
+		if j < 0 {
+			return false
+		}
+		before := strings.Fields(script[:i+j])
+		if len(before) > 0 && strings.HasPrefix(before[len(before)-1], "-") {
+			return true
+		}
+		i += j + 1
+	}
 }
 
 // scriptWords adds to into what each word of script is after quote
