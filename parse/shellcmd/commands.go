@@ -39,6 +39,8 @@ func init() {
 		"python": (*call).interp, "python3": (*call).interp, "python2": (*call).interp, "pypy3": (*call).interp,
 		"node": (*call).interp, "ruby": (*call).interp, "bun": (*call).interp, "deno": (*call).deno,
 		"find": (*call).find,
+		"make": (*call).tasks, "mise": (*call).tasks, "just": (*call).tasks, "task": (*call).tasks,
+		"npm": (*call).tasks, "pnpm": (*call).tasks, "yarn": (*call).tasks,
 	}
 }
 

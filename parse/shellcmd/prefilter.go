@@ -19,11 +19,14 @@ var commandWords = []string{
 	// git and go subcommands that write
 	"checkout", "switch", "restore", "stash", "reset", "apply", "clean", "am", "pull", "merge", "rebase",
 	"cherry-pick", "revert", "fmt", "fix", "generate", "mod", "get",
+	// task names that rewrite files (mise run fmt, npm run format)
+	"format",
 }
 
 // substrings are spellings matched anywhere: dd's of=, find -delete,
-// PowerShell cmdlets, and (added below) the calls by which scripts write.
-var substrings = []string{"of=", "-delete", "-item", "-content", "out-file", "open("}
+// PowerShell cmdlets, options passed on to a task (npm run lint -- --fix),
+// and (added below) the calls by which scripts write.
+var substrings = []string{"of=", "-delete", "-item", "-content", "out-file", "open(", "--fix", "--write"}
 
 type needle struct {
 	text string

@@ -345,6 +345,12 @@ func TestTools(t *testing.T) {
 		{`go -C svc mod tidy`, `write "go mod tidy" "svc/go.mod" "svc/go.sum"`},
 		{`go test ./... && go vet ./...`, ``},
 		{`deno fmt`, "write \"deno fmt\"\nvague \"deno fmt\""},
+		{`mise run fmt && mise run lint 2>&1`, "write \"mise fmt\"\nvague \"mise run fmt\""},
+		{`make -C svc format`, "write \"make format\"\nvague \"make -C svc format\""},
+		{`npm run lint:fix`, "write \"npm lint:fix\"\nvague \"npm run lint:fix\""},
+		{`npm run lint -- --fix`, "write \"npm --fix\"\nvague \"npm run lint -- --fix\""},
+		{`npm test && make build && mise run test:ci`, ``},
+		{`mise fmt-0`, ``}, // found by FuzzParse: the prefilter reads fmt only as a word
 	})
 }
 
