@@ -360,11 +360,11 @@ func harnessScenario(t *testing.T, h *harnessEnv) {
 
 func TestHarnessBwrap(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bubblewrap is not installed (apt-get install bubblewrap); skipping the bwrap harness test")
+		missing(t, "bubblewrap is not installed (apt-get install bubblewrap): the bwrap harness test cannot run")
 	}
 	rt, _ := harness.NewRuntime("bwrap")
 	if err := rt.Available(context.Background()); err != nil {
-		t.Skipf("bubblewrap cannot run here: %v", err)
+		missing(t, "bubblewrap cannot run here: %v", err)
 	}
 	h := newHarnessEnv(t, "--runtime", "bwrap")
 	harnessScenario(t, h)
@@ -409,11 +409,11 @@ func buildImage(t *testing.T) {
 
 func TestHarnessDocker(t *testing.T) {
 	if _, err := exec.LookPath("docker"); err != nil {
-		t.Skip("docker is not installed; skipping the Docker harness test")
+		missing(t, "docker is not installed: the Docker harness test cannot run")
 	}
 	rt, _ := harness.NewRuntime("docker")
 	if err := rt.Available(context.Background()); err != nil {
-		t.Skipf("Docker is not running: %v", err)
+		missing(t, "Docker is not running: %v", err)
 	}
 	buildImage(t)
 	h := newHarnessEnv(t, "--runtime", "docker", "--image", testImage)
@@ -476,7 +476,7 @@ func TestHarnessDocker(t *testing.T) {
 // caller" is not trivially true of root.
 func TestHarnessAsAnotherUser(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("not root: the other harness tests already run as an unprivileged caller")
+		missing(t, "not root: the harness cannot be run as another user (the other harness tests run as this unprivileged caller)")
 	}
 	const uid, gid = 65534, 65534
 	agent := filepath.Join(buildFakeAgent(t), "claude")
@@ -540,18 +540,18 @@ func TestHarnessAsAnotherUser(t *testing.T) {
 	}
 	t.Run("bwrap", func(t *testing.T) {
 		if _, err := exec.LookPath("bwrap"); err != nil {
-			t.Skip("bubblewrap is not installed")
+			missing(t, "bubblewrap is not installed")
 		}
 		check(t, "ub", nil, "--runtime", "bwrap")
 	})
 	t.Run("docker", func(t *testing.T) {
 		rt, _ := harness.NewRuntime("docker")
 		if err := rt.Available(context.Background()); err != nil {
-			t.Skipf("Docker is not available: %v", err)
+			missing(t, "Docker is not available: %v", err)
 		}
 		st, err := os.Stat("/var/run/docker.sock")
 		if err != nil {
-			t.Skipf("no /var/run/docker.sock to give the user access to: %v", err)
+			missing(t, "no /var/run/docker.sock to give the user access to: %v", err)
 		}
 		buildImage(t)
 		check(t, "ud", []uint32{st.Sys().(*syscall.Stat_t).Gid}, "--runtime", "docker", "--image", testImage)

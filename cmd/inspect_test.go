@@ -56,7 +56,7 @@ func TestInspectHTMLInBrowser(t *testing.T) {
 		}
 	}
 	if browser == "" {
-		t.Skip("no Chromium on this machine (.ci/run installs Debian's chromium): the report page is not checked in a browser")
+		missing(t, "no Chromium on this machine (.ci/run installs Debian's chromium): the report page is not checked in a browser")
 	}
 	hermetic(t)
 	dir := t.TempDir()
