@@ -125,3 +125,64 @@ func TestResyncSpellings(t *testing.T) {
 		}
 	}
 }
+
+// refScan is scanObject as it was before short strings were read eight
+// bytes at a time: the length of the object, and whether it is one.
+func refScan(b []byte) (int, bool) {
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			j := i + 1
+			for {
+				k := strings.IndexByte(string(b[j:]), '"')
+				if k < 0 {
+					return 0, false
+				}
+				j += k
+				bs := 0
+				for m := j - 1; m > i && b[m] == '\\'; m-- {
+					bs++
+				}
+				if bs%2 == 0 {
+					break
+				}
+				j++
+			}
+			i = j
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// The word-at-a-time string scan finds the same ends as the byte one, on
+// strings of every length around its window with quotes and backslashes
+// anywhere.
+func TestScanObjectStrings(t *testing.T) {
+	alphabet := []string{"a", `"`, `\`, `\\`, `\"`, `\u0074`, "é", " "}
+	for n := 0; n < 3*nameBytes; n++ {
+		for seed := 0; seed < 40; seed++ {
+			var b strings.Builder
+			b.WriteString(`{"k":"`)
+			x := uint32(seed*7919 + n)
+			for i := 0; i < n; i++ {
+				x = x*1664525 + 1013904223
+				b.WriteString(alphabet[x>>29])
+			}
+			b.WriteString(`","z":1}`)
+			in := []byte(b.String())
+			n1, ok1, _, _ := scanObject(in, nil)
+			n2, ok2 := refScan(in)
+			if n1 != n2 || ok1 != ok2 {
+				t.Fatalf("scanObject(%q) = %d, %v; the byte scan says %d, %v", in, n1, ok1, n2, ok2)
+			}
+		}
+	}
+}

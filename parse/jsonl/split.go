@@ -2,7 +2,9 @@ package jsonl
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 )
 
 // resyncKeys are the first keys of the records a crashed writer may have
@@ -108,42 +110,57 @@ func quoteByte(c byte) string {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-// shortString bounds the strings scanObject looks into for escapes: a name
-// that a parser searches for (a key, or a value such as "tool_use") is
-// shorter than this even with every character written as a six-byte \u
-// escape, and longer strings (contents, outputs) are never searched for one.
-const shortString = 128
+// Names that parsers search for (keys, and values such as "tool_use") are
+// at most nameBytes long. Written with escapes, such a name takes at most
+// shortString bytes (six a character), and its first backslash comes within
+// its first nameBytes bytes. Longer strings (contents, outputs) are never
+// searched for a name, so only strings within both bounds are looked into.
+const (
+	nameBytes   = 32
+	shortString = 6 * nameBytes
+)
 
 // scanObject returns the length of the JSON object at the start of b,
-// tracking strings, escapes and nesting only. Strings are skipped with
-// IndexByte, so long string values (file contents, outputs) cost little.
-// The offsets of the object's top-level keys are appended to keys; escaped
-// says a short string in it (a key or a name-like value) spells an ASCII
-// character with a \u escape.
+// tracking strings, escapes and nesting only. Short strings are read eight
+// bytes at a time and longer ones skipped with IndexByte, so long string
+// values (file contents, outputs) cost little. The offsets of the object's
+// top-level keys are appended to keys; escaped says a string in it that
+// could spell a name spells an ASCII character with a \u escape.
 func scanObject(b []byte, keys []int) (n int, ok bool, _ []int, escaped bool) {
 	var stack [64]byte
 	open := stack[:0] // the closers expected, innermost last
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
+			// Most strings are short and have no escapes: one look at their
+			// first bytes tells, without a call per string. A string with
+			// no escape in its first nameBytes spells no name with one.
 			j := i + 1
-			for {
-				k := bytes.IndexByte(b[j:], '"')
-				if k < 0 {
-					return 0, false, keys, escaped
-				}
+			w := b[j:min(len(b), j+nameBytes)]
+			if k := quoteOrBackslash(w); k >= 0 && w[k] == '"' {
 				j += k
-				bs := 0
-				for m := j - 1; m > i && b[m] == '\\'; m-- {
-					bs++
+			} else {
+				if k < 0 {
+					j += len(w) // neither a quote nor an escape there
 				}
-				if bs%2 == 0 {
-					break
+				for {
+					k := bytes.IndexByte(b[j:], '"')
+					if k < 0 {
+						return 0, false, keys, escaped
+					}
+					j += k
+					bs := 0
+					for m := j - 1; m > i && b[m] == '\\'; m-- {
+						bs++
+					}
+					if bs%2 == 0 {
+						break
+					}
+					j++
 				}
-				j++
-			}
-			if j-i <= shortString && !escaped {
-				escaped = hasUEscape(b[i+1 : j])
+				if j-i <= shortString && !escaped {
+					escaped = hasUEscape(b[i+1 : j])
+				}
 			}
 			if len(open) == 1 {
 				// A top-level string followed by a colon is a key.
@@ -171,6 +188,28 @@ func scanObject(b []byte, keys []int) (n int, ok bool, _ []int, escaped bool) {
 		}
 	}
 	return 0, false, keys, escaped
+}
+
+// quoteOrBackslash returns the index of the first '"' or '\\' in b, or -1,
+// eight bytes at a time.
+func quoteOrBackslash(b []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, s := x^('"'*ones), x^('\\'*ones)
+		// A byte of q or s is zero where b holds the byte looked for; the
+		// lowest flagged byte is exact.
+		if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '"' || b[i] == '\\' {
+			return i
+		}
+	}
+	return -1
 }
 
 // hasUEscape reports whether the inside of a JSON string spells a printable
