@@ -208,10 +208,12 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 		return events[a].Line < events[b].Line
 	})
 	in.Timeline = append(in.Timeline, events...)
-	files, steps, st, err := replayWithHistory(ctx, sources, base)
+	rc, files, st, err := replayWithHistory(ctx, sources, base)
 	if err != nil {
 		return nil, err
 	}
+	steps := rc.Histories()
+	in.Warnings = append(in.Warnings, rc.Warnings()...)
 	for _, e := range events {
 		switch e.Kind {
 		case manifest.EventTurn:
@@ -300,7 +302,7 @@ func unrecordedDeletes(steps map[string][]recov.Step) []issue {
 
 // replayWithHistory replays the sources (host copies from base, or from the
 // sessions' own directories when they exist here).
-func replayWithHistory(ctx context.Context, sources []recov.Source, base string) ([]*recov.FileResult, map[string][]recov.Step, recov.Stats, error) {
+func replayWithHistory(ctx context.Context, sources []recov.Source, base string) (*recov.Reconstructor, []*recov.FileResult, recov.Stats, error) {
 	var rules []recov.Rule
 	for _, s := range sources {
 		cwd := s.Header().Cwd
@@ -337,7 +339,7 @@ func replayWithHistory(ctx context.Context, sources []recov.Source, base string)
 		rc.Add(&op)
 	}
 	files, st := rc.Finish()
-	return files, rc.Histories(), st, nil
+	return rc, files, st, nil
 }
 
 // decideVerdict states how the session ended, with its evidence.
@@ -422,16 +424,20 @@ func (a *app) printInspection(in *inspection) {
 		t := e.Time.Local().Format("15:04:05")
 		switch e.Kind {
 		case manifest.EventTurn:
-			fmt.Fprintf(tw, "%s\tturn\t\t%s\n", t, e.Text)
+			fmt.Fprintf(tw, "%s\tturn\t\t%s\n", t, printable(e.Text))
 		case manifest.EventAborted:
-			fmt.Fprintf(tw, "%s\tstop\t\t%s\n", t, e.Text)
+			fmt.Fprintf(tw, "%s\tstop\t\t%s\n", t, printable(e.Text))
 		default:
-			line := fmt.Sprintf("%s\t%s\t%s\t%s", t, e.Tool, e.Outcome, e.Target)
+			line := fmt.Sprintf("%s\t%s\t%s\t%s", t, printable(e.Tool), e.Outcome, printable(e.Target))
 			if e.Outcome != manifest.OutcomeApplied && e.Detail != "" {
-				line += "  — " + e.Detail
+				line += "  — " + printable(e.Detail)
 			}
 			for _, o := range e.Ops {
-				line += fmt.Sprintf("  [%s %s]", o.Kind, strings.Join(o.Paths, " "))
+				if len(o.Paths) == 0 {
+					line += fmt.Sprintf("  [%s: files it does not name]", o.Kind)
+					continue
+				}
+				line += fmt.Sprintf("  [%s %s]", o.Kind, printable(strings.Join(o.Paths, " ")))
 			}
 			fmt.Fprintln(tw, line)
 		}
@@ -440,15 +446,15 @@ func (a *app) printInspection(in *inspection) {
 	if len(in.Unrecoverable) > 0 {
 		fmt.Fprintln(out, "\ncannot be recovered:")
 		for _, u := range in.Unrecoverable {
-			fmt.Fprintf(out, "  %s\n    why: %s\n    check: %s\n", u.Path, u.Why, u.Check)
+			fmt.Fprintf(out, "  %s\n    why: %s\n    check: %s\n", printable(u.Path), printable(u.Why), u.Check)
 		}
 	}
 	if len(in.Files) > 0 {
 		fmt.Fprintln(out, "\nfiles:")
 		for _, f := range in.Files {
-			fmt.Fprintf(out, "  %s  %s, %s, %d op(s)\n", f.Path, f.Confidence, f.Final, len(f.Steps))
+			fmt.Fprintf(out, "  %s  %s, %s, %d op(s)\n", printable(f.Path), f.Confidence, f.Final, len(f.Steps))
 			for _, d := range f.Drift {
-				fmt.Fprintf(out, "    drift: %s\n", d)
+				fmt.Fprintf(out, "    drift: %s\n", printable(d))
 			}
 		}
 	}
@@ -459,7 +465,7 @@ func (a *app) printInspection(in *inspection) {
 				fmt.Fprintf(out, "  … %d more (--json lists them all)\n", len(in.Warnings)-20)
 				break
 			}
-			fmt.Fprintf(out, "  %s\n", w.String())
+			fmt.Fprintf(out, "  %s\n", printable(w.String()))
 		}
 	}
 }

@@ -73,11 +73,11 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 		agents[col.Session.ID] = string(col.Session.Agent)
 		sources = append(sources, &recov.SliceSource{S: col.Session, Ops: col.Ops})
 	}
-	_, steps, _, err := replayWithHistory(ctx, sources, o.Base)
+	rc, _, _, err := replayWithHistory(ctx, sources, o.Base)
 	if err != nil {
 		return err
 	}
-	for p, ss := range steps {
+	for p, ss := range rc.Histories() {
 		if !sameFile(p, target) {
 			continue
 		}
@@ -108,7 +108,7 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 			head = ansiBold + head + ansiReset
 		}
 		fmt.Fprintln(a.stdout, head)
-		fmt.Fprintf(a.stdout, "  %s  (line %d: %s)\n", e.Path, e.Line, e.Why)
+		fmt.Fprintf(a.stdout, "  %s  (line %d: %s)\n", printable(e.Path), e.Line, printable(e.Why))
 		if !e.Replayed {
 			fmt.Fprintln(a.stdout, "  not replayed")
 		}

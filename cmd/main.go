@@ -71,7 +71,7 @@ func (a *app) exit(ctx context.Context, err error) int {
 		}
 		return ExitPartial
 	}
-	fmt.Fprintf(a.stderr, "sandbox: error: %s\n", strings.TrimSuffix(err.Error(), "."))
+	fmt.Fprintf(a.stderr, "sandbox: error: %s\n", inertLines(strings.TrimSuffix(err.Error(), ".")))
 	var he *HintError
 	if errors.As(err, &he) && he.Hint != "" {
 		fmt.Fprintf(a.stderr, "sandbox: hint: %s\n", he.Hint)

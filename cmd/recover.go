@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
 	recov "github.com/agentsandbox/sandbox/recover"
@@ -301,7 +302,7 @@ func (a *app) confirm(res *recov.Result) (bool, error) {
 	fmt.Fprintln(tw, "ACTION\tGRADE\tFILE")
 	for _, p := range res.Plans {
 		if p.Written() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Action, p.File.Confidence, p.Target.Path())
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Action, p.File.Confidence, printable(p.Target.Path()))
 		}
 	}
 	tw.Flush()
@@ -313,7 +314,7 @@ func (a *app) confirm(res *recov.Result) (bool, error) {
 
 func (o recoverOptions) validate() (recov.Options, error) {
 	opts := recov.Options{Dest: o.Dest, Base: o.Base, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
-		OnConflict: recov.ConflictPolicy(o.OnConflict), DestPerSession: o.DestPerSession}
+		OnConflict: recov.ConflictPolicy(o.OnConflict), DestPerSession: o.DestPerSession, LockDir: harness.DefaultRoot()}
 	switch o.Unknown {
 	case "", "skip":
 	case "apply":
@@ -363,7 +364,7 @@ func mapTargets(rules []recov.Rule) []string {
 func (a *app) logStreams(ctx context.Context, streams []*parse.Stream) {
 	for _, s := range streams {
 		if err := s.Err(); err != nil && ctx.Err() == nil {
-			a.log.Warn().Str("transcript", s.Name()).Err(err).Msg("transcript could not be read to the end; using everything before the damage")
+			a.log.Warn().Str("transcript", printable(s.Name())).Err(err).Msg("transcript could not be read to the end; using everything before the damage")
 		}
 		a.logWarnings(s.Session().Warnings)
 	}
@@ -373,10 +374,10 @@ func (a *app) logWarnings(ws []manifest.Warning) {
 	const shown = 10
 	for i, w := range ws {
 		if i == shown && a.verbose == 0 {
-			a.log.Warn().Msgf("%s: %d more warnings (-v shows them all; --json lists them)", w.File, len(ws)-shown)
+			a.log.Warn().Msgf("%s: %d more warnings (-v shows them all; --json lists them)", printable(w.File), len(ws)-shown)
 			return
 		}
-		a.log.Warn().Msg(w.String())
+		a.log.Warn().Msg(printable(w.String()))
 	}
 }
 
@@ -401,7 +402,7 @@ func (a *app) printRecover(res *recov.Result, dry bool) {
 		tw := a.table()
 		fmt.Fprintln(tw, "ACTION\tPATH\tCONFIDENCE\tOPS\tREASON")
 		for _, f := range res.Report.Files {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", f.Action, f.Path, f.Confidence, f.Ops, f.Reason)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", f.Action, printable(f.Path), f.Confidence, f.Ops, printable(f.Reason))
 		}
 		tw.Flush()
 	}
@@ -437,25 +438,25 @@ func (plainTable) Flush() error { return nil }
 // printPlan prints one file's plan: its action, reasons and diff.
 func (a *app) printPlan(p *recov.FilePlan, color bool) {
 	out := a.stdout
-	head := fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, p.Path(), p.File.Confidence, p.File.Ops, plural(p.File.Ops))
+	head := fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, printable(p.Path()), p.File.Confidence, p.File.Ops, plural(p.File.Ops))
 	if color {
 		head = ansiBold + head + ansiReset
 	}
 	fmt.Fprintln(out, head)
 	if p.Reason != "" {
-		fmt.Fprintf(out, "  %s\n", p.Reason)
+		fmt.Fprintf(out, "  %s\n", printable(p.Reason))
 	}
 	if g := p.File.Confidence; (g == recov.Stale || g == recov.UnknownOutcome) && p.File.Reason != "" && p.File.Reason != p.Reason {
-		fmt.Fprintf(out, "  %s: %s\n", g, p.File.Reason)
+		fmt.Fprintf(out, "  %s: %s\n", g, printable(p.File.Reason))
 	}
 	for _, d := range p.File.Drift {
-		fmt.Fprintf(out, "  drift: %s\n", d)
+		fmt.Fprintf(out, "  drift: %s\n", printable(d))
 	}
 	for _, d := range p.File.Fuzz {
-		fmt.Fprintf(out, "  fuzz: %s\n", d)
+		fmt.Fprintf(out, "  fuzz: %s\n", printable(d))
 	}
 	for _, n := range p.File.Notes {
-		fmt.Fprintf(out, "  note: %s\n", n)
+		fmt.Fprintf(out, "  note: %s\n", printable(n))
 	}
 	writeDiff(out, recov.Diff(p), color)
 }
@@ -479,22 +480,28 @@ func writeDiff(w io.Writer, diff string, color bool) {
 	if diff == "" {
 		return
 	}
-	if !color {
-		io.WriteString(w, diff)
-		return
-	}
 	for _, l := range strings.SplitAfter(diff, "\n") {
+		body := strings.TrimSuffix(l, "\n")
+		end := l[len(body):]
+		if strings.HasSuffix(body, "\r") {
+			body, end = body[:len(body)-1], "\r"+end // CRLF content: the line end stays
+		}
+		body = inert(body) // file content never drives the terminal
+		if !color {
+			io.WriteString(w, body+end)
+			continue
+		}
 		switch {
 		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
-			io.WriteString(w, ansiBold+strings.TrimSuffix(l, "\n")+ansiReset+"\n")
+			io.WriteString(w, ansiBold+body+ansiReset+end)
 		case strings.HasPrefix(l, "+"):
-			io.WriteString(w, ansiGreen+strings.TrimSuffix(l, "\n")+ansiReset+"\n")
+			io.WriteString(w, ansiGreen+body+ansiReset+end)
 		case strings.HasPrefix(l, "-"):
-			io.WriteString(w, ansiRed+strings.TrimSuffix(l, "\n")+ansiReset+"\n")
+			io.WriteString(w, ansiRed+body+ansiReset+end)
 		case strings.HasPrefix(l, "@@"):
-			io.WriteString(w, ansiCyan+strings.TrimSuffix(l, "\n")+ansiReset+"\n")
+			io.WriteString(w, ansiCyan+body+ansiReset+end)
 		default:
-			io.WriteString(w, l)
+			io.WriteString(w, body+end)
 		}
 	}
 }

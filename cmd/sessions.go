@@ -91,7 +91,7 @@ func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
 		if s.Harness != "" {
 			id += " (" + s.Harness + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\n", s.Agent, id, when(s.Start), when(s.End), s.Cwd,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\n", s.Agent, printable(id), when(s.Start), when(s.End), printable(s.Cwd),
 			s.OpsApplied, s.OpsFailed, s.Files, s.Verdict)
 	}
 	return tw.Flush()

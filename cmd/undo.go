@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
+	"github.com/agentsandbox/sandbox/harness"
 	recov "github.com/agentsandbox/sandbox/recover"
 	"github.com/spf13/cobra"
 )
@@ -55,6 +57,11 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := recov.LockDests(harness.DefaultRoot(), []string{root})
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
 	name := o.Journal
@@ -65,7 +72,8 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 	}
 	name = filepath.Base(name)
 	res, err := recov.Undo(fsys, root, name)
-	if err != nil {
+	var ie *recov.IncompleteError
+	if err != nil && !errors.As(err, &ie) {
 		return err
 	}
 	refused := 0
@@ -82,9 +90,12 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 		tw := a.table()
 		fmt.Fprintln(tw, "ACTION\tPATH\tREASON")
 		for _, r := range res {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Action, r.Path, r.Reason)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Action, printable(r.Path), printable(r.Reason))
 		}
 		tw.Flush()
+	}
+	if ie != nil {
+		return ie // exit 1: the journal is kept, undo again finishes it
 	}
 	if refused > 0 {
 		return &PartialError{fmt.Sprintf("%d file(s) changed since the apply were left as they are", refused)}

@@ -94,9 +94,37 @@ func Apply(ctx context.Context, plans []*FilePlan, fsys FS, journals *JournalSet
 		if err := ctx.Err(); err != nil {
 			return a.fail(p.Target, err)
 		}
-		if err := a.apply(p); err != nil {
+		err := a.apply(p)
+		if errors.Is(err, errChanged) {
+			changed(p)
+			continue
+		}
+		if err != nil {
 			return a.fail(p.Target, err)
 		}
+	}
+	return nil
+}
+
+// errChanged is a host file that is no longer what the plan saw.
+var errChanged = errors.New("changed on the host since the plan")
+
+// changed turns the plan of a file that changed on the host between the
+// plan and its write into a conflict: the host file is left as it is.
+func changed(p *FilePlan) {
+	p.Action, p.Write, p.Backup = ActConflict, Content{}, nil
+	p.Reason = "changed on the host after the plan was made (by another program): left as it is"
+}
+
+// recheck reads a host file again just before it is written: another
+// program may have changed it since the plan.
+func (a *applier) recheck(t Target, want Content) error {
+	data, _, exists, err := a.fsys.ReadFile(t)
+	if err != nil {
+		return err
+	}
+	if exists != want.Exists || (exists && string(data) != want.Text) {
+		return fmt.Errorf("%s: %w", t.Path(), errChanged)
 	}
 	return nil
 }
@@ -180,6 +208,16 @@ func (a *applier) remove(t Target, host Content, mode fs.FileMode) error {
 func (a *applier) apply(p *FilePlan) error {
 	if !p.Mapped || !p.Written() {
 		return nil
+	}
+	if p.Host.Known && p.Backup == nil {
+		if err := a.recheck(p.Target, p.Host); err != nil {
+			return err
+		}
+	}
+	if p.From != nil && p.FromHost.Known {
+		if err := a.recheck(*p.From, p.FromHost); err != nil {
+			return err
+		}
 	}
 	switch {
 	case p.Backup != nil:

@@ -110,6 +110,8 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 	}
 	var sessions []manifest.Session
 	var ops []manifest.Op
+	unlock := func() {}
+	defer func() { unlock() }()
 	replay := map[string]*FileResult{} // manifest files that override the replay
 	var applyErr error
 	rd := manifest.Reader{
@@ -145,6 +147,11 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 			if m, err = NewMapper(dedupRules(rules)); err != nil {
 				return err
 			}
+			u, err := lockRules(opts, rules)
+			if err != nil {
+				return err
+			}
+			unlock = u
 			bm = m
 			if opts.Base != "" {
 				bm, err = NewMapper(dedupRules(append(append([]Rule{}, opts.Maps...), baseRules...)))
@@ -164,16 +171,21 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 				return nil
 			}
 			p := planOne(f, m, fsys, opts.OnConflict, claimed)
+			if !opts.DryRun {
+				if err := a.apply(p); errors.Is(err, errChanged) {
+					changed(p)
+				} else if err != nil {
+					addFile(rep, p)
+					applyErr = a.fail(p.Target, err)
+					return applyErr
+				}
+			}
 			if each != nil {
 				each(p)
 			}
 			addFile(rep, p)
 			if opts.DryRun {
 				return nil
-			}
-			if err := a.apply(p); err != nil {
-				applyErr = a.fail(p.Target, err)
-				return applyErr
 			}
 			// The content is written: keep only the report.
 			p.Host.Text, p.Write.Text, f.Final.Text, f.Start.Text = "", "", "", ""
@@ -192,7 +204,8 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 			return res, ae
 		}
 		var pe *ProjectsError
-		if errors.As(err, &pe) {
+		var be *BusyError
+		if errors.As(err, &pe) || errors.As(err, &be) {
 			return nil, err
 		}
 		return res, fmt.Errorf("reading the manifest: %w", err)
@@ -246,25 +259,13 @@ func replayManifest(ctx context.Context, res *Result, sessions []manifest.Sessio
 	if err != nil {
 		return res, err
 	}
-	res.Plans, res.Files = plans, files
-	journals := res.Journals
-	res.Report = buildReport(sessions, counts, plans, stats, opts.DryRun)
+	res.Plans, res.Files, res.warnings = plans, files, rc.Warnings()
 	if each != nil {
 		for _, p := range plans {
 			each(p)
 		}
 	}
-	if opts.DryRun {
-		return res, nil
-	}
-	if err := Apply(ctx, plans, fsys, journals); err != nil {
-		res.Report.Summary.Written = 0
-		return res, err
-	}
-	for _, j := range journals.Written() {
-		res.Report.Journals = append(res.Report.Journals, j.Dir())
-	}
-	return res, nil
+	return finishRun(ctx, res, sessions, counts, stats, fsys, opts, res.Journals)
 }
 
 // isRedacted tells a manifest file whose content --redact replaced.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sort"
 	"strings"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -55,9 +56,11 @@ type FilePlan struct {
 	Host     Content
 	HostMode fs.FileMode
 	Write    Content
-	// From is the move source on the host, for ActMove.
-	From   *Target
-	Reason string
+	// From is the move source on the host, for ActMove, and FromHost its
+	// content when planned.
+	From     *Target
+	FromHost Content
+	Reason   string
 	// Conflicts counts conflicting regions of a merge.
 	Conflicts int
 	// Backup is where the recovered version goes under OnConflictBackup.
@@ -121,6 +124,8 @@ func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy) ([]*Fi
 			kept = append(kept, p)
 		}
 	}
+	// The report lists, and the apply writes, in path order.
+	sort.SliceStable(kept, func(a, b int) bool { return kept[a].Path() < kept[b].Path() })
 	return kept, nil
 }
 
@@ -307,7 +312,7 @@ func pairMoves(plans []*FilePlan, byAgent map[string]*FilePlan) {
 			continue
 		}
 		t := src.Target
-		p.Action, p.From = ActMove, &t
+		p.Action, p.From, p.FromHost = ActMove, &t, src.Host
 		src.Action = "" // folded into the move
 	}
 }

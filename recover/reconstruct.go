@@ -162,7 +162,13 @@ type Reconstructor struct {
 	seen  map[[32]byte]bool
 	stats Stats
 	steps map[string][]Step
+	// warnings are things the report must say that belong to no one file.
+	warnings []manifest.Warning
 }
+
+// Warnings returns what the replay found that belongs to no one file (a
+// shell command that changed files it does not name).
+func (r *Reconstructor) Warnings() []manifest.Warning { return r.warnings }
 
 // Step is one operation's effect on one file.
 type Step struct {

@@ -27,9 +27,25 @@ type Options struct {
 	DryRun         bool
 	OnConflict     ConflictPolicy
 	IncludeUnknown bool
+	// LockDir is where destination locks are taken (the state directory);
+	// empty: no lock.
+	LockDir string
 	// DestPerSession puts each project (sessions that share a working
 	// directory) into its own folder of Dest, named after its first session.
 	DestPerSession bool
+}
+
+// lockRules takes the write lock of every destination the rules map onto,
+// held from the plan to the last write (none for a dry run).
+func lockRules(opts Options, rules []Rule) (func(), error) {
+	if opts.DryRun || opts.LockDir == "" {
+		return func() {}, nil
+	}
+	var roots []string
+	for _, r := range rules {
+		roots = append(roots, r.To)
+	}
+	return LockDests(opts.LockDir, roots)
 }
 
 // ProjectsError refuses to replay sessions of different working
@@ -151,6 +167,8 @@ type Result struct {
 	Files  []*FileResult
 	// Journals are where the apply recorded its changes.
 	Journals *JournalSet
+	// warnings from the replay, for the report.
+	warnings []manifest.Warning
 }
 
 // Partial reports whether any file was left unrecovered.
@@ -187,6 +205,11 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	if err != nil {
 		return nil, err
 	}
+	if unlock, err := lockRules(opts, rules); err != nil {
+		return nil, err
+	} else {
+		defer unlock()
+	}
 	bm := m
 	if opts.Base != "" {
 		if bm, err = NewMapper(dedupRules(append(append([]Rule{}, opts.Maps...), baseRules...))); err != nil {
@@ -207,14 +230,22 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	for i, src := range sources {
 		sessions[i] = src.Session()
 	}
-	res := &Result{Plans: plans, Files: files}
-	res.Report = buildReport(sessions, counts, plans, stats, opts.DryRun)
-	if opts.DryRun {
-		return res, nil
+	res := &Result{Plans: plans, Files: files, warnings: rc.Warnings()}
+	return finishRun(ctx, res, sessions, counts, stats, fsys, opts, NewJournalSet(fsys, time.Now()))
+}
+
+// finishRun applies a recovery's plans (unless it is a dry run) and builds
+// its report from what was done: a file that changed on the host between
+// the plan and its write is reported as the conflict it became.
+func finishRun(ctx context.Context, res *Result, sessions []manifest.Session, counts []int, stats Stats, fsys FS, opts Options, journals *JournalSet) (*Result, error) {
+	var err error
+	if !opts.DryRun {
+		res.Journals = journals
+		err = Apply(ctx, res.Plans, fsys, journals)
 	}
-	journals := NewJournalSet(fsys, time.Now())
-	res.Journals = journals
-	if err := Apply(ctx, plans, fsys, journals); err != nil {
+	res.Report = buildReport(sessions, counts, res.Plans, stats, opts.DryRun)
+	res.Report.Warnings = append(res.Report.Warnings, res.warnings...)
+	if err != nil {
 		res.Report.Summary.Written = 0
 		return res, err
 	}

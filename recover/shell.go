@@ -121,7 +121,21 @@ func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
 			}
 		}
 	default:
+		if len(e.Paths) == 0 {
+			// A formatter or task runner over files it does not name.
+			r.warnings = append(r.warnings, manifest.Warning{File: op.Provenance.Transcript, Line: op.Provenance.Line, Offset: op.Provenance.Offset,
+				Message: fmt.Sprintf("a shell command changed files it does not name (%s: %s): files it touched may differ from what is recovered", e.Verb, firstLine(op.Command))})
+		}
 		for _, p := range e.Paths {
+			if e.Recursive {
+				// gofmt -w ., prettier --write src/: every file known inside.
+				for _, q := range r.under(p) {
+					r.staleFile(q, op, "changed by a shell command that cannot be replayed (%s: %s)", e.Verb, firstLine(op.Command))
+				}
+				if _, ok := r.files[r.key(p)]; !ok && !r.known(p) {
+					continue // a directory, or nothing known: no entry of its own
+				}
+			}
 			r.staleFile(p, op, "changed by a shell command that cannot be replayed (%s: %s)", e.Verb, firstLine(op.Command))
 		}
 	}

@@ -1,6 +1,7 @@
 package recover
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
@@ -162,6 +163,18 @@ func withNL(lines []string) []string {
 	return lines
 }
 
+// diffName quotes a file name as git does when it holds a control byte, a
+// quote or a backslash, so a name can never break a diff's header into
+// lines of its own.
+func diffName(name string) string {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == 0x7f || c == '"' || c == '\\' {
+			return strconv.Quote(name)
+		}
+	}
+	return name
+}
+
 // UnifiedDiff returns a unified diff from a to b with three lines of
 // context, "" when they are equal.
 func UnifiedDiff(oldName, newName, a, b string) string {
@@ -171,7 +184,7 @@ func UnifiedDiff(oldName, newName, a, b string) string {
 	al := splitLinesKeep(a)
 	edits := lineEdits(a, b)
 	const ctx = 3
-	fd := &sgdiff.FileDiff{OrigName: oldName, NewName: newName}
+	fd := &sgdiff.FileDiff{OrigName: diffName(oldName), NewName: diffName(newName)}
 	for k := 0; k < len(edits); {
 		// group edits whose context windows touch
 		g := k + 1
