@@ -238,7 +238,7 @@ func (rd Reader) Read(r io.Reader) error {
 	}
 	var schema string
 	var simple SimpleForm
-	isSimple, simpleDone := false, false
+	isSimple := false
 	var sessions []Session
 	sessionsDone := false
 	flushSessions := func() error {
@@ -248,6 +248,15 @@ func (rd Reader) Read(r io.Reader) error {
 		}
 		sessionsDone = true
 		return rd.Sessions(sessions)
+	}
+	// The simple form's one session, reported once however many "exports"
+	// lists the document holds.
+	simpleSessions := func() error {
+		if sessionsDone {
+			return nil
+		}
+		sessionsDone = true
+		return rd.simpleSessions(simple)
 	}
 	for d.More() {
 		t, err := d.Token()
@@ -308,30 +317,23 @@ func (rd Reader) Read(r io.Reader) error {
 		case "exports":
 			// One export at a time: the form can carry hundreds of MB.
 			isSimple = true
-			started := false
 			n := 0
 			if err := eachElement(d, func() error {
 				var e Export
 				if err := d.Decode(&e); err != nil {
 					return err
 				}
-				if !started {
-					started = true
-					if err := rd.simpleSessions(simple); err != nil {
-						return err
-					}
+				if err := simpleSessions(); err != nil {
+					return err
 				}
 				n++
 				return rd.simpleExport(simple.Session, simple.Cwd, n-1, e)
 			}); err != nil {
 				return fail(err)
 			}
-			if !started {
-				if err := rd.simpleSessions(simple); err != nil {
-					return err
-				}
+			if err := simpleSessions(); err != nil {
+				return err
 			}
-			simpleDone = true
 		default:
 			var skip json.RawMessage
 			if err := d.Decode(&skip); err != nil {
@@ -339,11 +341,18 @@ func (rd Reader) Read(r io.Reader) error {
 			}
 		}
 	}
-	if isSimple {
-		if !simpleDone {
-			return rd.simpleSessions(simple)
+	// More is false at the end of the input too: only the closing brace
+	// says the manifest is whole. A manifest cut between two keys would
+	// otherwise read as a smaller one (without the files that say which
+	// content was redacted, say).
+	if t, err := d.Token(); err != nil || t != json.Delim('}') {
+		if err == nil {
+			err = errors.New("expected the end of the object")
 		}
-		return nil
+		return fail(err)
+	}
+	if isSimple {
+		return simpleSessions()
 	}
 	if schema == "" {
 		return fail(errors.New(`neither a sandbox manifest ("schema") nor the simple form ("exports")`))
@@ -403,6 +412,12 @@ func (rd Reader) simpleExport(session, cwd string, i int, e Export) error {
 			content = string(b)
 		}
 		f.Final = State{State: StateContent, Encoding: "utf-8", Content: &content}
+		if !utf8.ValidString(content) {
+			// A State says "utf-8" only of text that is: written out as
+			// JSON, other bytes would turn into U+FFFD.
+			enc := base64.StdEncoding.EncodeToString([]byte(content))
+			f.Final.Encoding, f.Final.Content = "base64", &enc
+		}
 	}
 	// A relative path is relative to the form's working directory (or the
 	// destination); one that climbs out with ".." never maps anywhere.
