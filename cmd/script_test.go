@@ -61,6 +61,7 @@ func TestScripts(t *testing.T) {
 			"archive":   cmdArchive,
 			"mtime":     cmdMtime,
 			"exits":     cmdExits,
+			"cmpnoeol":  cmdCmpNoEOL,
 		},
 	})
 }
@@ -83,6 +84,19 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdCmpNoEOL compares a file that ends without a newline with a txtar file,
+// which always ends with one: cmpnoeol GOT WANT. GOT must be WANT without its
+// final newline, byte for byte.
+func cmdCmpNoEOL(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmpnoeol GOT WANT")
+	}
+	got, want := ts.ReadFile(args[0]), ts.ReadFile(args[1])
+	if !strings.HasSuffix(want, "\n") || got != strings.TrimSuffix(want, "\n") {
+		ts.Fatalf("%s differs from %s without its final newline:\n%q\n%q", args[0], args[1], got, want)
 	}
 }
 
