@@ -1,21 +1,32 @@
 package recover
 
 import (
+	"encoding/json"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
-// FuzzApplyChunks checks the applier on arbitrary content and chunks: no
-// panic, and a success always ends with a newline, as codex's does (or is
-// empty, when every line was removed).
+// FuzzApplyChunks checks the applier on arbitrary content and chunks:
+//   - a success ends with a newline, as codex's does (or is empty, when
+//     every line was removed);
+//   - Strict only refuses: where it succeeds, Faithful gives the same text
+//     and the same fuzz;
+//   - a chunk whose old and new lines are the same lines of the content
+//     (context only) is the identity, as the grammar says: the content
+//     comes back as it was, with a final newline added when it had none
+//     (codex drops the newline of a last empty line: not checked there).
 func FuzzApplyChunks(f *testing.F) {
-	f.Add("a\nb\nc\n", "b", "B", "", false, true)
-	f.Add("x\r\ny\r\n", "y", "Y", "x", true, false)
-	f.Add("", "", "new", "", false, true)
-	f.Add("dup\ndup\n", "dup", "", "", false, false)
-	f.Fuzz(func(t *testing.T, content, old, new, ctx string, eof, faithful bool) {
+	f.Add("a\nb\nc\n", "b", "B", "", false, true, uint8(1), uint8(1))
+	f.Add("x\r\ny\r\n", "y", "Y", "x", true, false, uint8(0), uint8(2))
+	f.Add("", "", "new", "", false, true, uint8(0), uint8(0))
+	f.Add("dup\ndup\n", "dup", "", "", false, false, uint8(1), uint8(1))
+	f.Add("say \u201chi\u201d\n  y  \nz", "  y", "Y", "say \"hi\"", false, true, uint8(1), uint8(2))
+	f.Fuzz(func(t *testing.T, content, old, new, ctx string, eof, faithful bool, from, n uint8) {
 		c := manifest.Chunk{OldLines: splitOrEmpty(old), NewLines: splitOrEmpty(new), EOF: eof}
 		if ctx != "" {
 			c.Context = &ctx
@@ -24,9 +35,40 @@ func FuzzApplyChunks(f *testing.F) {
 		if faithful {
 			mode = Faithful
 		}
-		out, _, err := ApplyChunks(content, "f", []manifest.Chunk{c}, mode)
+		out, fuzz, err := ApplyChunks(content, "f", []manifest.Chunk{c}, mode)
 		if err == nil && out != "" && !strings.HasSuffix(out, "\n") {
 			t.Fatalf("result %q does not end with a newline", out)
+		}
+		if mode == Strict && err == nil {
+			fout, ffuzz, ferr := ApplyChunks(content, "f", []manifest.Chunk{c}, Faithful)
+			if ferr != nil || fout != out || ffuzz != fuzz {
+				t.Fatalf("strict gave %q (fuzz %d), faithful %q (fuzz %d, %v)", out, fuzz, fout, ffuzz, ferr)
+			}
+		}
+
+		// The identity: lines [from, from+n) of the content, as context.
+		text, eol := content, "\n"
+		if strings.Contains(text, "\r\n") && strings.Count(text, "\r\n") == strings.Count(text, "\n") {
+			text, eol = strings.ReplaceAll(text, "\r\n", "\n"), "\r\n"
+		}
+		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+		if text == "" || (strings.HasSuffix(text, "\n") && lines[len(lines)-1] == "") || int(from) >= len(lines) {
+			return
+		}
+		window := lines[from:min(len(lines), int(from)+int(n)+1)]
+		same := manifest.Chunk{OldLines: window, NewLines: window, EOF: eof && int(from)+len(window) == len(lines)}
+		want := content
+		if !strings.HasSuffix(text, "\n") {
+			want += eol
+		}
+		for _, m := range []MatchMode{Faithful, Strict} {
+			got, fz, err := ApplyChunks(content, "f", []manifest.Chunk{same}, m)
+			if m == Strict && err != nil && strings.Contains(err.Error(), "ambiguous") {
+				continue // the window occurs twice: Strict refuses, as it must
+			}
+			if err != nil || got != want || fz != 0 {
+				t.Fatalf("mode %d: context-only chunk %q on %q gave %q (fuzz %d, %v), want the content back", m, window, content, got, fz, err)
+			}
 		}
 	})
 }
@@ -75,11 +117,177 @@ func FuzzApplyEdit(f *testing.F) {
 	})
 }
 
-// FuzzEditNotebook checks that cell edits on any JSON never panic.
+// FuzzEditNotebook edits any JSON as a notebook. Where the edit succeeds:
+//   - the result is JSON, and everything but the cells is unchanged;
+//   - replace keeps the cell count, insert adds one cell and delete removes
+//     one, and every cell the edit did not touch is kept as it was;
+//   - the cell edited or inserted has the new source (and type);
+//   - the edited cell is one the edit named: by id, or as cell-N.
+//
+// Documents with a key twice in one object are left out: which of the two
+// a notebook reader takes is not the edit's to decide.
 func FuzzEditNotebook(f *testing.F) {
-	f.Add(`{"cells":[{"cell_type":"code","id":"a","source":"x","outputs":[1]}],"nbformat":4}`, "a", "y", "replace")
-	f.Add(`{"cells":[]}`, "", "first", "insert")
-	f.Fuzz(func(t *testing.T, nb, id, src, mode string) {
-		_, _ = EditNotebook(nb, manifest.NotebookCell{CellID: id, NewSource: src, EditMode: mode})
+	f.Add(`{"cells":[{"cell_type":"code","id":"a","source":"x","outputs":[1]}],"nbformat":4}`, "a", "y", "replace", "")
+	f.Add(`{"cells":[]}`, "", "first", "insert", "markdown")
+	f.Add(`{"cells": [{"cell_type": "code", "execution_count": 3, "id": "c1", "metadata": {}, "outputs": [{"text": "old"}], "source": ["print(1)\n", "x"]}, {"cell_type": "markdown", "id": "m1", "metadata": {"tags": []}, "source": "# <Title> \u00e9"}], "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}`, "cell-1", "## new", "delete", "")
+	f.Add(`{"cells": [{"cell_type": "raw", "id": "r", "source": ""}, {"cell_type": "code", "id": "r", "source": "1.50e3"}], "n": 1.50e3}`, "r", "z", "insert", "code")
+	f.Fuzz(func(t *testing.T, nb, id, src, mode, typ string) {
+		cell := manifest.NotebookCell{CellID: id, NewSource: src, EditMode: mode, CellType: typ}
+		out, err := EditNotebook(nb, cell)
+		if hasDuplicateKeys(nb) {
+			return
+		}
+		if err != nil {
+			// A cell that is there by id is found. (Ids that JSON and Go
+			// quote differently, with <, >, & or control characters, are
+			// not: reported under issue 19, left out here until fixed.)
+			var doc struct{ Cells []struct{ ID *string } }
+			if id == "" || strings.ContainsAny(id, "<>&") || strings.ContainsFunc(id, func(r rune) bool { return r < ' ' || r == 0x7f }) ||
+				!utf8.ValidString(id) || (mode != "" && mode != "replace" && mode != "insert" && mode != "delete") || json.Unmarshal([]byte(nb), &doc) != nil {
+				return
+			}
+			for _, c := range doc.Cells {
+				if c.ID != nil && *c.ID == id && strings.Contains(err.Error(), "not found") {
+					t.Fatalf("cell %q is in the notebook, yet: %v", id, err)
+				}
+			}
+			return
+		}
+		var in, got map[string]any
+		if err := decodeNumbers(nb, &in); err != nil {
+			t.Fatalf("edited a notebook that is not a JSON object: %v", err)
+		}
+		if err := decodeNumbers(out, &got); err != nil {
+			t.Fatalf("the edit is not JSON: %v\n%s", err, out)
+		}
+		before, after := in["cells"].([]any), got["cells"].([]any)
+		delete(in, "cells")
+		delete(got, "cells")
+		if !reflect.DeepEqual(in, got) {
+			t.Fatalf("the edit changed more than the cells:\n%v\n%v", in, got)
+		}
+		// JSON carries text: bytes that are not UTF-8 are U+FFFD in it.
+		id, src, typ = utf8JSON(id), utf8JSON(src), utf8JSON(typ)
+		named := func(i int) bool {
+			if c, ok := before[i].(map[string]any); ok && c["id"] == id {
+				return true
+			}
+			k, err := strconv.Atoi(strings.TrimPrefix(id, "cell-"))
+			return strings.HasPrefix(id, "cell-") && err == nil && k == i
+		}
+		if mode == "" {
+			mode = "replace"
+		}
+		at := -1 // the index in after of the edited or inserted cell
+		switch mode {
+		case "replace":
+			if len(after) != len(before) {
+				t.Fatalf("replace: %d cells, then %d", len(before), len(after))
+			}
+			for i := range before {
+				if !reflect.DeepEqual(before[i], after[i]) {
+					if at >= 0 {
+						t.Fatalf("replace changed cells %d and %d", at, i)
+					}
+					at = i
+				}
+			}
+			if at < 0 { // an edit that changes nothing: find the cell named
+				for i := range before {
+					if named(i) {
+						at = i
+					}
+				}
+			}
+			if at < 0 || !named(at) {
+				t.Fatalf("replace of %q changed cell %d, which it does not name", id, at)
+			}
+		case "insert":
+			if len(after) != len(before)+1 {
+				t.Fatalf("insert: %d cells, then %d", len(before), len(after))
+			}
+			for at = 0; at < len(before) && reflect.DeepEqual(before[at], after[at]); at++ {
+			}
+			if !reflect.DeepEqual(before[at:], after[at+1:]) {
+				t.Fatalf("insert at %d moved or changed other cells", at)
+			}
+			for at > 0 && !named(at-1) && reflect.DeepEqual(after[at], after[at-1]) {
+				at-- // the same cell inserted next to its twin: the first of them
+			}
+			if (id == "" && at != 0) || (id != "" && (at == 0 || !named(at-1))) {
+				t.Fatalf("insert after %q landed at %d", id, at)
+			}
+		case "delete":
+			if len(after) != len(before)-1 {
+				t.Fatalf("delete: %d cells, then %d", len(before), len(after))
+			}
+			for at = 0; at < len(after) && reflect.DeepEqual(before[at], after[at]); at++ {
+			}
+			if !reflect.DeepEqual(before[at+1:], after[at:]) {
+				t.Fatalf("delete of %d moved or changed other cells", at)
+			}
+			for at < len(after) && !named(at) && reflect.DeepEqual(before[at], before[at+1]) {
+				at++ // a twin of the deleted cell: the one named
+			}
+			if !named(at) {
+				t.Fatalf("delete of %q removed cell %d", id, at)
+			}
+			return
+		default:
+			t.Fatalf("unknown edit_mode %q accepted", mode)
+		}
+		c, _ := after[at].(map[string]any)
+		if c["source"] != src || (typ != "" && c["cell_type"] != typ) {
+			t.Fatalf("cell %d after the edit: %v; want source %q, type %q", at, c, src, typ)
+		}
 	})
+}
+
+func utf8JSON(s string) string {
+	b, _ := json.Marshal(s)
+	_ = json.Unmarshal(b, &s)
+	return s
+}
+
+func decodeNumbers(s string, v any) error {
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	return d.Decode(v)
+}
+
+// hasDuplicateKeys reports a JSON text with a key twice in one object (or
+// that is not JSON).
+func hasDuplicateKeys(s string) bool {
+	d := json.NewDecoder(strings.NewReader(s))
+	var walk func() bool
+	walk = func() bool {
+		tok, err := d.Token()
+		if err != nil {
+			return true
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for d.More() {
+				k, err := d.Token()
+				ks, _ := k.(string)
+				if err != nil || seen[ks] || walk() {
+					return true
+				}
+				seen[ks] = true
+			}
+			_, err = d.Token()
+			return err != nil
+		case json.Delim('['):
+			for d.More() {
+				if walk() {
+					return true
+				}
+			}
+			_, err = d.Token()
+			return err != nil
+		}
+		return false
+	}
+	return walk()
 }
