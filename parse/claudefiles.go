@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/agentsandbox/sandbox/manifest"
 )
 
 // claudeRoot returns the Claude Code config directory a transcript lives
@@ -57,7 +55,7 @@ func firstSessionID(name string) string {
 	defer f.Close()
 	buf := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, buf)
-	return headID(buf[:n], manifest.AgentClaude)
+	return readHead(buf[:n]).claudeID
 }
 
 // Companions returns the subagent transcripts of a Claude Code session

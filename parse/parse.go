@@ -3,6 +3,8 @@ package parse
 import (
 	"bytes"
 	"errors"
+	"strings"
+	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/codex"
@@ -21,84 +23,188 @@ var ErrUnknownFormat = errors.New("not a transcript of a known agent")
 // the other agent's. Records are read as JSON, so whitespace, key order and
 // escapes do not matter; the last record may be cut short.
 func Detect(head []byte) (manifest.Agent, bool) {
-	head = jsonl.TrimBOM(head)
-	// A transcript is JSON: prose that quotes one (a README, a spec) is not.
-	if t := bytes.TrimLeft(head, " \t\r\n\x00"); len(t) == 0 || t[0] != '{' {
-		return "", false
+	return readHead(head).agent()
+}
+
+// head is what the records at the start of a transcript say.
+type head struct {
+	// notJSON is set when the bytes do not start as JSON does (prose that
+	// quotes a record: a README, a spec); single when they are the
+	// single-JSON layout of the TypeScript codex-cli.
+	notJSON, single bool
+	votes           [2]int // Codex, Claude Code
+	// The first of each the records give.
+	claudeID, codexID, cwd string
+	span
+}
+
+// span is the earliest and latest timestamps seen.
+type span struct{ first, last time.Time }
+
+func (s *span) add(ts string) {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return
 	}
-	if codex.SingleJSON(head) {
-		return manifest.AgentCodex, true
+	if s.first.IsZero() || t.Before(s.first) {
+		s.first = t
 	}
-	var votes [2]int // codex, claude
-	first := true
-	eachLine(head, func(line []byte) {
-		switch shape(line, first) {
-		case manifest.AgentCodex:
-			votes[0]++
-		case manifest.AgentClaude:
-			votes[1]++
-		}
-		first = false
-	})
+	if t.After(s.last) {
+		s.last = t
+	}
+}
+
+// agent decides by the votes; a tie goes to Codex, whose marks are the
+// more specific.
+func (h *head) agent() (manifest.Agent, bool) {
 	switch {
-	case votes[0] == 0 && votes[1] == 0:
+	case h.notJSON:
 		return "", false
-	case votes[1] > votes[0]:
+	case h.single:
+		return manifest.AgentCodex, true
+	case h.votes[0] == 0 && h.votes[1] == 0:
+		return "", false
+	case h.votes[1] > h.votes[0]:
 		return manifest.AgentClaude, true
 	}
-	return manifest.AgentCodex, true // a tie goes to Codex, whose marks are the more specific
+	return manifest.AgentCodex, true
+}
+
+// readHead reads the records of a transcript's first bytes, each once.
+func readHead(b []byte) *head {
+	h := &head{}
+	b = jsonl.TrimBOM(b)
+	if t := bytes.TrimLeft(b, " \t\r\n\x00"); len(t) == 0 || t[0] != '{' {
+		h.notJSON = true
+		return h
+	}
+	if codex.SingleJSON(b) {
+		h.single = true
+		doc := gjson.ParseBytes(b) // read as far as it goes: the head may cut it
+		h.codexID = uuidOnly(doc.Get("session.id").Str)
+		h.add(doc.Get("session.timestamp").Str)
+		return h
+	}
+	first := true
+	eachLine(b, func(line string) {
+		r := readRecord(line)
+		switch r.shape(first) {
+		case manifest.AgentCodex:
+			h.votes[0]++
+		case manifest.AgentClaude:
+			h.votes[1]++
+		}
+		if h.claudeID == "" {
+			h.claudeID = r.sessionID.Str
+		}
+		if h.codexID == "" {
+			switch {
+			case r.typ.Str == "session_meta":
+				h.codexID = uuidOnly(firstNonEmpty(r.payload.Get("id").Str, r.payload.Get("session_id").Str))
+			case first && !r.typ.Exists():
+				h.codexID = uuidOnly(r.id.Str) // a legacy rollout's first line
+			}
+		}
+		if h.cwd == "" {
+			h.cwd = r.cwd.Str
+			if h.cwd == "" && (r.typ.Str == "session_meta" || r.typ.Str == "turn_context") {
+				h.cwd = r.payload.Get("cwd").Str
+			}
+		}
+		r.times(&h.span)
+		first = false
+	})
+	return h
 }
 
 // eachLine calls fn with each line of b that may be a record (it starts with
-// "{"), trimmed; the last one may be cut short.
-func eachLine(b []byte, fn func(line []byte)) {
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
+// "{"), trimmed; the last one may be cut short. The lines are of one copy
+// of b, which gjson results may keep.
+func eachLine(b []byte, fn func(line string)) {
+	s := string(b)
+	for len(s) > 0 {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
 		} else {
-			b = nil
+			s = ""
 		}
-		line = bytes.Trim(line, " \t\r\x00")
+		line = strings.Trim(line, " \t\r\x00")
 		if len(line) > 0 && line[0] == '{' {
 			fn(line)
 		}
 	}
 }
 
-// top reads the top-level fields named in want from a record (complete, or
-// cut short: those before the cut), the last of each as decoders do.
-func top(line []byte, want ...string) []gjson.Result {
-	out := make([]gjson.Result, len(want))
-	gjson.ParseBytes(line).ForEach(func(k, v gjson.Result) bool {
-		for i, w := range want {
-			if k.Str == w {
-				out[i] = v
-			}
+// record is the top-level fields of a record (complete, or cut short: those
+// before the cut) that tell its agent, id, cwd and time, the last of each
+// as decoders do.
+type record struct {
+	typ, sessionID, parentUUID, recordType, id, timestamp, cwd, payload, snapshot gjson.Result
+}
+
+func readRecord(line string) record {
+	var r record
+	gjson.Parse(line).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			r.typ = v
+		case "sessionId":
+			r.sessionID = v
+		case "parentUuid":
+			r.parentUUID = v
+		case "record_type":
+			r.recordType = v
+		case "id":
+			r.id = v
+		case "timestamp":
+			r.timestamp = v
+		case "cwd":
+			r.cwd = v
+		case "payload":
+			r.payload = v
+		case "snapshot":
+			r.snapshot = v
 		}
 		return true
 	})
-	return out
+	return r
 }
 
-// shape says which agent's record a line looks like, if either's.
-func shape(line []byte, first bool) manifest.Agent {
-	f := top(line, "type", "sessionId", "parentUuid", "record_type", "id", "timestamp")
-	typ, sessionID, parent, recordType, id, ts := f[0], f[1], f[2], f[3], f[4], f[5]
+// shape says which agent's record this looks like, if either's.
+func (r *record) shape(first bool) manifest.Agent {
 	switch {
-	case sessionID.Exists() || parent.Exists():
+	case r.sessionID.Exists() || r.parentUUID.Exists():
 		return manifest.AgentClaude
-	case typ.Type == gjson.String:
-		switch typ.Str {
+	case r.typ.Type == gjson.String:
+		switch r.typ.Str {
 		case "session_meta", "turn_context", "response_item", "event_msg", "compacted":
 			return manifest.AgentCodex
 		case "file-history-snapshot":
 			return manifest.AgentClaude
 		}
-	case recordType.Exists():
+	case r.recordType.Exists():
 		return manifest.AgentCodex // a legacy rollout's state line
-	case first && id.Exists() && ts.Exists():
+	case first && r.id.Exists() && r.timestamp.Exists():
 		return manifest.AgentCodex // a legacy rollout's first line
 	}
 	return ""
+}
+
+// times adds the record's timestamps to s: its own, and the one of a Codex
+// session_meta or a Claude Code file-history snapshot.
+func (r *record) times(s *span) {
+	if r.timestamp.Type == gjson.String {
+		s.add(r.timestamp.Str)
+	}
+	var inner gjson.Result
+	switch r.typ.Str {
+	case "session_meta":
+		inner = r.payload.Get("timestamp")
+	case "file-history-snapshot":
+		inner = r.snapshot.Get("timestamp")
+	}
+	if inner.Type == gjson.String {
+		s.add(inner.Str)
+	}
 }

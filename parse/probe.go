@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/codex"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/tidwall/gjson"
 )
 
 // Info is what a transcript's first and last lines say, read without
@@ -59,27 +57,28 @@ func Probe(c *discover.Candidate) (Info, error) {
 		}
 		return Info{}, fmt.Errorf("%s: empty file", c.Name)
 	}
-	agent, ok := Detect(head)
+	h := readHead(head)
+	agent, ok := h.agent()
 	if !ok {
 		return Info{}, fmt.Errorf("%s: %w", c.Name, ErrUnknownFormat)
 	}
-	info := Info{Agent: agent, ID: c.ID}
+	info := Info{Agent: agent, ID: c.ID, Cwd: h.cwd}
 	if info.ID == "" {
-		info.ID = strings.ToLower(headID(head, agent))
+		info.ID = h.codexID
+		if agent == manifest.AgentClaude {
+			info.ID = h.claudeID
+		}
+		info.ID = strings.ToLower(info.ID)
 	}
-	info.Cwd = headCwd(head)
-	first, last := span(head, false)
-	tail, cut := head, false
+	first, last := h.first, h.last
 	if rerr == nil { // more than the head: find the end
 		t, ok := c.Tail(probeBytes)
 		if compressed || !ok {
 			t = lastBytes(dr, head)
 		}
-		tail, cut = t, true
-	}
-	_, tlast := span(tail, cut)
-	if tlast.After(last) {
-		last = tlast
+		if tlast := tailSpan(t).last; tlast.After(last) {
+			last = tlast
+		}
 	}
 	if last.IsZero() {
 		last = c.ModTime // no timestamp at all: the file's time is the best there is
@@ -107,34 +106,6 @@ func lastBytes(r io.Reader, head []byte) []byte {
 	}
 }
 
-// headID returns the session id the first records give: Claude Code's
-// sessionId, or the id of a Codex session_meta (of a legacy rollout's first
-// line, of the single-JSON layout's session).
-func headID(head []byte, agent manifest.Agent) string {
-	head = jsonl.TrimBOM(head)
-	if agent == manifest.AgentCodex && codex.SingleJSON(head) {
-		return uuidOnly(gjson.GetBytes(head, "session.id").Str)
-	}
-	var id string
-	first := true
-	eachLine(head, func(line []byte) {
-		if id != "" {
-			return
-		}
-		f := top(line, "sessionId", "type", "payload", "id")
-		switch {
-		case agent == manifest.AgentClaude:
-			id = f[0].Str
-		case f[1].Str == "session_meta":
-			id = uuidOnly(firstNonEmpty(f[2].Get("id").Str, f[2].Get("session_id").Str))
-		case first && !f[1].Exists():
-			id = uuidOnly(f[3].Str)
-		}
-		first = false
-	})
-	return id
-}
-
 // uuidOnly keeps a Codex session id that has the shape of one.
 func uuidOnly(id string) string {
 	if len(id) != 36 || strings.Trim(id, "0123456789abcdefABCDEF-") != "" {
@@ -150,66 +121,28 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// headCwd returns the first working directory the records give: a Claude
-// Code line's cwd, or a Codex session_meta's or turn context's.
-func headCwd(head []byte) string {
-	var cwd string
-	eachLine(jsonl.TrimBOM(head), func(line []byte) {
-		if cwd == "" {
-			f := top(line, "cwd", "payload")
-			cwd = firstNonEmpty(f[0].Str, f[1].Get("cwd").Str)
-		}
+// tailSpan returns the timestamps of the records in the last bytes of a
+// transcript, which start inside a record: that one is searched for
+// timestamps only when b holds no other record.
+func tailSpan(b []byte) span {
+	var s span
+	partial := b
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		partial, b = b[:i], b[i+1:]
+	} else {
+		b = nil
+	}
+	eachLine(b, func(line string) {
+		r := readRecord(line)
+		r.times(&s)
 	})
-	return cwd
-}
-
-// span returns the earliest and latest timestamps of the records in b: a
-// record's own, and the one of a Codex session_meta or a Claude Code
-// file-history snapshot. cut says b starts inside a record, whose visible
-// part is searched for timestamps only when b holds no other record.
-func span(b []byte, cut bool) (first, last time.Time) {
-	add := func(s string) {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			return
-		}
-		if first.IsZero() || t.Before(first) {
-			first = t
-		}
-		if t.After(last) {
-			last = t
-		}
-	}
-	b = jsonl.TrimBOM(b)
-	if codex.SingleJSON(b) {
-		add(gjson.GetBytes(b, "session.timestamp").Str)
-		return first, last
-	}
-	var partial []byte
-	if cut {
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			partial, b = b[:i], b[i+1:]
-		} else {
-			partial, b = b, nil
-		}
-	}
-	found := false
-	eachLine(b, func(line []byte) {
-		f := top(line, "timestamp", "payload", "snapshot")
-		for _, ts := range []gjson.Result{f[0], f[1].Get("timestamp"), f[2].Get("timestamp")} {
-			if ts.Type == gjson.String {
-				add(ts.Str)
-				found = true
-			}
-		}
-	})
-	if !found && len(partial) > 0 {
+	if s.last.IsZero() && len(partial) > 0 {
 		// One record longer than the tail: its start is gone, so it cannot be
 		// read as JSON; its timestamps can still be found in what is left.
 		plain, _ := jsonl.Plain(partial, nil)
 		for _, m := range tsLoose.FindAllSubmatch(plain, -1) {
-			add(string(m[1]))
+			s.add(string(m[1]))
 		}
 	}
-	return first, last
+	return s
 }
