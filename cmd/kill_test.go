@@ -1,0 +1,164 @@
+package cmd
+
+import (
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentsandbox/sandbox/fixtures/gen"
+)
+
+// sandboxBinary returns a path that runs this test binary as the sandbox
+// command (testscript.Main in TestMain dispatches on the program's name).
+func sandboxBinary(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "sandbox")
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+// TestKill9MidApply kills recover with SIGKILL at random moments of its
+// apply, 20 times, and requires undo to give back the host tree byte for
+// byte every time: no torn file, no temporary file, no directory left.
+func TestKill9MidApply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills a real process two dozen times; not in -short")
+	}
+	hermetic(t)
+	t.Setenv("SANDBOX_HOME", t.TempDir())
+	bin := sandboxBinary(t)
+	dir := t.TempDir()
+	name := filepath.Join(dir, "session.jsonl")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := gen.Rollout(f, gen.Options{Size: 1 << 20, Seed: 9, Files: 200, PatchEvery: 2, HostFiles: true})
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Half the files exist on the host as the session started, half not: the
+	// apply updates some and creates others, in new directories too.
+	host := map[string]string{}
+	i := 0
+	for n, c := range st.Initial {
+		if i%2 == 0 {
+			host[n] = c
+		}
+		i++
+	}
+	run := func(args ...string) *exec.Cmd {
+		c := exec.Command(bin, args...)
+		c.Env = os.Environ()
+		return c
+	}
+	// How long a whole apply takes here, to kill inside it.
+	probe := filepath.Join(dir, "probe")
+	writeTree(t, probe, host)
+	start := time.Now()
+	if out, err := run("recover", "-t", name, "--dest", probe, "--on-conflict", "overwrite").CombinedOutput(); exitCode(err) != ExitOK && exitCode(err) != ExitPartial {
+		t.Fatalf("recover: %v: %s", err, out)
+	}
+	full := time.Since(start)
+	rng := rand.New(rand.NewSource(1))
+	killed := 0
+	midApply := 0
+	for round := 0; round < 20; round++ {
+		dest := filepath.Join(dir, fmt.Sprintf("dest%d", round))
+		writeTree(t, dest, host)
+		before := snapshotTree(t, dest)
+		c := run("recover", "-t", name, "--dest", dest, "--on-conflict", "overwrite")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.Int63n(int64(full))))
+		_ = c.Process.Kill()
+		_ = c.Wait()
+		ws, ok := c.ProcessState.Sys().(syscall.WaitStatus)
+		wasKilled := ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+		if wasKilled {
+			killed++
+		}
+		journals, _ := filepath.Glob(filepath.Join(dest, ".sandbox/journal/*/journal.jsonl"))
+		if len(journals) > 0 {
+			if wasKilled {
+				midApply++
+			}
+			if out, err := run("undo", "--dest", dest).CombinedOutput(); err != nil {
+				t.Fatalf("round %d: undo: %v: %s", round, err, out)
+			}
+		}
+		if after := snapshotTree(t, dest); after != before {
+			t.Fatalf("round %d: undo did not give the tree back:\n%s", round, treeDiff(before, after))
+		}
+	}
+	if killed < 10 || midApply < 5 {
+		t.Errorf("only %d of 20 runs were killed before they finished, %d of them while writing: the kills did not land", killed, midApply)
+	}
+	t.Logf("%d of 20 runs killed, %d of them while writing; every undo gave the tree back (a whole recover takes %s here)", killed, midApply, full)
+}
+
+// snapshotTree lists every entry under root but the journal: path, type,
+// mode and content, so two trees compare as text.
+func snapshotTree(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() && rel == ".sandbox" {
+			return filepath.SkipDir
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			fmt.Fprintf(&b, "%s dir %v\n", rel, info.Mode())
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %q\n", rel, info.Mode(), data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func treeDiff(a, b string) string {
+	in := map[string]bool{}
+	for _, l := range strings.Split(a, "\n") {
+		in[l] = true
+	}
+	var out []string
+	for _, l := range strings.Split(b, "\n") {
+		if !in[l] {
+			if len(l) > 120 {
+				l = l[:120] + "…"
+			}
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
