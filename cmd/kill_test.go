@@ -162,3 +162,63 @@ func treeDiff(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestTwoRecoversAtOnce starts two recovers into one destination at the same
+// moment: one refuses (the other holds the destination) or, if the first was
+// already done, finds nothing left to write; the tree is never a mix.
+func TestTwoRecoversAtOnce(t *testing.T) {
+	hermetic(t)
+	t.Setenv("SANDBOX_HOME", t.TempDir())
+	bin := sandboxBinary(t)
+	dir := t.TempDir()
+	name := filepath.Join(dir, "session.jsonl")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := gen.Rollout(f, gen.Options{Size: 1 << 20, Seed: 3, Files: 200, PatchEvery: 2})
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 3; round++ {
+		dest := filepath.Join(dir, fmt.Sprintf("dest%d", round))
+		var cmds [2]*exec.Cmd
+		var outs [2]strings.Builder
+		for i := range cmds {
+			cmds[i] = exec.Command(bin, "recover", "-t", name, "--dest", dest, "--json")
+			cmds[i].Env = os.Environ()
+			cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
+		}
+		for _, c := range cmds {
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		codes := [2]int{exitCode(cmds[0].Wait()), exitCode(cmds[1].Wait())}
+		busy, quiet := 0, 0
+		for i, code := range codes {
+			switch {
+			case code == ExitFailure && strings.Contains(outs[i].String(), "another sandbox is writing to"):
+				busy++
+			case code == ExitOK && strings.Contains(outs[i].String(), `"written": 0,`):
+				quiet++
+			case code != ExitOK:
+				t.Fatalf("round %d: run %d exit %d: %s", round, i, code, outs[i].String())
+			}
+		}
+		if busy+quiet != 1 {
+			t.Fatalf("round %d: exits %v, want one run to write and the other to refuse or find nothing to do:\n%s\n%s", round, codes, outs[0].String(), outs[1].String())
+		}
+		got := dirContents(t, dest)
+		if len(got) != len(st.Final) {
+			t.Fatalf("round %d: %d files, want %d", round, len(got), len(st.Final))
+		}
+		for n, want := range st.Final {
+			if got[n] != want {
+				t.Fatalf("round %d: %s is not what the session wrote", round, n)
+			}
+		}
+		t.Logf("round %d: exits %v (%d refused as busy)", round, codes, busy)
+	}
+}
