@@ -6,12 +6,15 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Skipped is something a source held that is not read, and why.
@@ -22,16 +25,20 @@ type Skipped struct {
 // From finds the transcripts in what --from names: a directory tree, a
 // zip, a tar (plain or gzip), a single transcript (plain, gzip or zstd), or
 // "-" for standard input (any of those). Archives are recognised by their
-// content and read in place; tar members are held in memory while they are
-// read, and nothing is ever written to disk.
+// content and read in place, one member at a time as a stream: a member is
+// never held whole in memory. Standard input is copied once into a private
+// temporary file that is unlinked at once (so nothing remains, even after a
+// kill), because it must be read more than once.
 func (f *Finder) From(name string, stdin io.Reader) ([]Candidate, []Skipped, error) {
 	f.Looked = append(f.Looked, name)
 	if name == "-" {
-		data, err := io.ReadAll(stdin)
+		spool, size, err := spoolStdin(stdin)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading standard input: %w", err)
+			return nil, nil, err
 		}
-		return f.blob("<stdin>", data)
+		// The spool lives as long as the candidates: it is never closed
+		// here, and the process's exit releases it.
+		return f.readerAt("<stdin>", spool, size, time.Time{}, func() (io.ReaderAt, func(), error) { return spool, func() {}, nil })
 	}
 	info, err := f.fs().Stat(name)
 	if err != nil {
@@ -41,6 +48,21 @@ func (f *Finder) From(name string, stdin io.Reader) ([]Candidate, []Skipped, err
 		return f.dir(name)
 	}
 	return f.file(name, info)
+}
+
+// spoolStdin copies standard input into an unlinked temporary file.
+func spoolStdin(stdin io.Reader) (*os.File, int64, error) {
+	tmp, err := os.CreateTemp("", "sandbox-stdin-*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading standard input: %w", err)
+	}
+	_ = os.Remove(tmp.Name()) // unlinked: it goes away with the last descriptor
+	n, err := io.Copy(tmp, stdin)
+	if err != nil {
+		tmp.Close()
+		return nil, 0, fmt.Errorf("reading standard input: %w", err)
+	}
+	return tmp, n, nil
 }
 
 var (
@@ -59,83 +81,85 @@ func (f *Finder) file(name string, info fs.FileInfo) ([]Candidate, []Skipped, er
 	if err != nil {
 		return nil, nil, err
 	}
+	defer fh.Close()
+	reopen := func() (io.ReaderAt, func(), error) {
+		g, err := f.fs().Open(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		return g, func() { g.Close() }, nil
+	}
+	cands, skipped, err := f.readerAt(name, fh, info.Size(), info.ModTime(), reopen)
+	if cands == nil && skipped == nil && err == nil {
+		return []Candidate{f.fileCandidate(name, info, "", "")}, nil, nil
+	}
+	return cands, skipped, err
+}
+
+// readerAt reads content that can be read at any offset (a file, or the
+// spool of standard input): the members of an archive, or for a plain
+// transcript nothing from a file (the caller makes its candidate) and one
+// candidate for standard input. reopen gives a fresh reader for each later
+// open of a member.
+func (f *Finder) readerAt(name string, ra io.ReaderAt, size int64, mod time.Time, reopen func() (io.ReaderAt, func(), error)) ([]Candidate, []Skipped, error) {
 	head := make([]byte, 512)
-	n, _ := io.ReadFull(io.NewSectionReader(fh, 0, 512), head)
+	n, _ := io.ReadFull(io.NewSectionReader(ra, 0, size), head)
 	head = head[:n]
 	switch {
 	case bytes.HasPrefix(head, zipMagic) || bytes.HasPrefix(head, zipEmpty):
-		defer fh.Close()
-		zr, err := zip.NewReader(fh, info.Size())
+		zr, err := zip.NewReader(ra, size)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
-		// Members are opened on demand, so the file stays open: reopen it per member.
 		return f.zipMembers(name, zr, func() (*zip.Reader, func(), error) {
-			g, err := f.fs().Open(name)
+			g, done, err := reopen()
 			if err != nil {
 				return nil, nil, err
 			}
-			r, err := zip.NewReader(g, info.Size())
+			r, err := zip.NewReader(g, size)
 			if err != nil {
-				g.Close()
+				done()
 				return nil, nil, err
 			}
-			return r, func() { g.Close() }, nil
+			return r, done, nil
 		})
 	case isTar(head):
-		defer fh.Close()
-		return f.tarMembers(name, io.NewSectionReader(fh, 0, info.Size()))
+		return f.tarMembers(name, func() (io.Reader, func(), error) {
+			g, done, err := reopen()
+			if err != nil {
+				return nil, nil, err
+			}
+			return io.NewSectionReader(g, 0, size), done, nil
+		})
 	case bytes.HasPrefix(head, gzipMagic):
-		zr, err := gzip.NewReader(io.NewSectionReader(fh, 0, info.Size()))
+		zr, err := gzip.NewReader(io.NewSectionReader(ra, 0, size))
 		if err == nil {
 			inner := make([]byte, 512)
 			k, _ := io.ReadFull(zr, inner)
 			zr.Close()
 			if isTar(inner[:k]) {
-				defer fh.Close()
-				gz, err := gzip.NewReader(io.NewSectionReader(fh, 0, info.Size()))
-				if err != nil {
-					return nil, nil, fmt.Errorf("%s: %w", name, err)
-				}
-				return f.tarMembers(name, gz)
+				return f.tarMembers(name, func() (io.Reader, func(), error) {
+					g, done, err := reopen()
+					if err != nil {
+						return nil, nil, err
+					}
+					gz, err := gzip.NewReader(io.NewSectionReader(g, 0, size))
+					if err != nil {
+						done()
+						return nil, nil, fmt.Errorf("%s: %w", name, err)
+					}
+					return gz, func() { gz.Close(); done() }, nil
+				})
 			}
 		}
 	}
-	fh.Close()
-	return []Candidate{f.fileCandidate(name, info, "", "")}, nil, nil
-}
-
-// blob reads standard input's content the same way as a file's.
-func (f *Finder) blob(name string, data []byte) ([]Candidate, []Skipped, error) {
-	switch {
-	case bytes.HasPrefix(data, zipMagic) || bytes.HasPrefix(data, zipEmpty):
-		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return f.zipMembers(name, zr, func() (*zip.Reader, func(), error) { return zr, func() {}, nil })
-	case isTar(data):
-		return f.tarMembers(name, bytes.NewReader(data))
-	case bytes.HasPrefix(data, gzipMagic):
-		if zr, err := gzip.NewReader(bytes.NewReader(data)); err == nil {
-			inner := make([]byte, 512)
-			k, _ := io.ReadFull(zr, inner)
-			if isTar(inner[:k]) {
-				gz, _ := gzip.NewReader(bytes.NewReader(data))
-				return f.tarMembers(name, gz)
-			}
-		}
+	if name != "<stdin>" {
+		return nil, nil, nil // a plain file: the caller's candidate
 	}
-	return []Candidate{memCandidate(name, data)}, nil, nil
-}
-
-func memCandidate(name string, data []byte) Candidate {
-	c := Candidate{Name: name, Size: int64(len(data)), ID: IDFromName(name)}
-	c.open = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
-	c.readAt = func() (io.ReaderAt, int64, func(), error) {
-		return bytes.NewReader(data), int64(len(data)), func() {}, nil
-	}
-	return c
+	c := Candidate{Name: name, Size: size, ModTime: mod, ID: IDFromName(name)}
+	c.open = func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(ra, 0, size)), nil }
+	c.readAt = func() (io.ReaderAt, int64, func(), error) { return ra, size, func() {}, nil }
+	return []Candidate{c}, nil, nil
 }
 
 // memberOK says whether an archive member is a file worth reading.
@@ -191,11 +215,20 @@ type readCloser struct {
 
 func (r readCloser) Close() error { return r.close() }
 
-func (f *Finder) tarMembers(name string, r io.Reader) ([]Candidate, []Skipped, error) {
+// tarMembers lists the members of a tar stream (plain or inside gzip)
+// without reading their content. Opening a member starts the stream again
+// and reads through to it, so a member is streamed, never held in memory:
+// a tar (plain or gzip) has no index to jump by.
+func (f *Finder) tarMembers(name string, stream func() (io.Reader, func(), error)) ([]Candidate, []Skipped, error) {
 	var out []Candidate
 	var skipped []Skipped
+	r, done, err := stream()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer done()
 	tr := tar.NewReader(bufio.NewReaderSize(r, 1<<20))
-	for {
+	for idx := 0; ; idx++ {
 		h, err := tr.Next()
 		if err == io.EOF {
 			break
@@ -204,8 +237,12 @@ func (f *Finder) tarMembers(name string, r io.Reader) ([]Candidate, []Skipped, e
 			return out, skipped, fmt.Errorf("%s: %w", name, err)
 		}
 		mode := h.FileInfo().Mode()
-		if h.Typeflag == tar.TypeLink {
+		switch {
+		case h.Typeflag == tar.TypeLink:
 			skipped = append(skipped, Skipped{name + "!" + h.Name, "hard link: not followed"})
+			continue
+		case h.Typeflag == tar.TypeGNUSparse || (h.Typeflag == tar.TypeReg && len(h.PAXRecords) > 0 && h.PAXRecords["GNU.sparse.major"] != ""):
+			skipped = append(skipped, Skipped{name + "!" + h.Name, "sparse file: not read"})
 			continue
 		}
 		ok, why := memberOK(h.Name, mode)
@@ -215,17 +252,35 @@ func (f *Finder) tarMembers(name string, r io.Reader) ([]Candidate, []Skipped, e
 			}
 			continue
 		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			return out, skipped, fmt.Errorf("%s!%s: %w", name, h.Name, err)
-		}
-		c := memCandidate(name+"!"+h.Name, data)
-		c.ID = IDFromName(h.Name)
-		c.ModTime = h.ModTime
+		at := idx
+		c := Candidate{Name: name + "!" + h.Name, ID: IDFromName(h.Name), ModTime: h.ModTime, Size: h.Size}
+		c.open = func() (io.ReadCloser, error) { return openTarMember(name, stream, at) }
 		out = append(out, c)
 	}
 	sortCandidates(out)
 	return out, skipped, nil
+}
+
+// openTarMember streams the at-th member of a tar stream.
+func openTarMember(name string, stream func() (io.Reader, func(), error), at int) (io.ReadCloser, error) {
+	r, done, err := stream()
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(bufio.NewReaderSize(r, 1<<20))
+	for i := 0; ; i++ {
+		_, err := tr.Next()
+		if err != nil {
+			done()
+			if err == io.EOF {
+				err = errors.New("member not found again: the archive changed while it was read")
+			}
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if i == at {
+			return readCloser{tr, func() error { done(); return nil }}, nil
+		}
+	}
 }
 
 // dir walks a directory tree. Symbolic links are not followed; archives in
