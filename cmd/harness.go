@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -286,22 +289,31 @@ last output, container_removed, agent_session, session_drop, …).`,
 			if err != nil {
 				return err
 			}
-			p := st.OutputLog(s.ID)
+			// Opened without following a link: a log that is one is an
+			// error, never another file printed in its place.
+			name := harness.OutputLogName
 			if runtimeLog {
-				p = st.RuntimeLog(s.ID)
+				name = harness.RuntimeLogName
 			}
 			if tail > 0 {
-				for _, l := range harness.LastLines(p, tail) {
+				lines, err := st.Tail(s.ID, name, 0, tail)
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // nothing written yet
+				}
+				if err != nil {
+					return fmt.Errorf("session %s: %w", s.ID, err)
+				}
+				for _, l := range lines {
 					fmt.Fprintln(a.stdout, l)
 				}
 				return nil
 			}
-			f, err := os.Open(p)
-			if errors.Is(err, os.ErrNotExist) {
+			f, err := st.OpenSessionFile(s.ID, name, os.O_RDONLY)
+			if errors.Is(err, fs.ErrNotExist) {
 				return nil // nothing written yet
 			}
 			if err != nil {
-				return err
+				return fmt.Errorf("session %s: %w", s.ID, err)
 			}
 			defer f.Close()
 			_, err = io.Copy(a.stdout, f)
@@ -446,7 +458,22 @@ sandbox run --name N --resume continues the conversation.`,
 			if st.Running(s) {
 				a.note("session %s is running; the snapshot may catch files mid-write", s.ID)
 			}
-			return harness.WriteFileAtomic(out, func(w io.Writer) error { return st.Snapshot(s.ID, w, nil) })
+			var res *harness.SnapshotResult
+			err = harness.WriteFileAtomic(out, func(w io.Writer) error {
+				res, err = st.Snapshot(s.ID, w, nil)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			for _, k := range res.Skipped {
+				a.log.Warn().Msgf("left out of the snapshot: %s: %s", printable(k.Path), k.Reason)
+			}
+			if lim := harness.DefaultRestoreLimits; res.Bytes > lim.MaxBytes || res.Members+1 > lim.MaxMembers {
+				a.note("this snapshot holds %d files and %d bytes, beyond what restore takes by default: restore it with %s=%d %s=%d",
+					res.Files, res.Bytes, envRestoreMaxSize, res.Bytes, envRestoreMaxFiles, res.Members+1)
+			}
+			return nil
 		},
 	}
 	c.Flags().StringVarP(&out, "output", "o", "", "the archive `FILE` to write")
@@ -468,18 +495,34 @@ sandbox run --name M --resume -- … continues the conversation.`,
   sandbox restore fix-tests.tar.gz --name fix-tests-2 && sandbox run --name fix-tests-2 --resume -- claude`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			lim, err := restoreLimits()
+			if err != nil {
+				return err
+			}
 			f, err := os.Open(args[0])
 			if err != nil {
 				return err
 			}
 			defer f.Close()
-			s, err := a.store().Restore(f, name)
-			if err != nil {
+			s, err := a.store().Restore(f, harness.RestoreOptions{Name: name, Limits: lim})
+			var se *harness.SnapshotError
+			switch {
+			case errors.As(err, &se) && se.Limit:
+				return &HintError{fmt.Errorf("%s: %w", args[0], err), fmt.Sprintf("nothing was restored; if you trust this snapshot, raise the limits: %s=SIZE (now %d), %s=N (now %d)",
+					envRestoreMaxSize, lim.MaxBytes, envRestoreMaxFiles, lim.MaxMembers)}
+			case se != nil:
+				return &HintError{fmt.Errorf("%s: %w", args[0], err), "nothing was restored: a snapshot is taken whole or not at all"}
+			case err != nil:
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			msg := "restored session " + s.ID
+			// What the next run will use comes from the snapshot: say it.
+			msg := fmt.Sprintf("restored session %s: runtime %s", s.ID, printable(s.Runtime))
+			if s.Image != "" {
+				msg += ", image " + printable(s.Image)
+			}
+			msg += ", project " + printable(s.Project)
 			if s.AgentSessionID != "" {
-				msg += fmt.Sprintf(" (%s session %s; continue it with sandbox run --name %s --resume -- …)", s.Agent, s.AgentSessionID, s.ID)
+				msg += fmt.Sprintf("; %s session %s (continue it with sandbox run --name %s --resume -- …)", printable(s.Agent), printable(s.AgentSessionID), s.ID)
 			}
 			a.note("%s", msg)
 			return nil
@@ -487,6 +530,33 @@ sandbox run --name M --resume -- … continues the conversation.`,
 	}
 	c.Flags().StringVar(&name, "name", "", "restore under this session `NAME` (default the snapshot's)")
 	return c
+}
+
+// The environment variables that raise restore's limits.
+const (
+	envRestoreMaxSize  = "SANDBOX_RESTORE_MAX_SIZE"
+	envRestoreMaxFiles = "SANDBOX_RESTORE_MAX_FILES"
+)
+
+// restoreLimits are harness.DefaultRestoreLimits, or what the environment
+// sets.
+func restoreLimits() (harness.RestoreLimits, error) {
+	lim := harness.DefaultRestoreLimits
+	if v := os.Getenv(envRestoreMaxSize); v != "" {
+		n, err := harness.ParseSize(v)
+		if err != nil {
+			return lim, usagef("%s=%q: %v", envRestoreMaxSize, v, err)
+		}
+		lim.MaxBytes = n
+	}
+	if v := os.Getenv(envRestoreMaxFiles); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return lim, usagef("%s=%q: want a positive number", envRestoreMaxFiles, v)
+		}
+		lim.MaxMembers = n
+	}
+	return lim, nil
 }
 
 // hostDir is where a selected session's working directory is on this
@@ -557,12 +627,12 @@ func (a *app) sandboxEnds(sel []parse.Selected) []sandboxEnd {
 			continue
 		}
 		seen[s.Harness] = true
-		b, err := os.ReadFile(st.RuntimeLog(s.Harness))
+		f, err := st.OpenSessionFile(s.Harness, harness.RuntimeLogName, os.O_RDONLY)
 		if err != nil {
 			continue
 		}
 		var last *sandboxEnd
-		for _, line := range strings.Split(string(b), "\n") {
+		for line := range eventLines(f) {
 			var e sandboxEnd
 			var m struct {
 				Message string `json:"message"`
@@ -576,9 +646,43 @@ func (a *app) sandboxEnds(sel []parse.Selected) []sandboxEnd {
 			e.Session, e.Event = s.Harness, m.Message
 			last = &e
 		}
+		f.Close()
 		if last != nil {
 			out = append(out, *last)
 		}
 	}
 	return out
+}
+
+// maxEventLine is the longest runtime-log line sandboxEnds reads; an event
+// holds at most the last 64 KiB of output.
+const maxEventLine = 4 << 20
+
+// eventLines yields the lines of a runtime log, one at a time, blank ones
+// aside; a line longer than maxEventLine is skipped without being held.
+func eventLines(r io.Reader) func(yield func([]byte) bool) {
+	return func(yield func([]byte) bool) {
+		br := bufio.NewReaderSize(r, 64<<10)
+		var line []byte
+		long := false
+		for {
+			chunk, err := br.ReadSlice('\n')
+			if !long {
+				line = append(line, chunk...)
+				if len(line) > maxEventLine {
+					long, line = true, line[:0]
+				}
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if !long && len(bytes.TrimRight(line, "\r\n")) > 0 && !yield(line) {
+				return
+			}
+			line, long = line[:0], false
+			if err != nil {
+				return
+			}
+		}
+	}
 }

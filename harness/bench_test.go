@@ -48,7 +48,7 @@ func BenchmarkSnapshot(b *testing.B) {
 	b.SetBytes(total)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := st.Snapshot("bench", io.Discard, nil); err != nil {
+		if _, err := st.Snapshot("bench", io.Discard, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -59,7 +59,7 @@ func BenchmarkSnapshot(b *testing.B) {
 func BenchmarkRestore(b *testing.B) {
 	st, total := benchSession(b, 64, 256<<10)
 	var snap bytes.Buffer
-	if err := st.Snapshot("bench", &snap, nil); err != nil {
+	if _, err := st.Snapshot("bench", &snap, nil); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(total)
@@ -67,7 +67,7 @@ func BenchmarkRestore(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		if _, err := st.Restore(bytes.NewReader(snap.Bytes()), fmt.Sprintf("r%d", i)); err != nil {
+		if _, err := st.Restore(bytes.NewReader(snap.Bytes()), RestoreOptions{Name: fmt.Sprintf("r%d", i)}); err != nil {
 			b.Fatal(err)
 		}
 	}

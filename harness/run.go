@@ -97,7 +97,7 @@ func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error)
 		id = NewID(now)
 	}
 	sess := &Session{ID: id, Name: id, Runtime: rtName, Image: o.Image, Project: p, Created: now, State: StateCreated}
-	if err := os.MkdirAll(s.Home(id), 0o755); err != nil {
+	if err := s.makeHome(id); err != nil {
 		return nil, false, err
 	}
 	if err := s.Save(sess); err != nil {
@@ -185,10 +185,12 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 	if sess.Runtime == "local" {
 		o.note("runtime local: the agent runs WITHOUT isolation, with HOME=%s", s.Home(sess.ID))
 	}
-	if err := os.MkdirAll(filepath.Dir(s.OutputLog(sess.ID)), 0o755); err != nil {
+	// The workspace is mounted by its path, and a mount follows links: a
+	// home/ that is a link (to /, say) would hand the agent that instead.
+	if err := s.makeHome(sess.ID); err != nil {
 		return err
 	}
-	out, err := os.OpenFile(s.OutputLog(sess.ID), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	out, err := s.OpenSessionFile(sess.ID, OutputLogName, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
 	if err != nil {
 		return err
 	}
@@ -440,7 +442,12 @@ func (s *Store) Remove(ctx context.Context, sess *Session) error {
 // record's update, or its end.
 func (s *Store) LastActive(sess *Session) time.Time {
 	t := sess.Updated
-	if st, err := os.Stat(s.OutputLog(sess.ID)); err == nil && st.ModTime().After(t) {
+	root, err := s.openSession(sess.ID, false)
+	if err != nil {
+		return t
+	}
+	defer root.Close()
+	if st, err := lstatFile(root, OutputLogName); err == nil && st.Mode().IsRegular() && st.ModTime().After(t) {
 		t = st.ModTime()
 	}
 	return t
@@ -448,5 +455,21 @@ func (s *Store) LastActive(sess *Session) time.Time {
 
 // lastOutput is the last lines the session's current run wrote.
 func (s *Store) lastOutput(sess *Session) []string {
-	return LastLinesFrom(s.OutputLog(sess.ID), sess.OutputFrom, LastLinesKept)
+	lines, _ := s.Tail(sess.ID, OutputLogName, sess.OutputFrom, LastLinesKept)
+	return lines
+}
+
+// makeHome makes sure a session's workspace is a real directory (made if
+// missing), not a link, so that mounting it by its path mounts it.
+func (s *Store) makeHome(id string) error {
+	root, err := s.openSession(id, true)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	home, err := openDir(root, HomeName, true)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", id, err)
+	}
+	return home.Close()
 }

@@ -298,7 +298,8 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 		// The container never came to be: the client's own error.
 		r, _ = fromWait(werr)
 		r.Error = "the container was not created"
-		if msg := clientError(LastLinesFrom(spec.Store.OutputLog(sess.ID), sess.OutputFrom, 8)); msg != "" {
+		last, _ := spec.Store.Tail(sess.ID, OutputLogName, sess.OutputFrom, 8)
+		if msg := clientError(last); msg != "" {
 			r.Error += ": " + msg
 		}
 		return r, nil

@@ -96,17 +96,31 @@ func ValidName(n string) error {
 // Dir is a session's directory.
 func (s *Store) Dir(id string) string { return filepath.Join(s.Root, "sessions", id) }
 
-// Home is a session's workspace, mounted as the agent's HOME.
-func (s *Store) Home(id string) string { return filepath.Join(s.Dir(id), "home") }
+// The files of a session, as slash paths inside its directory.
+const (
+	RecordName     = "session.json"
+	ManifestName   = "manifest.json"
+	HomeName       = "home"
+	OutputLogName  = "logs/output.log"
+	RuntimeLogName = "logs/runtime.jsonl"
+	lockName       = "run.lock"
+)
 
-// OutputLog and RuntimeLog are a session's logs.
-func (s *Store) OutputLog(id string) string { return filepath.Join(s.Dir(id), "logs", "output.log") }
+// Home is a session's workspace, mounted as the agent's HOME.
+func (s *Store) Home(id string) string { return filepath.Join(s.Dir(id), HomeName) }
+
+// OutputLog and RuntimeLog are a session's logs. They name the files for
+// the user and for tests; sandbox itself opens them with OpenSessionFile, which
+// never follows a link.
+func (s *Store) OutputLog(id string) string {
+	return filepath.Join(s.Dir(id), filepath.FromSlash(OutputLogName))
+}
 func (s *Store) RuntimeLog(id string) string {
-	return filepath.Join(s.Dir(id), "logs", "runtime.jsonl")
+	return filepath.Join(s.Dir(id), filepath.FromSlash(RuntimeLogName))
 }
 
 // Manifest is where a session's export manifest is written after each run.
-func (s *Store) Manifest(id string) string { return filepath.Join(s.Dir(id), "manifest.json") }
+func (s *Store) Manifest(id string) string { return filepath.Join(s.Dir(id), ManifestName) }
 
 // NewID returns a fresh session id.
 func NewID(now time.Time) string {
@@ -115,37 +129,51 @@ func NewID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// Load reads a session by id or name.
+// Load reads a session by id or name. A record that is a link, or in a
+// session directory that is one, is an error: it is never followed.
 func (s *Store) Load(idOrName string) (*Session, error) {
 	if err := ValidName(idOrName); err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(s.Dir(idOrName), "session.json"))
+	p := filepath.Join(s.Dir(idOrName), RecordName)
+	var b []byte
+	root, err := s.openSession(idOrName, false)
+	if err == nil {
+		b, err = readRecord(root, RecordName)
+		root.Close()
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no session %q in %s: %w", idOrName, filepath.Join(s.Root, "sessions"), fs.ErrNotExist)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("session %s: %w", idOrName, err)
 	}
 	var sess Session
 	if err := json.Unmarshal(b, &sess); err != nil {
-		return nil, fmt.Errorf("%s:%s: %w", filepath.Join(s.Dir(idOrName), "session.json"), where(b, err), err)
+		return nil, fmt.Errorf("%s:%s: %w", p, where(b, err), err)
 	}
 	return &sess, nil
 }
 
-// Save writes a session's record atomically.
+// Save writes a session's record atomically, replacing (never writing
+// through) whatever is at session.json.
 func (s *Store) Save(sess *Session) error {
+	root, err := s.openSession(sess.ID, true)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return saveIn(root, sess)
+}
+
+// saveIn writes a record into a session directory opened as root.
+func saveIn(root *os.Root, sess *Session) error {
 	sess.Updated = time.Now().UTC()
 	b, err := json.MarshalIndent(sess, "", "  ")
 	if err != nil {
 		return err
 	}
-	dir := s.Dir(sess.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return WriteFileAtomic(filepath.Join(dir, "session.json"), func(w io.Writer) error {
+	return writeAtomic(root, RecordName, 0o644, func(w io.Writer) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})
@@ -222,10 +250,12 @@ func (s *Store) List() ([]*Session, []error, error) {
 // Lock takes a session's run lock without waiting: two runs of one session
 // at once are refused.
 func (s *Store) Lock(id string) (func(), error) {
-	if err := os.MkdirAll(s.Dir(id), 0o755); err != nil {
+	root, err := s.openSession(id, true)
+	if err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(s.Dir(id), "run.lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := openFile(root, lockName, os.O_RDWR|os.O_CREATE, 0o600)
+	root.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +271,7 @@ func (s *Store) Lock(id string) (func(), error) {
 
 // Locked reports whether a session's run lock is held by a live process.
 func (s *Store) Locked(id string) bool {
-	f, err := os.OpenFile(filepath.Join(s.Dir(id), "run.lock"), os.O_RDWR, 0)
+	f, err := s.OpenSessionFile(id, lockName, os.O_RDWR)
 	if err != nil {
 		return false
 	}
@@ -253,14 +283,33 @@ func (s *Store) Locked(id string) bool {
 	return false
 }
 
+// OpenSessionFile opens one of a session's own files (OutputLogName,
+// RuntimeLogName, …) with flag (os.O_RDONLY to read it), never following a
+// link: a log that is a link, or in a logs/ that is one, is a *LinkError.
+func (s *Store) OpenSessionFile(id, name string, flag int) (*os.File, error) {
+	root, err := s.openSession(id, false)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return openFile(root, name, flag, 0o644)
+}
+
 // Event appends an event to a session's runtime log, synced to disk before
 // it returns, so the record survives whatever happens next.
 func (s *Store) Event(id, event string, fields map[string]any) error {
-	p := s.RuntimeLog(id)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	root, err := s.openSession(id, true)
+	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	defer root.Close()
+	return eventIn(root, id, event, fields)
+}
+
+// eventIn appends an event to the runtime log of a session directory
+// opened as root.
+func eventIn(root *os.Root, id, event string, fields map[string]any) error {
+	f, err := openFile(root, RuntimeLogName, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
@@ -286,27 +335,35 @@ func sortedKeys(m map[string]any) []string {
 	return out
 }
 
-// LastLines returns the last n lines of a file.
-func LastLines(path string, n int) []string { return LastLinesFrom(path, 0, n) }
-
-// LastLinesFrom returns the last n lines of a file after offset from.
-func LastLinesFrom(path string, from int64, n int) []string {
-	f, err := os.Open(path)
+// Tail returns the last n lines of one of a session's logs after offset
+// from, opened as OpenSessionFile does.
+func (s *Store) Tail(id, name string, from int64, n int) ([]string, error) {
+	f, err := s.OpenSessionFile(id, name, os.O_RDONLY)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	defer f.Close()
+	return LastLines(f, from, n)
+}
+
+// LastLines returns the last n lines of a file after offset from, reading
+// at most its last 64 KiB.
+func LastLines(f *os.File, from int64, n int) ([]string, error) {
 	st, err := f.Stat()
 	if err != nil {
-		return nil
+		return nil, err
 	}
+	from = min(max(from, 0), st.Size())
 	off := st.Size() - 64<<10
 	cut := true
 	if off <= from {
-		off, cut = min(from, st.Size()), false
+		off, cut = from, false
 	}
 	buf := make([]byte, st.Size()-off)
-	k, _ := f.ReadAt(buf, off)
+	k, err := f.ReadAt(buf, off)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
 	lines := strings.Split(strings.TrimRight(string(buf[:k]), "\n"), "\n")
 	if cut && len(lines) > 0 {
 		lines = lines[1:] // the first may be cut
@@ -315,7 +372,7 @@ func LastLinesFrom(path string, from int64, n int) []string {
 		lines = lines[len(lines)-n:]
 	}
 	if len(lines) == 1 && lines[0] == "" {
-		return nil
+		return nil, nil
 	}
-	return lines
+	return lines, nil
 }
