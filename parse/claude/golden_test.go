@@ -30,6 +30,23 @@ func TestCorpus(t *testing.T) {
 // shared corpus byte for byte.
 func TestSharedCorpusCopied(t *testing.T) { golden.SharedCopied(t, "claude") }
 
+// TestCorpusEntire parses the 29 sessions of the claude-entire corpus (real
+// transcript slices of many Claude Code versions) against their goldens in
+// testdata/golden/claude-entire.
+func TestCorpusEntire(t *testing.T) {
+	golden.CorpusIn(t, *update, "claude-entire", 29, "testdata/golden/claude-entire", func(r io.Reader, name string) (manifest.Session, []manifest.Op, error) {
+		res, err := Parse(context.Background(), r, name, Options{})
+		if err != nil {
+			return manifest.Session{}, nil, err
+		}
+		return res.Session, res.Ops, nil
+	})
+}
+
+// TestSharedCorpusEntireCopied checks that fixtures/ holds every
+// transcript of the shared claude-entire corpus byte for byte.
+func TestSharedCorpusEntireCopied(t *testing.T) { golden.SharedCopied(t, "claude-entire") }
+
 // TestCases runs the txtar cases in testdata/cases: a transcript
 // ("session.jsonl") and the expected summary ("want.json").
 func TestCases(t *testing.T) {

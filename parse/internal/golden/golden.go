@@ -121,9 +121,28 @@ type ParseFunc func(r io.Reader, name string) (manifest.Session, []manifest.Op, 
 // them) and compares each summary with its golden in testdata/golden.
 func Corpus(t *testing.T, update bool, agent string, min int, parse ParseFunc) {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join("../../fixtures/corpus", agent, "*.jsonl"))
+	CorpusIn(t, update, agent, min, "testdata/golden", parse)
+}
+
+// CorpusIn is Corpus with the goldens in dir. A golden whose transcript is
+// gone is an error too, so that no golden outlives what it checked.
+func CorpusIn(t *testing.T, update bool, corpus string, min int, dir string, parse ParseFunc) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join("../../fixtures/corpus", corpus, "*.jsonl"))
 	if len(files) < min {
-		t.Fatalf("found %d corpus files", len(files))
+		t.Fatalf("found %d corpus files in fixtures/corpus/%s, want at least %d", len(files), corpus, min)
+	}
+	if update {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goldens, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, g := range goldens {
+		name := strings.TrimSuffix(filepath.Base(g), ".json") + ".jsonl"
+		if _, err := os.Stat(filepath.Join("../../fixtures/corpus", corpus, name)); err != nil {
+			t.Errorf("%s: no transcript %s in fixtures/corpus/%s (remove the golden)", g, name, corpus)
+		}
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
@@ -137,7 +156,7 @@ func Corpus(t *testing.T, update bool, agent string, min int, parse ParseFunc) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			Check(t, update, Summarize(sess, ops), filepath.Join("testdata/golden", strings.TrimSuffix(name, ".jsonl")+".json"))
+			Check(t, update, Summarize(sess, ops), filepath.Join(dir, strings.TrimSuffix(name, ".jsonl")+".json"))
 		})
 	}
 }
@@ -158,7 +177,7 @@ func SharedCopied(t *testing.T, agent string) {
 		}
 		got, err := os.ReadFile(filepath.Join("../../fixtures/corpus", agent, filepath.Base(f)))
 		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%s: not copied to fixtures/corpus/%s (copy it and run go test ./parse/%s -update)", filepath.Base(f), agent, agent)
+			t.Errorf("%s: not copied to fixtures/corpus/%s (copy it and run go test ./parse/... -run Corpus -update)", filepath.Base(f), agent)
 		}
 	}
 }
@@ -184,10 +203,14 @@ func Seeds(f *testing.F, patterns ...string) {
 
 // Cases runs the txtar cases in testdata/cases: summarize turns a case's
 // files into its summary, which must equal the case's want.json (rewritten
-// with -update).
+// with -update). A package that calls it with no case fails: a test that
+// runs nothing must not pass.
 func Cases(t *testing.T, update bool, summarize func(t *testing.T, files map[string][]byte) *Session) {
 	t.Helper()
 	files, _ := filepath.Glob("testdata/cases/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no case in testdata/cases")
+	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			ar, err := txtar.ParseFile(f)
