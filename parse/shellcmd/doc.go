@@ -5,10 +5,13 @@
 //
 // Parse turns a script into Effects in execution order. A path is reported
 // only when the command names it with a literal word (quotes removed, no
-// expansion of any kind); a target that is not literal — a glob, $VAR,
-// $(…), ~, a brace expansion, or files a command chooses itself such as
-// git checkout BRANCH — is listed in Result.Vague, so that no write is ever
-// silently ignored and no path is ever invented.
+// expansion of any kind), or with a variable whose value the script makes
+// certain: in the body of a for loop over literal words, read once per
+// word, its variable; after NAME=WORD with a literal WORD that nothing
+// else in the script assigns, NAME. A target that is not literal — a
+// glob, any other $VAR, $(…), ~, a brace expansion, or files a command
+// chooses itself such as git checkout BRANCH — is listed in Result.Vague,
+// so that no write is ever silently ignored and no path is ever invented.
 //
 // The script is parsed with mvdan.cc/sh/v3/syntax, the parser behind shfmt,
 // rather than scanned by hand: quoting, heredocs (quoted or not, inside

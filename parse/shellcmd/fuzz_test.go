@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzParse checks properties every reading must have, whatever the
-// script: no panic; every path taken from the script's own words; no path
+// script: no panic; every path taken from the script's own words (its
+// variables given the values the script assigns them); no path
 // with a NUL or a newline; a prefilter that never drops a script the
 // parser finds writing; text inside single quotes, or in a heredoc body
 // with a quoted delimiter, never read as a command or a redirection.
@@ -22,6 +23,8 @@ func FuzzParse(f *testing.F) {
 		"git -C repo checkout -- a.go && git stash pop && xargs rm < list",
 		"printf '%s\\n' a b > p.txt; echo -n q >> p.txt; : > empty",
 		"if [ -f a ]; then rm a; fi; case $x in y) mv y z;; esac",
+		"for f in a 'b c' d/e; do cp \"$f\" \"bak/$f\"; rm $f; bash -c \"rm $f\"; done",
+		"f=notes.md; d=sub; cd \"$d\" && rm \"$f\" \"${f}\"/x; if x; then f=y; fi",
 	} {
 		f.Add(s)
 	}

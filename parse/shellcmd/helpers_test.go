@@ -21,7 +21,9 @@ var redirected = map[string]bool{"redirect": true, "cat <<": true, "echo": true,
 
 // checkResult checks the properties every Result must have for script.
 // Paths are checked against the script's words as mvdan.cc/sh/v3/expand
-// removes their quotes: an implementation other than the one under test.
+// removes their quotes, and expands the variables the script assigns
+// literal values (see scriptWords): an implementation other than the one
+// under test.
 func checkResult(script string, r Result) error {
 	if errors := strings.Contains(fmt.Sprint(r.Err), errInternal.Error()); errors {
 		return fmt.Errorf("internal error: %v", r.Err)
@@ -100,7 +102,8 @@ func optionValue(script, word string) bool {
 
 // scriptWords adds to into what each word of script is after quote
 // removal, and the words of the scripts those words hold (bash -c, eval,
-// bash <<EOF).
+// bash <<EOF). A word that expands a variable the script assigns (for
+// NAME in WORD…, NAME=WORD) is also expanded with each value so assigned.
 func scriptWords(script string, depth int, into map[string]bool) {
 	if depth > maxDepth+1 || len(into) > 1<<14 {
 		return
@@ -109,6 +112,7 @@ func scriptWords(script string, depth int, into map[string]bool) {
 	if err != nil {
 		return
 	}
+	vals := assignedValues(f)
 	hdocs := map[*syntax.Word]bool{}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if r, ok := n.(*syntax.Redirect); ok && r.Hdoc != nil {
@@ -144,10 +148,20 @@ func scriptWords(script string, depth int, into map[string]bool) {
 			}
 		}
 		nested := len(fields) == 1 // a script in one word, not a brace expansion
+		scripts := map[string]bool{}
+		if !hdocs[w] {
+			for _, env := range environs(w, vals) {
+				fs, _ := expandWordIn(w, env)
+				fields = append(fields, fs...)
+				if len(fs) == 1 {
+					scripts[fs[0]] = true
+				}
+			}
+		}
 		for i, v := range append(forms, fields...) {
 			if !into[v] {
 				into[v] = true
-				if (i == 1 || i > 1 && nested) && len(v) < 4096 && strings.ContainsAny(v, " \t\n;&|<>") {
+				if (i == 1 || i > 1 && nested || scripts[v]) && len(v) < 4096 && strings.ContainsAny(v, " \t\n;&|<>") {
 					scriptWords(v, depth+1, into)
 				}
 			}
@@ -156,16 +170,94 @@ func scriptWords(script string, depth int, into map[string]bool) {
 	})
 }
 
+// assignedValues returns, per variable, the values script gives it: each
+// field of the words of a for loop over it, and each value of an
+// assignment to it, as mvdan.cc/sh/v3/expand expands them with no
+// variable set.
+func assignedValues(f *syntax.File) map[string][]string {
+	vals := map[string][]string{}
+	add := func(name string, vs ...string) {
+		for _, v := range vs {
+			if !slices.Contains(vals[name], v) {
+				vals[name] = append(vals[name], v)
+			}
+		}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.WordIter:
+			for _, it := range n.Items {
+				fs, _ := expandWordIn(it, nil)
+				add(n.Name.Value, fs...)
+			}
+		case *syntax.Assign:
+			if n.Name != nil && n.Value != nil {
+				if v, err := expandLiteral(n.Value); err == nil {
+					add(n.Name.Value, v)
+				}
+			}
+		}
+		return true
+	})
+	return vals
+}
+
+// environs returns an environment for each way of giving the variables w
+// expands the values vals lists for them, or none when w expands none of
+// them or there are too many ways.
+func environs(w *syntax.Word, vals map[string][]string) []expand.Environ {
+	if len(vals) == 0 {
+		return nil
+	}
+	var names []string
+	ways := 1
+	syntax.Walk(w, func(n syntax.Node) bool {
+		if p, ok := n.(*syntax.ParamExp); ok && p.Param != nil && len(vals[p.Param.Value]) > 0 && !slices.Contains(names, p.Param.Value) {
+			names = append(names, p.Param.Value)
+			ways *= len(vals[p.Param.Value])
+		}
+		return ways <= 1<<10
+	})
+	if len(names) == 0 || ways > 1<<10 {
+		return nil
+	}
+	envs := make([]expand.Environ, 0, ways)
+	for i := range ways {
+		pairs := make([]string, len(names))
+		for j, name := range names {
+			vs := vals[name]
+			pairs[j] = name + "=" + vs[i%len(vs)]
+			i /= len(vs) // the next digit, counting in mixed radix
+		}
+		envs = append(envs, expand.ListEnviron(pairs...))
+	}
+	return envs
+}
+
 // expandWord removes the quotes of w with expand.Fields, which may not
 // like a word made for a shell it does not run (a command substitution,
 // say).
-func expandWord(w *syntax.Word) (fields []string, err error) {
+func expandWord(w *syntax.Word) (fields []string, err error) { return expandWordIn(w, nil) }
+
+// expandWordIn is expandWord with the variables of env set.
+func expandWordIn(w *syntax.Word, env expand.Environ) (fields []string, err error) {
 	defer func() {
 		if recover() != nil {
 			err = fmt.Errorf("expand panicked")
 		}
 	}()
-	return expand.Fields(&expand.Config{}, w)
+	return expand.Fields(&expand.Config{Env: env}, w)
+}
+
+// expandLiteral expands w as the value of an assignment, which is not
+// split into fields.
+func expandLiteral(w *syntax.Word) (s string, err error) {
+	defer func() {
+		if recover() != nil {
+			err = fmt.Errorf("expand panicked")
+		}
+	}()
+	return expand.Literal(&expand.Config{}, w)
 }
 
 // trimSlash removes the slashes that end a path, as Parse does.

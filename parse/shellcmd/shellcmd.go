@@ -59,9 +59,10 @@ type Effect struct {
 	// Content is the exact text of a Create or Append.
 	Content string
 	// Cond says that the command runs only under a condition (after ||,
-	// inside if, while, for or case bodies, in a function body, after &&
-	// whose list is not the script's last), so a successful exit of the
-	// whole script does not prove that it ran.
+	// inside if, while or case bodies, in the body of a for loop over
+	// words that may be none or that may break off, in a function body,
+	// after && whose list is not the script's last), so a successful exit
+	// of the whole script does not prove that it ran.
 	Cond bool
 }
 
@@ -123,7 +124,8 @@ func parseScript(script string) (res Result) {
 			res = fallback(script, fmt.Errorf("%w: %v", errInternal, v))
 		}
 	}()
-	w := &walker{res: &res, nvague: new(int)}
+	counts := &struct{ nvague, budget int }{budget: maxUnrolled} // one allocation for both
+	w := &walker{res: &res, nvague: &counts.nvague, budget: &counts.budget}
 	if err := w.script(script, &scope{}, ctx{tail: true}); err != nil {
 		return fallback(script, err)
 	}

@@ -387,7 +387,8 @@ func TestScripts(t *testing.T) {
 
 // TestCond: whether a command ran cannot be told from the script's
 // success after ||, after && whose list is not the last, inside if,
-// while, for, case and function bodies.
+// while, case and function bodies, and for bodies over words that may be
+// none.
 func TestCond(t *testing.T) {
 	runCases(t, []parseCase{
 		{`rm a && rm b && rm c`, "delete \"rm\" \"a\"\ndelete \"rm\" \"b\"\ndelete \"rm\" \"c\""},
@@ -398,7 +399,8 @@ func TestCond(t *testing.T) {
 		{`rm a &`, `delete "rm" "a"`},
 		{`if [ -f a ]; then rm a; else rm b; fi`, "delete \"rm\" \"a\" +cond\ndelete \"rm\" \"b\" +cond"},
 		{`while read f; do rm x; done < list`, `delete "rm" "x" +cond`},
-		{`for f in a b; do touch t; done`, `touch "touch" "t" +cond`},
+		{`for f in *.txt; do touch t; done`, `touch "touch" "t" +cond`},
+		{`for f in a b; do touch t; done`, "touch \"touch\" \"t\"\ntouch \"touch\" \"t\""},
 		{`case $x in a) rm a;; esac`, `delete "rm" "a" +cond`},
 		{`f() { rm a; }; f`, `delete "rm" "a" +cond`},
 		{`exit 0; rm a`, `delete "rm" "a" +cond`},
@@ -436,8 +438,8 @@ func TestRealCommands(t *testing.T) {
 		{`rm /Users/dip/Repositories/cli/.entire/REVIEW.md`, `delete "rm" "/Users/dip/Repositories/cli/.entire/REVIEW.md"`},
 		// entire_f8_10e13fce67: a directory is not a file.
 		{`mkdir -p todos`, `dir "mkdir -p" "todos"`},
-		// entire_d7_c8f8341919: a loop over literal files.
-		{"for file in a.go b.go; do\n  sed -i '' 's/x/y/g' \"$file\"\ndone", "write \"sed -i\" +cond\nvague \"\\\"$file\\\"\""},
+		// entire_d7_c8f8341919: a loop over literal files (see TestLoops).
+		{"for file in a.go b.go; do\n  sed -i '' 's/x/y/g' \"$file\"\ndone", "write \"sed -i\" \"a.go\"\nwrite \"sed -i\" \"b.go\""},
 	})
 }
 

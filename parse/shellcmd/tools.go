@@ -416,7 +416,7 @@ func (c *call) stdinScript(name string) {
 		}
 		what := name + " <<" + c.w.text(r.Word)
 		if text, ok := heredoc(r); ok {
-			c.subscript(name, text, what, c.sc.clone())
+			c.subscript(name, text, what, c.sc.process())
 			return
 		}
 		// The body holds expansions the outer shell makes first: read it
@@ -425,7 +425,7 @@ func (c *call) stdinScript(name string) {
 		if r.Op == syntax.WordHdoc {
 			body = c.w.approximate(r.Word) // a here-string has no body
 		}
-		c.w.probe(name, what, c.cx, func() { c.subscript(name, body, what, c.sc.clone()) })
+		c.w.probe(name, what, c.cx, func() { c.subscript(name, body, what, c.sc.process()) })
 		return
 	}
 }
@@ -433,11 +433,11 @@ func (c *call) stdinScript(name string) {
 // shellString reads a script given as one word (bash -c, eval, npx -c).
 func (c *call) shellString(verb string, a arg) {
 	if a.lit {
-		c.subscript(verb, a.val, verb+" "+a.text, c.sc.clone())
+		c.subscript(verb, a.val, verb+" "+a.text, c.sc.process())
 		return
 	}
 	text := c.w.approximate(a.word)
-	c.w.probe(verb, verb+" "+a.text, c.cx, func() { c.subscript(verb, text, verb+" "+a.text, c.sc.clone()) })
+	c.w.probe(verb, verb+" "+a.text, c.cx, func() { c.subscript(verb, text, verb+" "+a.text, c.sc.process()) })
 }
 
 // eval runs its operands, joined, as a script in the same shell.
@@ -456,7 +456,11 @@ func (c *call) eval(_ string, args []arg) {
 	}
 	text, what := strings.Join(parts, " "), words("eval", args)
 	if lit {
+		// eval runs in this shell: a cd in it stays. What it assigns is
+		// not read past it (a script with eval binds no variable).
+		vars := c.sc.vars
 		c.subscript("eval", text, what, c.sc)
+		c.sc.vars = vars
 		return
 	}
 	c.w.probe("eval", what, c.cx, func() { c.subscript("eval", text, what, c.sc.clone()) })
@@ -469,7 +473,7 @@ func (c *call) subscript(verb, script, what string, sc *scope) {
 		w.unknown(verb, what, c.cx)
 		return
 	}
-	sub := &walker{depth: w.depth + 1, res: w.res, nvague: w.nvague}
+	sub := &walker{depth: w.depth + 1, res: w.res, nvague: w.nvague, budget: w.budget}
 	if err := sub.script(script, sc, c.cx); err != nil {
 		// What does not parse is read for its verbs only, as Parse does.
 		if fallback(script, err).Writes() {

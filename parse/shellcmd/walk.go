@@ -12,10 +12,13 @@ import (
 // by the script (bash -c, eval) are read by walkers of their own that share
 // res.
 type walker struct {
-	src    string // the text the tree's positions refer to
-	depth  int    // how many scripts enclose this one
+	src    string       // the text the tree's positions refer to
+	file   *syntax.File // the tree
+	depth  int          // how many scripts enclose this one
 	res    *Result
-	nvague *int // how many times a target was found vague, repeats counted
+	nvague *int        // how many times a target was found vague, repeats counted
+	budget *int        // how many more bytes of loop bodies may be read again (see loop)
+	vars   *scriptSets // what the script does to variables, once asked (see sets)
 }
 
 // ctx is where a statement stands in the script's control flow.
@@ -35,18 +38,24 @@ type dirState struct {
 	vague string // when set, the directory cannot be told: how it was named
 }
 
-// scope is the shell state that decides how a relative path resolves. A
-// cd that ran is taken to have succeeded: agents cd into directories they
-// know, and doubting every cd would leave no path of a multi-line script.
+// scope is the shell state that decides what a word names: the directory
+// a relative path resolves from, and the variables known to hold literal
+// values. A cd that ran is taken to have succeeded: agents cd into
+// directories they know, and doubting every cd would leave no path of a
+// multi-line script.
 type scope struct {
 	cur   dirState
 	stack []dirState // pushd
+	// vars are the variables whose value is certain here (see vars.go),
+	// latest last. A clone shares them, clipped, so that what either
+	// binds next is its own.
+	vars []binding
 }
 
 // clone returns the scope a subshell starts with: changes in a subshell do
 // not reach its parent.
 func (s *scope) clone() *scope {
-	return &scope{cur: s.cur, stack: slices.Clone(s.stack)}
+	return &scope{cur: s.cur, stack: slices.Clone(s.stack), vars: slices.Clip(s.vars)}
 }
 
 // script parses src and adds its effects, starting from sc.
@@ -55,7 +64,7 @@ func (w *walker) script(src string, sc *scope, cx ctx) error {
 	if err != nil {
 		return err
 	}
-	w.src = src
+	w.src, w.file = src, f
 	w.stmts(f.Stmts, sc, cx)
 	return nil
 }
@@ -161,18 +170,23 @@ func (w *walker) branch(sc *scope, fn func(sub *scope)) {
 	sub := sc.clone()
 	fn(sub)
 	if sub.cur != sc.cur {
-		was, now := sc.cur.vague, sub.cur.vague
-		if was == "" {
-			was = sc.cur.dir
-		}
-		if was == "" {
-			was = "."
-		}
-		if now == "" {
-			now = sub.cur.dir
-		}
-		sc.cur = dirState{vague: "(" + was + " or " + now + ")"}
+		sc.cur = either(sc.cur, sub.cur)
 	}
+}
+
+// either is the directory of a script that may be in was or in now.
+func either(was, now dirState) dirState {
+	a, b := was.vague, now.vague
+	if a == "" {
+		a = was.dir
+	}
+	if a == "" {
+		a = "."
+	}
+	if b == "" {
+		b = now.dir
+	}
+	return dirState{vague: "(" + a + " or " + b + ")"}
 }
 
 func (w *walker) compound(cmd syntax.Command, sc *scope, cx ctx) {
@@ -213,7 +227,17 @@ func (w *walker) compound(cmd syntax.Command, sc *scope, cx ctx) {
 		w.branch(sc, func(sub *scope) { w.stmts(c.Do, sub, ctx{cond: true}) })
 	case *syntax.ForClause:
 		w.substs(c.Loop, sc, ctx{cond: cx.cond})
-		w.branch(sc, func(sub *scope) { w.stmts(c.Do, sub, ctx{cond: true}) })
+		if w.loop(c, sc, cx) {
+			break
+		}
+		// Words that may be none (a glob, $(…)): the body may not run, and
+		// the variable is unknown in it.
+		w.branch(sc, func(sub *scope) {
+			if it, ok := c.Loop.(*syntax.WordIter); ok && it.Name != nil {
+				sub.bind(it.Name.Value, "", false)
+			}
+			w.stmts(c.Do, sub, ctx{cond: true})
+		})
 	case *syntax.CaseClause:
 		w.substs(c.Word, sc, ctx{cond: cx.cond})
 		for _, it := range c.Items {
@@ -388,18 +412,18 @@ func (w *walker) redirects(redirs []*syntax.Redirect, verb, out string, certain 
 		case syntax.DplOut:
 			// >&2 and >&- duplicate or close a descriptor; >&word with any
 			// other word sends both outputs to a file.
-			if v, ok := literal(r.Word); !ok || isDigits(v) || v == "-" || r.N != nil {
+			if v, ok := sc.literal(r.Word); !ok || isDigits(v) || v == "-" || r.N != nil {
 				continue
 			}
 		default:
 			continue
 		}
-		if v, ok := literal(r.Word); ok && device(v) {
+		if v, ok := sc.literal(r.Word); ok && device(v) {
 			continue
 		}
 		p, _, ok := w.path(r.Word, sc)
 		if !ok {
-			if v, lit := literal(r.Word); !lit || v != "" {
+			if v, lit := sc.literal(r.Word); !lit || v != "" {
 				w.add(Effect{Kind: Write, Verb: "redirect"}, cx)
 			}
 			continue
@@ -419,7 +443,7 @@ func (w *walker) redirects(redirs []*syntax.Redirect, verb, out string, certain 
 // word ended in a slash (so names a directory), and false when the word
 // names no file or one that cannot be told (then listed as Vague).
 func (w *walker) path(word *syntax.Word, sc *scope) (string, bool, bool) {
-	v, ok := literal(word)
+	v, ok := sc.literal(word)
 	return w.pathOf(arg{word: word, val: v, lit: ok, text: w.text(word)}, sc)
 }
 
@@ -470,7 +494,7 @@ func (w *walker) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect, sc *sc
 	w.redirSubsts(redirs, sc, cx)
 	args := make([]arg, len(ce.Args))
 	for i, wd := range ce.Args {
-		v, ok := literal(wd)
+		v, ok := sc.literal(wd)
 		args[i] = arg{word: wd, val: v, lit: ok, text: w.text(wd)}
 	}
 	c := &call{w: w, sc: sc, cx: cx, redirs: redirs}
@@ -484,5 +508,8 @@ func (w *walker) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect, sc *sc
 	w.redirects(redirs, verb, out, certain, sc, cx)
 	if len(args) > 0 {
 		c.run(args)
+	}
+	if len(ce.Args) == 0 {
+		w.assign(ce.Assigns, sc)
 	}
 }

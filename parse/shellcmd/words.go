@@ -15,7 +15,7 @@ const maxPath = 4096
 type arg struct {
 	word *syntax.Word
 	val  string // the word after quote removal, when lit
-	lit  bool   // the word expands to val alone: no expansion of any kind
+	lit  bool   // the word expands to val alone: no expansion but of a variable bound to a literal
 	text string // the word as written, for Vague entries
 }
 
@@ -23,7 +23,14 @@ type arg struct {
 // made only of plain text, single quotes and double quotes without
 // expansions, with no glob, brace expansion or tilde for the shell to
 // expand. Anything else may name other files than it spells.
-func literal(w *syntax.Word) (string, bool) {
+func literal(w *syntax.Word) (string, bool) { return literalIn(w, nil) }
+
+// literalIn is literal, where a parameter expansion of a variable that vars
+// binds is taken to be the variable's value (see scope.vars): $f, ${f}
+// and "$f", alone or joined to the rest of the word at a slash or a blank
+// ("src/$f", "$dir/$f", "rm $f"). Unquoted, the value must be one that
+// word splitting and pathname expansion leave alone.
+func literalIn(w *syntax.Word, vars []binding) (string, bool) {
 	if w == nil || len(w.Parts) == 0 {
 		return "", false
 	}
@@ -44,6 +51,20 @@ func literal(w *syntax.Word) (string, bool) {
 	// shape keeps what brace expansion looks at: the unquoted braces,
 	// commas and dots, with every other byte as 'x'.
 	var shape []byte
+	// edges are where the value of a variable meets other text.
+	var edges []int
+	subst := func(p *syntax.ParamExp, quoted bool) bool {
+		v, ok := lookup(vars, p)
+		if !ok || !quoted && (v == "" || strings.ContainsAny(v, unsplit)) {
+			return false
+		}
+		edges = append(edges, b.Len(), b.Len()+len(v))
+		b.WriteString(v)
+		for range len(v) {
+			shape = append(shape, 'x')
+		}
+		return true
+	}
 	for i, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
@@ -80,6 +101,9 @@ func literal(w *syntax.Word) (string, bool) {
 			shape = append(shape, strings.Repeat("x", len(p.Value))...)
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
+				if p, ok := q.(*syntax.ParamExp); ok && subst(p, true) {
+					continue
+				}
 				l, ok := q.(*syntax.Lit)
 				if !ok {
 					return "", false
@@ -98,6 +122,10 @@ func literal(w *syntax.Word) (string, bool) {
 					shape = append(shape, 'x')
 				}
 			}
+		case *syntax.ParamExp:
+			if !subst(p, false) {
+				return "", false
+			}
 		default:
 			return "", false
 		}
@@ -105,8 +133,28 @@ func literal(w *syntax.Word) (string, bool) {
 	if braces(shape) {
 		return "", false
 	}
-	return b.String(), lossless(b.String())
+	s := b.String()
+	for _, e := range edges {
+		// Joined at a slash or a blank ("$d/$f", bash -c "rm $f"), a
+		// value and the text around it cannot make a word the prefilter
+		// would not see: none of its needles holds either, and each side
+		// is in the script as written. Joined at anything else ($f.bak,
+		// ${c}m), they could.
+		if e > 0 && e < len(s) && !joint(s[e-1]) && !joint(s[e]) {
+			return "", false
+		}
+	}
+	return s, lossless(s)
 }
+
+// joint reports whether c may stand where a variable's value meets
+// other text in a word.
+func joint(c byte) bool { return c == '/' || c == ' ' || c == '\t' || c == '\n' }
+
+// unsplit are the bytes that an unquoted expansion may not hold: word
+// splitting cuts at blanks, and pathname expansion reads the others as a
+// pattern (with extglob, "(" too).
+const unsplit = " \t\n*?[\\("
 
 // lossless reports whether s holds no U+FFFD, which stands in the parsed
 // script for bytes that were not UTF-8: a word holding one is not what the
