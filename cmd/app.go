@@ -1,9 +1,13 @@
 package cmd
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -18,6 +22,7 @@ type app struct {
 	verbose int
 	quiet   bool
 	noColor bool
+	maxLine string
 	cmdName string
 
 	log zerolog.Logger
@@ -42,12 +47,19 @@ semantics, and writes the result onto the host with dry-run diffs, conflict
 detection, three-way merge and atomic writes.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.cmdName = cmd.Name()
 			a.setupLog()
+			n, err := parseSize(a.maxLine)
+			if err != nil || n < 1<<10 {
+				return usagef("--max-line %q: give a size of at least 1K, such as 64M or 1G", a.maxLine)
+			}
+			jsonl.MaxLine = n
+			return nil
 		},
 	}
 	pf := root.PersistentFlags()
+	pf.StringVar(&a.maxLine, "max-line", "1G", "skip (and report) transcript lines longer than `SIZE` instead of holding them (K, M, G)")
 	pf.BoolVar(&a.json, "json", false, "print one machine-readable JSON document on stdout")
 	pf.CountVarP(&a.verbose, "verbose", "v", "log more on stderr (-v, -vv)")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only errors on stderr")
@@ -70,6 +82,27 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
 		a.gcCommand(), a.snapshotCommand(), a.restoreCommand())
 	return root
+}
+
+// parseSize reads a size such as 512, 64K, 64M or 1G (powers of 1024).
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
+		mult = 1 << 10
+	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
+		mult = 1 << 20
+	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
 }
 
 // setupLog makes the stderr logger: a console writer on a terminal, JSON

@@ -42,10 +42,12 @@ type toolUse struct {
 }
 
 type parser struct {
-	file string
-	opts Options
-	h    emit.Handler
-	sess manifest.Session
+	// warns keeps the first warnings of each kind and counts the rest.
+	warns jsonl.Warner
+	file  string
+	opts  Options
+	h     emit.Handler
+	sess  manifest.Session
 
 	seed    maphash.Seed
 	pending map[string]*toolUse
@@ -105,7 +107,7 @@ func idFromFilename(file string) string {
 }
 
 func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
-	p.sess.Warnings = append(p.sess.Warnings, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
+	p.warns.Add(format, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
 }
 
 // markUse is the part of "tool_use" and "tool_use_id" that a line is
@@ -791,6 +793,12 @@ func backupName(abs string) string {
 }
 
 func (p *parser) finish(rd *jsonl.Reader) {
+	defer func() {
+		// The parser's own warnings join the reader's, in line order.
+		s := &p.sess
+		s.Warnings = append(s.Warnings, p.warns.List()...)
+		sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
+	}()
 	s := &p.sess
 	rd.Fill(s)
 	s.Cwd = p.firstCwd

@@ -31,8 +31,10 @@ type Result struct {
 }
 
 type parser struct {
-	file string
-	res  Result
+	// warns keeps the first warnings of each kind and counts the rest.
+	warns jsonl.Warner
+	file  string
+	res   Result
 
 	cwd, envCwd, metaCwd string
 	turnID               string
@@ -298,8 +300,7 @@ func relevantEvent(t string) bool {
 }
 
 func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
-	p.res.Session.Warnings = append(p.res.Session.Warnings, manifest.Warning{
-		File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
+	p.warns.Add(format, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
 }
 
 // now returns the time of the current line (parsed only when an
@@ -990,6 +991,12 @@ func (p *parser) opFromChanges(rec jsonl.Record, id string, changes gjson.Result
 }
 
 func (p *parser) finish(rd *jsonl.Reader) {
+	defer func() {
+		// The parser's own warnings join the reader's, in line order.
+		s := &p.res.Session
+		s.Warnings = append(s.Warnings, p.warns.List()...)
+		sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
+	}()
 	s := &p.res.Session
 	if rd != nil {
 		rd.Fill(s)
@@ -1137,9 +1144,13 @@ func SingleJSON(peek []byte) bool {
 }
 
 func (p *parser) parseSingleJSON(r io.Reader) error {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, jsonl.MaxLine+1))
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.file, err)
+	}
+	if int64(len(data)) > jsonl.MaxLine {
+		// One JSON document is one record: it is held whole, so it obeys the line limit.
+		return fmt.Errorf("%s: a single-JSON rollout longer than --max-line (%d bytes): not read", p.file, jsonl.MaxLine)
 	}
 	data = jsonl.TrimBOM(data)
 	p.res.Session.Bytes = int64(len(data))

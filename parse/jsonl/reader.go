@@ -51,10 +51,18 @@ type Reader struct {
 	blankLine int
 	blankOff  int64
 
-	warnings []manifest.Warning
+	warnings Warner
 	bytes    int64
 	err      error
+	// tooLong is the length of the line readLine skipped for being longer
+	// than MaxLine, or 0.
+	tooLong int64
 }
+
+// MaxLine is the longest line a Reader holds (--max-line): a longer one is
+// skipped as it is read, never held, and reported with its number, so
+// memory is bounded by the largest line kept whatever the input.
+var MaxLine int64 = 1 << 30
 
 // NewReader returns a Reader over r; file names the input in warnings.
 // Close returns its buffer for reuse.
@@ -88,7 +96,7 @@ func (r *Reader) Close() error {
 }
 
 // Warnings returns the damage found so far.
-func (r *Reader) Warnings() []manifest.Warning { return r.warnings }
+func (r *Reader) Warnings() []manifest.Warning { return r.warnings.List() }
 
 // Lines returns the number of lines read so far.
 func (r *Reader) Lines() int { return r.line }
@@ -97,7 +105,7 @@ func (r *Reader) Lines() int { return r.line }
 func (r *Reader) Bytes() int64 { return r.bytes }
 
 func (r *Reader) warn(line int, off int64, format string, args ...any) {
-	r.warnings = append(r.warnings, manifest.Warning{File: r.file, Line: line, Offset: off, Message: fmt.Sprintf(format, args...)})
+	r.warnings.Add(format, manifest.Warning{File: r.file, Line: line, Offset: off, Message: fmt.Sprintf(format, args...)})
 }
 
 // readLine returns the next line without its newline, and whether it had one.
@@ -107,8 +115,28 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		r.long = nil
 	}
 	r.long = r.long[:0]
+	r.tooLong = 0
 	for {
 		chunk, err := r.r.ReadSlice('\n')
+		if r.tooLong > 0 || int64(len(r.long))+int64(len(chunk)) > MaxLine+1 {
+			// Past the limit: count the rest of the line, hold none of it.
+			if r.tooLong == 0 {
+				r.tooLong = int64(len(r.long))
+				r.long = nil
+			}
+			r.tooLong += int64(len(chunk))
+			r.bytes += int64(len(chunk))
+			switch {
+			case err == nil:
+				r.tooLong-- // the newline
+				return nil, true, nil
+			case errors.Is(err, bufio.ErrBufferFull):
+				continue
+			case errors.Is(err, io.EOF):
+				return nil, false, nil
+			}
+			return nil, false, err
+		}
 		if err == nil {
 			r.bytes += int64(len(chunk))
 			if len(r.long) > 0 {
@@ -165,6 +193,11 @@ func (r *Reader) Next() (Record, error) {
 		r.off += int64(len(line))
 		if hadNL {
 			r.off++
+		}
+		if r.tooLong > 0 {
+			r.off += r.tooLong
+			r.warn(r.line, start, "line of %d bytes is longer than --max-line (%d bytes): skipped, not read", r.tooLong, MaxLine)
+			continue
 		}
 		last := !hadNL
 		if r.line == 1 {

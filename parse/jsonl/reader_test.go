@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -108,8 +109,59 @@ func TestDamagedLineAtBufferEdge(t *testing.T) {
 		}
 	}
 	for _, w := range rd.Warnings() {
-		if w.Message != "not a JSON object: unexpected 'o' at byte 0" && !strings.HasPrefix(w.Message, "truncated last line") {
+		if w.Message != "not a JSON object: unexpected 'o' at byte 0" && !strings.HasPrefix(w.Message, "truncated last line") &&
+			!strings.Contains(w.Message, "more warnings like the one before (last here: not a JSON object: unexpected 'o' at byte 0)") {
 			t.Fatalf("unexpected warning %v", w)
 		}
+	}
+}
+
+// TestMaxLine skips a line longer than MaxLine without holding it, says
+// which line it was, and reads on.
+func TestMaxLine(t *testing.T) {
+	defer func(n int64) { MaxLine = n }(MaxLine)
+	MaxLine = 64 << 10
+	input := `{"a":1}` + "\n" + `{"big":"` + strings.Repeat("x", 3<<20) + `"}` + "\n" + `{"b":2}` + "\n" + strings.Repeat("y", 1<<20)
+	rd := NewReader(strings.NewReader(input), "t.jsonl")
+	defer rd.Close()
+	var got []string
+	for {
+		rec, err := rd.Next()
+		if err != nil {
+			break
+		}
+		got = append(got, string(rec.Data))
+		if cap(rd.long) > int(MaxLine)+128<<10 {
+			t.Fatalf("the reader holds %d bytes for one line", cap(rd.long))
+		}
+	}
+	if fmt.Sprint(got) != `[{"a":1} {"b":2}]` {
+		t.Errorf("records %v", got)
+	}
+	ws := rd.Warnings()
+	if len(ws) != 2 || ws[0].Line != 2 || !strings.Contains(ws[0].Message, "longer than --max-line (65536 bytes): skipped") ||
+		ws[1].Line != 4 || !strings.Contains(ws[1].Message, "1048576 bytes") {
+		t.Errorf("warnings %v", ws)
+	}
+	if rd.Bytes() != int64(len(input)) {
+		t.Errorf("read %d bytes of %d", rd.Bytes(), len(input))
+	}
+}
+
+// TestWarningsPerKind keeps the first warnings of a kind and counts the
+// rest: a million bad lines cost a constant.
+func TestWarningsPerKind(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 100000; i++ {
+		b.WriteString("oops\n{\"ok\":1}\n")
+	}
+	_, rd := readAll(t, strings.NewReader(b.String()))
+	ws := rd.Warnings()
+	if len(ws) != KeepPerKind+1 {
+		t.Fatalf("%d warnings kept, want %d and a summary", len(ws), KeepPerKind+1)
+	}
+	last := ws[len(ws)-1]
+	if !strings.HasPrefix(last.Message, fmt.Sprintf("%d more warnings like the one before", 100000-KeepPerKind)) || last.Line != 199999 {
+		t.Errorf("summary %v", last)
 	}
 }
