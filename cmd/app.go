@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -55,6 +56,10 @@ detection, three-way merge and atomic writes.`,
 				return usagef("--max-line %q: give a size of at least 1K, such as 64M or 1G", a.maxLine)
 			}
 			jsonl.MaxLine = n
+			// The longest line kept and the replay's files are what memory
+			// holds: a soft limit of 1.5 lines plus the rest keeps the
+			// garbage of a line's growth from doubling the peak.
+			debug.SetMemoryLimit(n + n/2 + 96<<20)
 			return nil
 		},
 	}
