@@ -375,7 +375,10 @@ func TestHarnessBwrap(t *testing.T) {
 	}
 }
 
-const testImage = "sandbox-fakeagent:test"
+// testImage is the fake agent's image, tagged for this test process: two
+// test runs on one Docker daemon (two engineers, CI beside a developer)
+// must not remove each other's image.
+var testImage = fmt.Sprintf("sandbox-fakeagent:test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
 
 // buildImage imports an image holding only the fake agent, as /bin/claude.
 func buildImage(t *testing.T) {
