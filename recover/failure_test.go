@@ -361,3 +361,171 @@ func TestNotebookReplay(t *testing.T) {
 		t.Errorf("a re-applied edit must say so: %q", f.Notes)
 	}
 }
+
+// TestUndoJournalStates: a journal can be undone once; a last entry cut
+// short by a crash is a change that was never made, and is passed over; a
+// damaged entry before the last is an error, not a guess.
+func TestUndoJournalStates(t *testing.T) {
+	t.Run("twice", func(t *testing.T) {
+		root, name, before, _ := appliedJournal(t)
+		fsys := NewOSFS()
+		defer fsys.Close()
+		if _, err := Undo(fsys, root, name); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Undo(fsys, root, name); err == nil || !strings.Contains(err.Error(), "already undone") {
+			t.Fatalf("a second undo: %v", err)
+		}
+		if _, err := LatestJournal(fsys, root); err == nil {
+			t.Fatal("an undone journal is still offered to undo")
+		}
+		if now := tree(t, root); fmt.Sprint(now) != fmt.Sprint(before) {
+			t.Fatalf("after undo\n%v\nwant\n%v", now, before)
+		}
+	})
+	t.Run("last entry cut short", func(t *testing.T) {
+		root, name, before, _ := appliedJournal(t)
+		j := filepath.Join(root, JournalDir, name, "journal.jsonl")
+		f, err := os.OpenFile(j, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(`{"seq":99,"path":"never.txt","exis`)
+		f.Close()
+		fsys := NewOSFS()
+		defer fsys.Close()
+		res, err := Undo(fsys, root, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Path == "never.txt" || r.Action == "refused" || r.Action == "failed" {
+				t.Errorf("%+v", r)
+			}
+		}
+		if now := tree(t, root); fmt.Sprint(now) != fmt.Sprint(before) {
+			t.Fatalf("after undo\n%v\nwant\n%v", now, before)
+		}
+	})
+	t.Run("damaged entry", func(t *testing.T) {
+		root, name, _, after := appliedJournal(t)
+		j := filepath.Join(root, JournalDir, name, "journal.jsonl")
+		data, err := os.ReadFile(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(j, append([]byte("{not json\n"), data...), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fsys := NewOSFS()
+		defer fsys.Close()
+		if _, err := Undo(fsys, root, name); err == nil || !strings.Contains(err.Error(), "line 1") {
+			t.Fatalf("undo of a damaged journal: %v", err)
+		}
+		if now := tree(t, root); fmt.Sprint(now) != fmt.Sprint(after) {
+			t.Fatal("a journal that cannot be read changed the host")
+		}
+	})
+}
+
+// lyingFS reads back other bytes than were written to one file: a disk
+// that corrupts a write.
+type lyingFS struct {
+	*OSFS
+	rel string
+}
+
+func (l *lyingFS) ReadFile(t Target) ([]byte, fs.FileMode, bool, error) {
+	data, mode, exists, err := l.OSFS.ReadFile(t)
+	if t.Rel == l.rel && exists && string(data) == "A1\n" {
+		data = []byte("A1 but not quite\n")
+	}
+	return data, mode, exists, err
+}
+
+// TestReadBackMismatch: a write whose read-back differs from what was
+// written fails the apply, which is rolled back. From memory, the file gets
+// its before-image back. From the journal, undo's own check sees a file
+// that is not what the apply wrote and leaves it as it is: the error must
+// then say that it could not be restored, never claim a clean rollback.
+func TestReadBackMismatch(t *testing.T) {
+	for _, journaled := range []bool{false, true} {
+		root, files := rollbackHost(t)
+		before := tree(t, root)
+		real := NewOSFS()
+		fsys := &lyingFS{OSFS: real, rel: "a.txt"}
+		plans := planRollback(t, root, files, real)
+		var journals *JournalSet
+		if journaled {
+			journals = NewJournalSet(fsys, time.Now())
+		}
+		err := Apply(context.Background(), plans, fsys, journals)
+		real.Close()
+		if err == nil || !strings.Contains(err.Error(), "read back a different sha256") {
+			t.Fatalf("journaled %v: %v", journaled, err)
+		}
+		now := tree(t, root)
+		if journaled && strings.Contains(err.Error(), "could not be restored: a.txt: ") {
+			delete(now, "a.txt") // reported as not restored: the rest must be
+			delete(before, "a.txt")
+		}
+		if fmt.Sprint(now) != fmt.Sprint(before) {
+			t.Fatalf("journaled %v: %v\nafter the rollback\n%v\nwant\n%v", journaled, err, now, before)
+		}
+	}
+}
+
+// TestEditNotebookRefuses: what EditNotebook cannot apply is an error
+// with the reason, never a guess.
+func TestEditNotebookRefuses(t *testing.T) {
+	const nb = `{"cells": [{"cell_type": "code", "id": "c1", "source": "x"}]}`
+	for _, tc := range []struct {
+		nb   string
+		cell manifest.NotebookCell
+		err  string
+	}{
+		{`{"cells": [`, manifest.NotebookCell{CellID: "c1"}, "not JSON"},
+		{nb + ` {}`, manifest.NotebookCell{CellID: "c1"}, "trailing data"},
+		{`{"cells": {}}`, manifest.NotebookCell{CellID: "c1"}, "no cells"},
+		{`[]`, manifest.NotebookCell{CellID: "c1"}, "no cells"},
+		{nb, manifest.NotebookCell{CellID: "c1", EditMode: "move"}, `unknown edit_mode "move"`},
+		{nb, manifest.NotebookCell{NewSource: "y"}, "replace needs a cell id"},
+		{nb, manifest.NotebookCell{EditMode: "delete"}, "delete needs a cell id"},
+		{nb, manifest.NotebookCell{CellID: "cell-1", EditMode: "delete"}, `cell "cell-1" not found`},
+	} {
+		if _, err := EditNotebook(tc.nb, tc.cell); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s %+v: %v, want %q", tc.nb, tc.cell, err, tc.err)
+		}
+	}
+	// An insert without a type is a code cell, with no outputs yet.
+	out, err := EditNotebook(nb, manifest.NotebookCell{NewSource: "first", EditMode: "insert"})
+	if err != nil || !strings.Contains(out, "\"cell_type\": \"code\",\n   \"metadata\": {},\n   \"source\": \"first\",\n   \"execution_count\": null,\n   \"outputs\": []") {
+		t.Errorf("insert first: %v\n%s", err, out)
+	}
+}
+
+// TestEditReplayFailures: an Edit replayed where its file's content is
+// absent, or where it does not apply, makes the file unrecoverable with
+// the reason; on pinned content that is drift.
+func TestEditReplayFailures(t *testing.T) {
+	edit := func(seq int, path, old, new string, ev ...manifest.Evidence) manifest.Op {
+		return manifest.Op{Seq: seq, Kind: manifest.KindEdit, Tool: "Edit", Cwd: "/w", Paths: []string{path}, Edits: []manifest.Edit{{Old: old, New: new}},
+			Outcome: manifest.OutcomeApplied, Evidence: ev, Provenance: manifest.Provenance{Transcript: "s.jsonl", Line: seq + 1, CallID: fmt.Sprint("e", seq)}}
+	}
+	absent := func(string) ([]byte, bool, bool) { return nil, false, true }
+	ops := []manifest.Op{
+		edit(0, "/w/gone.txt", "a", "b"),
+		edit(1, "/w/pinned.txt", "zzz", "y", manifest.Evidence{Path: "/w/pinned.txt", Kind: manifest.EvidencePre, Content: "abc\n", Source: "toolUseResult.originalFile"}),
+	}
+	files, _ := Reconstruct(ops, absent, ReconstructOptions{})
+	got := map[string]*FileResult{}
+	for _, f := range files {
+		got[f.Path] = f
+	}
+	if f := got["/w/gone.txt"]; f == nil || f.Confidence != Unrecoverable || !strings.Contains(f.Reason, "the host has no copy to start from") {
+		t.Errorf("an edit of a file nowhere: %+v", f)
+	}
+	if f := got["/w/pinned.txt"]; f == nil || f.Confidence != Unrecoverable || len(f.Drift) != 1 || !strings.Contains(f.Reason, "would not apply") {
+		t.Errorf("an edit that does not apply to pinned content: %+v", f)
+	}
+}
