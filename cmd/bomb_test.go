@@ -60,6 +60,9 @@ func peakRSS(t *testing.T, bin string, stdin io.Reader, args ...string) (int, st
 // a line over --max-line is skipped without being held, archive members and
 // standard input are streamed, warnings of a kind are counted.
 func TestBombsBoundedMemory(t *testing.T) {
+	if raceEnabled {
+		t.Skip("measures the real command's memory and timing, which the race detector changes; .ci/run runs it without -race")
+	}
 	if testing.Short() {
 		t.Skip("reads gigabytes; not in -short")
 	}

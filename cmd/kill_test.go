@@ -34,6 +34,9 @@ func sandboxBinary(t *testing.T) string {
 // apply, 20 times, and requires undo to give back the host tree byte for
 // byte every time: no torn file, no temporary file, no directory left.
 func TestKill9MidApply(t *testing.T) {
+	if raceEnabled {
+		t.Skip("measures the real command's memory and timing, which the race detector changes; .ci/run runs it without -race")
+	}
 	if testing.Short() {
 		t.Skip("kills a real process two dozen times; not in -short")
 	}

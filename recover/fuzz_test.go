@@ -141,13 +141,15 @@ func FuzzEditNotebook(f *testing.F) {
 			// A cell that is there by id is found. (Ids that JSON and Go
 			// quote differently, with <, >, & or control characters, are
 			// not: reported under issue 19, left out here until fixed.)
-			var doc struct{ Cells []struct{ ID *string } }
+			// Keys are matched exactly, as Claude Code (JavaScript) matches
+			// them: encoding/json would take "Id" for "id".
+			var doc struct{ Cells []map[string]any }
 			if id == "" || strings.ContainsAny(id, "<>&") || strings.ContainsFunc(id, func(r rune) bool { return r < ' ' || r == 0x7f }) ||
 				!utf8.ValidString(id) || (mode != "" && mode != "replace" && mode != "insert" && mode != "delete") || json.Unmarshal([]byte(nb), &doc) != nil {
 				return
 			}
 			for _, c := range doc.Cells {
-				if c.ID != nil && *c.ID == id && strings.Contains(err.Error(), "not found") {
+				if cid, ok := c["id"].(string); ok && cid == id && strings.Contains(err.Error(), "not found") {
 					t.Fatalf("cell %q is in the notebook, yet: %v", id, err)
 				}
 			}
