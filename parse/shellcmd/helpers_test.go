@@ -87,6 +87,11 @@ func checkResult(script string, r Result) error {
 // optionValue reports whether word follows an option word in script, so
 // may be its value (cp -t -d).
 func optionValue(script, word string) bool {
+	// The word may be spelled with escapes (-\0 for -0): look in the
+	// script with its backslashes removed too.
+	if unescaped := strings.ReplaceAll(script, "\\", ""); unescaped != script && optionValue(unescaped, word) {
+		return true
+	}
 	for i := 0; ; {
 		j := strings.Index(script[i:], word)
 		if j < 0 {
