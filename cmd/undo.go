@@ -30,7 +30,8 @@ refused and left as it is; the others are still restored.
 Without JOURNAL, the newest journal not yet undone is used. --dest is the
 destination root (default the current directory).
 
-Exit status: 0 done, 1 failure, 3 some files were refused.`,
+Exit status: 0 done (or nothing to undo), 1 failure (or an undo that could not
+finish: run it again), 3 some files were refused.`,
 		Example: `  sandbox undo --dest ./proj
   sandbox undo --dest ./proj 20261121T120000.000000000Z`,
 		Args: cobra.MaximumNArgs(1),
@@ -66,7 +67,16 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 	defer fsys.Close()
 	name := o.Journal
 	if name == "" {
-		if name, err = recov.LatestJournal(fsys, root); err != nil {
+		if name, err = recov.LatestJournal(fsys, root); errors.Is(err, recov.ErrNothingToUndo) {
+			// Nothing to do is a success (exit 0), said once.
+			if a.json {
+				return a.writeJSON(undoReport{Schema: "sandbox.undo/v1", Files: []recov.UndoResult{}})
+			}
+			if !a.quiet {
+				fmt.Fprintf(a.stderr, "sandbox: nothing to undo under %s\n", printable(filepath.Join(root, recov.JournalDir)))
+			}
+			return nil
+		} else if err != nil {
 			return err
 		}
 	}

@@ -318,8 +318,12 @@ func LatestJournal(fsys FS, root string) (string, error) {
 			return names[i], nil
 		}
 	}
-	return "", fmt.Errorf("no journal to undo under %s", path.Join(root, JournalDir))
+	return "", fmt.Errorf("no journal to undo under %s: %w", path.Join(root, JournalDir), ErrNothingToUndo)
 }
+
+// ErrNothingToUndo says every journal under a destination was undone or
+// rolled back already (or there is none).
+var ErrNothingToUndo = errors.New("nothing to undo")
 
 func isJournalPath(rel string) bool {
 	return rel == ".sandbox" || strings.HasPrefix(rel, ".sandbox/")
