@@ -391,3 +391,44 @@ func TestReadCallbackErrors(t *testing.T) {
 		})
 	}
 }
+
+// failingWriter refuses every write after the first n bytes.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errors.New("disk full")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestWriterErrors: a Writer whose output fails says so, from the call
+// that failed on, and never reports a manifest written.
+func TestWriterErrors(t *testing.T) {
+	ops, sessions, files, reds := sampleManifest()
+	for _, n := range []int{0, 10, 4000} {
+		w := NewWriter(&failingWriter{n: n})
+		var err error
+		for _, op := range ops {
+			if e := w.Op(op); e != nil && err == nil {
+				err = e
+			}
+		}
+		if e := w.Close(sessions, files, reds); err == nil {
+			err = e
+		}
+		if err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("output failing after %d bytes: %v", n, err)
+		}
+	}
+	// A value JSON cannot hold is an error too, never a partial document.
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	bad := File{Path: "x", Start: State{State: StateUnknown}}
+	if err := w.Close([]Session{{ID: "s", Start: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}}, []File{bad}, nil); err == nil {
+		t.Error("a time JSON cannot hold was written")
+	}
+}

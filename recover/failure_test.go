@@ -512,9 +512,15 @@ func TestEditReplayFailures(t *testing.T) {
 		return manifest.Op{Seq: seq, Kind: manifest.KindEdit, Tool: "Edit", Cwd: "/w", Paths: []string{path}, Edits: []manifest.Edit{{Old: old, New: new}},
 			Outcome: manifest.OutcomeApplied, Evidence: ev, Provenance: manifest.Provenance{Transcript: "s.jsonl", Line: seq + 1, CallID: fmt.Sprint("e", seq)}}
 	}
-	absent := func(string) ([]byte, bool, bool) { return nil, false, true }
+	absent := func(p string) ([]byte, bool, bool) {
+		if p == "/w/unknown.txt" {
+			return nil, false, false // no host copy to ask (no --base, no destination)
+		}
+		return nil, false, true
+	}
 	ops := []manifest.Op{
 		edit(0, "/w/gone.txt", "a", "b"),
+		edit(2, "/w/unknown.txt", "a", "b"),
 		edit(1, "/w/pinned.txt", "zzz", "y", manifest.Evidence{Path: "/w/pinned.txt", Kind: manifest.EvidencePre, Content: "abc\n", Source: "toolUseResult.originalFile"}),
 	}
 	files, _ := Reconstruct(ops, absent, ReconstructOptions{})
@@ -524,6 +530,9 @@ func TestEditReplayFailures(t *testing.T) {
 	}
 	if f := got["/w/gone.txt"]; f == nil || f.Confidence != Unrecoverable || !strings.Contains(f.Reason, "the host has no copy to start from") {
 		t.Errorf("an edit of a file nowhere: %+v", f)
+	}
+	if f := got["/w/unknown.txt"]; f == nil || f.Confidence != Unrecoverable || !strings.Contains(f.Reason, "content before the edit is unknown") {
+		t.Errorf("an edit of a file whose content is unknown: %+v", f)
 	}
 	if f := got["/w/pinned.txt"]; f == nil || f.Confidence != Unrecoverable || len(f.Drift) != 1 || !strings.Contains(f.Reason, "would not apply") {
 		t.Errorf("an edit that does not apply to pinned content: %+v", f)
