@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand"
 	"os"
@@ -30,6 +31,24 @@ func sandboxBinary(t *testing.T) string {
 	return link
 }
 
+// writeSession writes a generated session to name and returns what the
+// generator says it did.
+func writeSession(t *testing.T, name string, write func(io.Writer, gen.Options) (gen.Stats, error), o gen.Options) gen.Stats {
+	t.Helper()
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := write(f, o)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestKill9MidApply kills recover with SIGKILL at random moments of its
 // apply, 20 times, and requires undo to give back the host tree byte for
 // byte every time: no torn file, no temporary file, no directory left.
@@ -41,19 +60,10 @@ func TestKill9MidApply(t *testing.T) {
 		t.Skip("kills a real process two dozen times; not in -short")
 	}
 	hermetic(t)
-	t.Setenv("SANDBOX_HOME", t.TempDir())
 	bin := sandboxBinary(t)
 	dir := t.TempDir()
 	name := filepath.Join(dir, "session.jsonl")
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := gen.Rollout(f, gen.Options{Size: 1 << 20, Seed: 9, Files: 200, PatchEvery: 2, HostFiles: true})
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := writeSession(t, name, gen.Rollout, gen.Options{Size: 1 << 20, Seed: 9, Files: 200, PatchEvery: 2, HostFiles: true})
 	// Half the files exist on the host as the session started, half not: the
 	// apply updates some and creates others, in new directories too.
 	host := map[string]string{}
@@ -188,19 +198,10 @@ func treeDiff(a, b string) string {
 // already done, finds nothing left to write; the tree is never a mix.
 func TestTwoRecoversAtOnce(t *testing.T) {
 	hermetic(t)
-	t.Setenv("SANDBOX_HOME", t.TempDir())
 	bin := sandboxBinary(t)
 	dir := t.TempDir()
 	name := filepath.Join(dir, "session.jsonl")
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := gen.Rollout(f, gen.Options{Size: 1 << 20, Seed: 3, Files: 200, PatchEvery: 2})
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := writeSession(t, name, gen.Rollout, gen.Options{Size: 1 << 20, Seed: 3, Files: 200, PatchEvery: 2})
 	for round := 0; round < 3; round++ {
 		dest := filepath.Join(dir, fmt.Sprintf("dest%d", round))
 		var cmds [2]*exec.Cmd

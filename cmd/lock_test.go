@@ -15,7 +15,6 @@ import (
 // once it is free; a dry run needs no lock.
 func TestOneWriterPerDestination(t *testing.T) {
 	hermetic(t)
-	t.Setenv("SANDBOX_HOME", t.TempDir())
 	sample := "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"
 	dir := t.TempDir()
 	dest, m := filepath.Join(dir, "proj"), filepath.Join(dir, "m.json")

@@ -42,7 +42,7 @@ func checkSchema(t *testing.T, data []byte) {
 }
 
 func hermetic(t *testing.T) {
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME"} {
 		t.Setenv(k, t.TempDir())
 	}
 }

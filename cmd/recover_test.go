@@ -53,20 +53,10 @@ func TestRecoverGenerated(t *testing.T) {
 }
 
 func recoverGenerated(t *testing.T, write func(io.Writer, gen.Options) (gen.Stats, error), hostFiles bool) {
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
-		t.Setenv(k, t.TempDir())
-	}
+	hermetic(t)
 	dir := t.TempDir()
 	name := filepath.Join(dir, "rollout.jsonl")
-	f, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := write(f, gen.Options{Size: 4 << 20, Seed: 11, Files: 30, PatchEvery: 5, LongLine: 2 << 20, HostFiles: hostFiles})
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := writeSession(t, name, write, gen.Options{Size: 4 << 20, Seed: 11, Files: 30, PatchEvery: 5, LongLine: 2 << 20, HostFiles: hostFiles})
 	dest := filepath.Join(dir, "dest")
 	for name, content := range st.Initial {
 		p := filepath.Join(dest, filepath.FromSlash(name))

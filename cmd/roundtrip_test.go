@@ -25,15 +25,7 @@ func TestApplyEqualsRecover(t *testing.T) {
 		t.Run(agent, func(t *testing.T) {
 			dir := t.TempDir()
 			name := filepath.Join(dir, "session.jsonl")
-			f, err := os.Create(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, err := write(f, gen.Options{Size: 1 << 20, Seed: 5, Files: 24, PatchEvery: 4, HostFiles: true})
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			st := writeSession(t, name, write, gen.Options{Size: 1 << 20, Seed: 5, Files: 24, PatchEvery: 4, HostFiles: true})
 			hosts := map[string]map[string]string{
 				"empty":   {},
 				"start":   st.Initial,
