@@ -87,14 +87,6 @@ killed (137 for an OOM kill).`,
 }
 
 func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
-	if o.Network != "none" && o.Network != "host" {
-		return usagef("--network %q: use none or host", o.Network)
-	}
-	for _, e := range o.Env {
-		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
-			return usagef("--env %q: want K=V", e)
-		}
-	}
 	o.Stdin, o.Stdout, o.Stderr, o.Note = a.stdin, a.stdout, a.stderr, a.note
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
@@ -115,14 +107,32 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 	if created {
 		a.note("session %s: runtime %s, project %s", sess.ID, sess.Runtime, sess.Project)
 	}
-	// A ^C or TERM stops the agent (TERM, then KILL) and is recorded like
-	// any other end.
+	// A ^C or TERM stops the agent (TERM, then KILL after the grace) and
+	// is recorded like any other end; a second one kills it at once.
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted before the agent started
+	}
+	if !o.TTY {
+		stop := a.interrupts(ctx, sess.ID, o)
+		defer stop()
+	}
 	if err := st.Run(ctx, sess, o); err != nil {
 		return err
 	}
 	sess, err = st.Load(sess.ID)
 	if err != nil {
 		return err
+	}
+	if created && sess.State == harness.StateError {
+		// The agent never ran: a session made for this run is not kept
+		// as junk in ps (the error is said below).
+		if rerr := st.Remove(context.WithoutCancel(ctx), sess); rerr == nil {
+			err := fmt.Errorf("session %s: %s; nothing was kept", sess.ID, describeEnd(sess))
+			if code := sess.ExitCode; code >= 125 && code <= 127 {
+				return &codeError{err, code}
+			}
+			return err
+		}
 	}
 	if err := a.writeSessionManifest(ctx, st, sess); err != nil {
 		a.log.Warn().Err(err).Str("session", sess.ID).Msg("manifest not written")
@@ -132,6 +142,47 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 		return &silentExit{code}
 	}
 	return nil
+}
+
+// interrupts says what a ^C does while a run stops, and turns a second ^C
+// (or TERM) into a kill at once.
+func (a *app) interrupts(ctx context.Context, name string, o *harness.RunOptions) func() {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	kill := make(chan struct{})
+	o.Kill = kill
+	done := make(chan struct{})
+	grace := o.Grace
+	if grace == 0 {
+		grace = harness.StopGrace
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		a.note("stopping %s: TERM sent, KILL in %s (^C again to kill now)", name, grace)
+		seen := 0
+		for {
+			select {
+			case <-sigs:
+				// The signal that cancelled ctx is the first one here.
+				if seen++; seen < 2 {
+					continue
+				}
+				a.note("killing %s now", name)
+				close(kill)
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
 }
 
 // writeSessionManifest writes a session's export manifest from its

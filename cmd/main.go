@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/agentsandbox/sandbox/harness"
 )
 
 // Exit codes (DESIGN.md).
@@ -34,6 +36,16 @@ func usagef(format string, args ...any) error {
 type PartialError struct{ Msg string }
 
 func (e *PartialError) Error() string { return e.Msg }
+
+// codeError is a failure with an exit code of its own (127: the command
+// could not be started).
+type codeError struct {
+	err  error
+	code int
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
 
 // HintError carries a next step for the user.
 type HintError struct {
@@ -77,10 +89,17 @@ func (a *app) exit(ctx context.Context, err error) int {
 		fmt.Fprintf(a.stderr, "sandbox: hint: %s\n", he.Hint)
 	}
 	var ue *UsageError
+	var ie *harness.InvalidError
+	var ce *codeError
+	var he2 *harness.CommandError
 	switch {
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.As(err, &he2):
+		return he2.Code
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &ue) || isCobraUsage(err):
+	case errors.As(err, &ue) || errors.As(err, &ie) || isCobraUsage(err):
 		if !errors.As(err, &he) {
 			fmt.Fprintf(a.stderr, "sandbox: hint: see 'sandbox %s --help'\n", a.cmdName)
 		}
