@@ -85,7 +85,7 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.inspectCommand())
 	root.AddCommand(a.logCommand())
 	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
-		a.gcCommand(), a.snapshotCommand(), a.restoreCommand())
+		a.gcCommand(), a.snapshotCommand(), a.restoreCommand(), a.execCommand())
 	return root
 }
 

@@ -580,7 +580,7 @@ func procAttr(spec *Spec) *syscall.SysProcAttr {
 // signalThenKill sends TERM, waits up to grace for the process to go, and
 // then sends KILL.
 func signalThenKill(pid int, grace time.Duration, done <-chan struct{}, now <-chan struct{}) error {
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	if err := signalAgent(pid, syscall.SIGTERM); err != nil {
 		return err
 	}
 	deadline := time.After(grace)
@@ -589,15 +589,27 @@ func signalThenKill(pid int, grace time.Duration, done <-chan struct{}, now <-ch
 		case <-done:
 			return nil
 		case <-deadline:
-			return syscall.Kill(pid, syscall.SIGKILL)
+			return signalAgent(pid, syscall.SIGKILL)
 		case <-now:
-			return syscall.Kill(pid, syscall.SIGKILL)
+			return signalAgent(pid, syscall.SIGKILL)
 		case <-time.After(50 * time.Millisecond):
 			if syscall.Kill(pid, 0) != nil {
 				return nil
 			}
 		}
 	}
+}
+
+// signalAgent signals an agent and, when it leads its own process group
+// (a local run: its shells' children are in it), the whole group, so that
+// a child holding its output cannot outlive it.
+func signalAgent(pid int, sig syscall.Signal) error {
+	if pg, err := syscall.Getpgid(pid); err == nil && pg == pid {
+		if syscall.Kill(-pid, sig) == nil {
+			return nil
+		}
+	}
+	return syscall.Kill(pid, sig)
 }
 
 // pidAlive reports whether a process exists.

@@ -76,7 +76,8 @@ func (s *Store) Validate(ctx context.Context, o *RunOptions) (*Session, Runtime,
 		}
 	}
 	if o.Resume && sess == nil {
-		return nil, nil, invalidf("--resume needs an existing session: give its --name")
+		// Not the command line's fault: the store has no such session.
+		return nil, nil, errors.New("--resume needs an existing session: give its --name")
 	}
 	rtName := o.Runtime
 	if sess != nil {
@@ -112,7 +113,7 @@ func (s *Store) Validate(ctx context.Context, o *RunOptions) (*Session, Runtime,
 		}
 	}
 	if sess != nil && o.Resume && sess.AgentSessionID == "" {
-		return nil, nil, invalidf("session %s has no agent session to resume yet (no transcript was found after its runs)", sess.ID)
+		return nil, nil, fmt.Errorf("session %s has no agent session to resume yet (no transcript was found after its runs)", sess.ID)
 	}
 	// From here on the checks ask the runtime: a session that exists and
 	// whose runtime is gone fails in Run, with its own event.
