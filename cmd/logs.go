@@ -122,7 +122,7 @@ func (a *app) printOutput(ctx context.Context, st *harness.Store, s *harness.Ses
 		if to < 0 || to > size {
 			to = size
 		}
-		from := min(r.OutputFrom, to)
+		from := max(0, min(r.OutputFrom, to)) // a restored log is hostile
 		if headers {
 			if i > 0 {
 				fmt.Fprintln(a.stdout)

@@ -88,6 +88,10 @@ func (a *app) exit(ctx context.Context, err error) int {
 	if errors.As(err, &he) && he.Hint != "" {
 		fmt.Fprintf(a.stderr, "sandbox: hint: %s\n", he.Hint)
 	}
+	if ie := (*harness.InvalidError)(nil); errors.As(err, &ie) && ie.Hint != "" && he == nil {
+		fmt.Fprintf(a.stderr, "sandbox: hint: %s\n", ie.Hint)
+		he = &HintError{err, ie.Hint}
+	}
 	var ue *UsageError
 	var ie *harness.InvalidError
 	var ce *codeError

@@ -173,11 +173,11 @@ func newCgroup(name, memory, cpus string) (*cgroup, error) {
 		for _, w := range wanted(memory != "", cpus != "") {
 			enable = append(enable, "+"+w)
 		}
-		if err := os.WriteFile(filepath.Join(parents[0], "cgroup.subtree_control"), []byte(strings.Join(enable, " ")), 0); err != nil {
+		if err := writeCg(parents[0], "cgroup.subtree_control", strings.Join(enable, " ")); err != nil {
 			return nil, fmt.Errorf("cgroup v2: enabling %s for children of %s: %v", strings.Join(enable, " "), parents[0], err)
 		}
 		dir := filepath.Join(parents[0], name)
-		if err := os.Mkdir(dir, 0o755); err != nil {
+		if err := mkdirCg(dir); err != nil {
 			return nil, fmt.Errorf("cgroup v2: %v", err)
 		}
 		cg.mem, cg.cpu = dir, dir
@@ -198,7 +198,7 @@ func newCgroup(name, memory, cpus string) (*cgroup, error) {
 	if mem > 0 {
 		cg.mem = filepath.Join(parents[i], name)
 		i++
-		if err := os.Mkdir(cg.mem, 0o755); err != nil {
+		if err := mkdirCg(cg.mem); err != nil {
 			return fail(fmt.Errorf("cgroup v1: %v", err))
 		}
 		if err := writeCg(cg.mem, "memory.limit_in_bytes", strconv.FormatInt(mem, 10)); err != nil {
@@ -213,7 +213,7 @@ func newCgroup(name, memory, cpus string) (*cgroup, error) {
 	}
 	if quota > 0 {
 		cg.cpu = filepath.Join(parents[i], name)
-		if err := os.Mkdir(cg.cpu, 0o755); err != nil {
+		if err := mkdirCg(cg.cpu); err != nil {
 			return fail(fmt.Errorf("cgroup v1: %v", err))
 		}
 		if err := writeCg(cg.cpu, "cpu.cfs_period_us", "100000"); err != nil {
@@ -226,12 +226,24 @@ func newCgroup(name, memory, cpus string) (*cgroup, error) {
 	return cg, nil
 }
 
+// writeCg sets a cgroup's interface file; it never creates one (the
+// kernel makes them with the group).
 func writeCg(dir, file, v string) error {
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(v), 0); err != nil {
+	f, err := os.OpenFile(filepath.Join(dir, file), os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString(v)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("cgroup: setting %s to %s in %s: %v", file, v, dir, err)
 	}
 	return nil
 }
+
+// mkdirCg makes a group; tests lay out the kernel's files in it.
+var mkdirCg = func(dir string) error { return os.Mkdir(dir, 0o755) }
 
 // groups are the run's distinct group directories.
 func (cg *cgroup) groups() []string {

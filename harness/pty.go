@@ -29,18 +29,28 @@ type ptyTerm struct {
 	copied  sync.WaitGroup
 }
 
-// startProc starts cmd: on a pseudo-terminal when the run is interactive
-// and stdin is a terminal, else in a process group of its own.
-func startProc(cmd *exec.Cmd, spec *Spec) (*ptyTerm, error) {
+// wantsPTY reports whether a run gets a pseudo-terminal: it is
+// interactive and stdin is a terminal.
+func wantsPTY(spec *Spec) bool {
 	in, ok := spec.Stdin.(*os.File)
-	if !spec.TTY || !ok || !term.IsTerminal(int(in.Fd())) {
+	return spec.TTY && ok && term.IsTerminal(int(in.Fd()))
+}
+
+// startProc starts cmd: on a pseudo-terminal when wantsPTY, else in a
+// process group of its own. With ctty the process is its terminal's
+// session leader; without, something inside takes the terminal (bwrap's
+// agent, through setsid --ctty, so that a ^C is the agent's alone and
+// never kills bwrap itself).
+func startProc(cmd *exec.Cmd, spec *Spec, ctty bool) (*ptyTerm, error) {
+	if !wantsPTY(spec) {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 		cmd.SysProcAttr = procAttr(spec)
 		return nil, cmd.Start()
 	}
+	in := spec.Stdin.(*os.File)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, nil
 	size, _ := pty.GetsizeFull(in)
-	ptmx, err := pty.StartWithAttrs(cmd, size, &syscall.SysProcAttr{Setsid: true, Setctty: true})
+	ptmx, err := pty.StartWithAttrs(cmd, size, &syscall.SysProcAttr{Setsid: true, Setctty: ctty})
 	if err != nil {
 		return nil, err
 	}

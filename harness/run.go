@@ -53,7 +53,7 @@ func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error)
 	var proj string
 	if o.Project != "" || sess == nil {
 		if proj, err = projectDir(orDefault(o.Project, ".")); err != nil {
-			return nil, false, &InvalidError{err}
+			return nil, false, &InvalidError{Err: err}
 		}
 	}
 	if sess != nil {

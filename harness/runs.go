@@ -37,6 +37,7 @@ func (s *Store) Runs(id string) ([]RunInfo, error) {
 	}
 	defer f.Close()
 	var runs []RunInfo
+	var known []bool // whether the run's output_from was logged
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), maxRunLogLine)
 	for sc.Scan() {
@@ -61,11 +62,10 @@ func (s *Store) Runs(id string) ([]RunInfo, error) {
 		case "sandbox_started":
 			r := RunInfo{Run: e.Run, Started: e.Time, Command: e.Command, OutputTo: -1}
 			if e.OutputFrom != nil {
-				r.OutputFrom = *e.OutputFrom
-			} else if n := len(runs); n > 0 {
-				r.OutputFrom = -1 // unknown: decided below
+				r.OutputFrom = max(0, *e.OutputFrom) // a restored log is hostile
 			}
 			runs = append(runs, r)
+			known = append(known, e.OutputFrom != nil)
 		case "sandbox_stopped", "session_drop":
 			for i := len(runs) - 1; i >= 0; i-- {
 				if runs[i].Run == e.Run {
@@ -79,16 +79,16 @@ func (s *Store) Runs(id string) ([]RunInfo, error) {
 			}
 		}
 	}
-	for i := range runs {
-		if i+1 < len(runs) && runs[i+1].OutputFrom >= 0 {
-			runs[i].OutputTo = runs[i+1].OutputFrom
+	// A run logged before offsets were starts where the one before it
+	// did: their output is one stretch, given to both.
+	for i := 1; i < len(runs); i++ {
+		if !known[i] {
+			runs[i].OutputFrom = runs[i-1].OutputFrom
 		}
 	}
-	// Runs logged before offsets were: all their output is the first
-	// known run's.
 	for i := range runs {
-		if runs[i].OutputFrom < 0 {
-			runs[i].OutputFrom = runs[i-1].OutputFrom
+		if i+1 < len(runs) && known[i+1] && runs[i+1].OutputFrom >= runs[i].OutputFrom {
+			runs[i].OutputTo = runs[i+1].OutputFrom
 		}
 	}
 	return runs, sc.Err()

@@ -509,7 +509,7 @@ func RemoveContainer(ctx context.Context, rt Runtime, name string) error {
 // pseudo-terminal of its own), inside a cgroup when the run has limits,
 // reports the agent's pid, stops it on cancellation (TERM, then KILL after
 // the grace, or at once on spec.Kill), and waits.
-func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, agentPID func() int, afterStart func()) (Result, error) {
+func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, ctty bool, agentPID func() int, afterStart func()) (Result, error) {
 	var cg *cgroup
 	if spec.Memory != "" || spec.CPUs != "" {
 		var err error
@@ -524,7 +524,7 @@ func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, agentPID func() int
 		argv := cg.wrap(append([]string{cmd.Path}, cmd.Args[1:]...))
 		cmd.Path, cmd.Args = argv[0], argv
 	}
-	term, err := startProc(cmd, spec)
+	term, err := startProc(cmd, spec, ctty)
 	if afterStart != nil {
 		afterStart()
 	}
@@ -681,7 +681,19 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		k, v, _ := strings.Cut(e, "=")
 		args = append(args, "--setenv", k, v)
 	}
-	args = append(args, "--chdir", GuestWorkspace, "--info-fd", "3", "--", exe)
+	args = append(args, "--chdir", GuestWorkspace, "--info-fd", "3", "--")
+	// On a terminal the agent takes it as its own session's (setsid
+	// --ctty, then exec): the ^C the terminal makes is the agent's alone.
+	// Were bwrap the terminal's session leader, ^C would kill bwrap, and
+	// the agent with it, before the agent could answer it.
+	ctty := true
+	if wantsPTY(spec) {
+		if setsid, err := exec.LookPath("setsid"); err == nil && underAny(setsid, systemDirs) {
+			args = append(args, setsid, "--ctty")
+			ctty = false
+		}
+	}
+	args = append(args, exe)
 	args = append(args, spec.Command[1:]...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -716,7 +728,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		n, _ := strconv.Atoi(f[0])
 		return n
 	}
-	return procRun(ctx, cmd, spec, agent, func() { pw.Close() })
+	return procRun(ctx, cmd, spec, ctty, agent, func() { pw.Close() })
 }
 
 func underAny(p string, dirs []string) bool {
@@ -766,7 +778,7 @@ func (*localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 	}
 	cmd.Env = env
 	var pid int
-	return procRun(ctx, cmd, spec, func() int {
+	return procRun(ctx, cmd, spec, true, func() int {
 		if pid == 0 && cmd.Process != nil {
 			pid = cmd.Process.Pid
 		}
@@ -814,7 +826,7 @@ type clientFilter struct {
 
 func (f *clientFilter) prefixes() []string {
 	base := filepath.Base(f.bin)
-	return []string{base + ": Error response from daemon: ", base + ": error response from daemon: ", "Error: ", "Run '"}
+	return []string{base + ": Error response from daemon: ", base + ": error response from daemon: ", "Error: ", "Run '", "[FATAL tini"}
 }
 
 func (f *clientFilter) Write(p []byte) (int, error) {
@@ -853,7 +865,7 @@ func (f *clientFilter) line(b []byte) {
 	client := strings.HasPrefix(l, p[0]) || strings.HasPrefix(l, p[1]) ||
 		strings.HasPrefix(l, p[2]) && strings.Contains(l, "OCI runtime") ||
 		strings.HasPrefix(l, p[3]) && strings.HasSuffix(l, " --help' for more information") ||
-		strings.HasPrefix(l, "[FATAL tini") ||
+		strings.HasPrefix(l, p[4]) ||
 		l == "" && f.dropped
 	if client {
 		f.dropped = true

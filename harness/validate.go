@@ -23,13 +23,16 @@ func (e *CommandError) Unwrap() error { return e.Err }
 
 // InvalidError is a run's flag or value that cannot work: the command line is
 // wrong, and nothing was created. sandbox maps it to exit code 2.
-type InvalidError struct{ Err error }
+type InvalidError struct {
+	Err  error
+	Hint string // the next step, when there is a better one than --help
+}
 
 func (e *InvalidError) Error() string { return e.Err.Error() }
 func (e *InvalidError) Unwrap() error { return e.Err }
 
 func invalidf(format string, args ...any) error {
-	return &InvalidError{fmt.Errorf(format, args...)}
+	return &InvalidError{Err: fmt.Errorf(format, args...)}
 }
 
 // Validate checks a run's options before anything is created: the name, the
@@ -43,7 +46,7 @@ func (s *Store) Validate(ctx context.Context, o *RunOptions) (*Session, Runtime,
 	}
 	if o.Name != "" {
 		if err := ValidName(o.Name); err != nil {
-			return nil, nil, &InvalidError{err}
+			return nil, nil, &InvalidError{Err: err}
 		}
 	}
 	if o.Network != "" && o.Network != "none" && o.Network != "host" {
@@ -95,7 +98,7 @@ func (s *Store) Validate(ctx context.Context, o *RunOptions) (*Session, Runtime,
 	} else {
 		var err error
 		if rt, err = NewRuntime(rtName); err != nil {
-			return nil, nil, &InvalidError{err}
+			return nil, nil, &InvalidError{Err: err}
 		}
 	}
 	image := o.Image
@@ -179,7 +182,8 @@ func (c *containerRuntime) haveImage(ctx context.Context, image string, o *RunOp
 	if err == nil && c.imagePresent(ctx, image) {
 		return nil
 	}
-	return invalidf("image %s is not on this machine and could not be pulled: %s", image, daemonError(firstLine(string(out), err)))
+	return &InvalidError{fmt.Errorf("image %s is not on this machine and could not be pulled: %s", image, daemonError(firstLine(string(out), err))),
+		fmt.Sprintf("%s images lists the images here; build or load it (%s build, %s load), or give another --image", c.bin, c.bin, c.bin)}
 }
 
 func (c *containerRuntime) imagePresent(ctx context.Context, image string) bool {
