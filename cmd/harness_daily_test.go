@@ -270,17 +270,24 @@ func TestHarnessBwrapLimits(t *testing.T) {
 	}
 }
 
-// TestHarnessBwrapTerminal runs an interactive agent under bubblewrap in
-// tmux: it gets a terminal of its own (so a TUI renders), reads the keys,
-// and a ^C reaches it.
+// TestHarnessBwrapTerminal runs an interactive agent under bubblewrap (and
+// local) in tmux: it gets a terminal of its own (so a TUI renders), reads
+// the keys, and a ^C reaches it.
 func TestHarnessBwrapTerminal(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		missing(t, "bubblewrap is not installed (apt-get install bubblewrap)")
-	}
 	if _, err := exec.LookPath("tmux"); err != nil {
 		missing(t, "tmux is not installed (apt-get install tmux): the interactive run cannot be driven")
 	}
-	h := newHarnessEnv(t, "--runtime", "bwrap")
+	t.Run("bwrap", func(t *testing.T) {
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			missing(t, "bubblewrap is not installed (apt-get install bubblewrap)")
+		}
+		interactiveRun(t, "bwrap")
+	})
+	t.Run("local", func(t *testing.T) { interactiveRun(t, "local") })
+}
+
+func interactiveRun(t *testing.T, runtime string) {
+	h := newHarnessEnv(t, "--runtime", runtime)
 	sock := filepath.Join(t.TempDir(), "tmux.sock")
 	tmux := func(args ...string) string {
 		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
@@ -293,7 +300,7 @@ func TestHarnessBwrapTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := "cd " + h.project + " && env " + strings.Join(h.env, " ") + " " + self + " run --name tui --runtime bwrap -- claude --tui; echo EXIT=$?; sleep 60"
+	script := "cd " + h.project + " && env " + strings.Join(h.env, " ") + " " + self + " run --name tui --runtime " + runtime + " -- claude --tui; echo EXIT=$?; sleep 60"
 	tmux("new-session", "-d", "-x", "100", "-y", "30", "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
 	screen := func(want string) string {
