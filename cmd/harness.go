@@ -111,6 +111,7 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted before the agent started
 	}
+	a.ownsInterrupts.Store(true)
 	if !o.TTY {
 		stop := a.interrupts(ctx, sess.ID, o)
 		defer stop()

@@ -211,6 +211,12 @@ func projectsHint(err error) error {
 // finish validates an apply (when asked), prints its report and maps the
 // outcome to an error.
 func (a *app) finish(ctx context.Context, res *recov.Result, rerr error, dry bool, af applyFlags) error {
+	if ctx.Err() != nil {
+		res.Report.Interrupted = true
+		if rerr == nil || errors.Is(rerr, context.Canceled) {
+			rerr = errInterrupted
+		}
+	}
 	if rerr != nil {
 		res.Report.Error = rerr.Error()
 	}
@@ -255,6 +261,7 @@ func emptyReport(dry bool) recov.Report {
 }
 
 func (a *app) writeJSON(v any) error {
+	a.wroteJSON = true
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

@@ -95,7 +95,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 	var cands []discover.Candidate
 	if o.explicit() {
 		for _, n := range append(append([]string{}, o.Transcripts...), o.From...) {
-			c, skipped, err := finder.From(n, a.stdin)
+			c, skipped, err := finder.From(n, interruptible(ctx, a.stdin))
 			if err != nil {
 				return nil, finder.Looked, fmt.Errorf("reading %s: %w", n, err)
 			}
