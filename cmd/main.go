@@ -195,6 +195,7 @@ func (a *app) commandPath() string {
 	}
 	return a.cmdPath
 }
+
 // isCobraUsage recognises cobra's own errors for bad flags and arguments.
 func isCobraUsage(err error) bool {
 	msg := err.Error()
