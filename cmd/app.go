@@ -55,6 +55,7 @@ semantics, and writes the result onto the host with dry-run diffs, conflict
 detection, three-way merge and atomic writes.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       readVersion().String(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.cmdPath = cmd.CommandPath()
 			a.setupLog()
@@ -79,6 +80,7 @@ detection, three-way merge and atomic writes.`,
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		a.cmdPath = c.CommandPath()
 		return &UsageError{err}
@@ -92,7 +94,7 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.inspectCommand())
 	root.AddCommand(a.logCommand())
 	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
-		a.gcCommand(), a.snapshotCommand(), a.restoreCommand(), a.execCommand())
+		a.gcCommand(), a.snapshotCommand(), a.restoreCommand(), a.execCommand(), a.versionCommand())
 	return root
 }
 
