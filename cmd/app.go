@@ -95,6 +95,7 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.logCommand())
 	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
 		a.gcCommand(), a.snapshotCommand(), a.restoreCommand(), a.execCommand(), a.versionCommand())
+	a.registerCompletions(root)
 	return root
 }
 
