@@ -96,6 +96,7 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
 		a.gcCommand(), a.snapshotCommand(), a.restoreCommand(), a.execCommand(), a.versionCommand())
 	a.registerCompletions(root)
+	addExitStatus(root)
 	return root
 }
 

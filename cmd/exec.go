@@ -19,10 +19,7 @@ in its container (docker or podman exec), in its namespaces (bwrap, through
 nsenter), or for local in its project with its HOME. The command runs as
 you, in /workspace, with HOME=/home/sandbox and the session's variables; it
 gets a terminal when yours is one. Start and end are recorded in the
-runtime log (exec_started, exec_ended).
-
-EXIT STATUS: the command's exit code; 127 when it is not found, 1 when the
-session is not running, 2 for a usage error.`,
+runtime log (exec_started, exec_ended).`,
 		Example: `  sandbox exec fix-tests -- ls -la /workspace
   sandbox exec fix-tests -- sh`,
 		Args: cobra.MinimumNArgs(2),

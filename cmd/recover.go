@@ -85,11 +85,7 @@ markers: write it with <<<<<<< conflict markers).
 
 Writes are atomic (temporary file, fsync, rename), read back and checked by
 sha256; if any write fails, the changes already made are rolled back.
---dry-run prints each file's action and a unified diff and writes nothing.
-
-Exit status: 0 success or nothing to do, 1 failure (the host is unchanged),
-2 usage error, 3 finished but some files were not recovered (conflict, skipped,
-outside-root, unrecoverable), 130 interrupted.`,
+--dry-run prints each file's action and a unified diff and writes nothing.`,
 		Example: `  # the last day's sessions, back where they ran (asks first)
   sandbox recover --since 24h
 

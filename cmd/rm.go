@@ -40,10 +40,7 @@ question, required when not on one).
 
 A running session is refused unless -f, which stops it first (TERM, then
 KILL after 10s). rm removes every session it can and reports each it could
-not; --dry-run says what it would do, with sizes, and does nothing.
-
-EXIT STATUS: 0 when every session was removed, 1 when one was not (each is
-named), 2 for a usage error.`,
+not; --dry-run says what it would do, with sizes, and does nothing.`,
 		Example: `  sandbox rm fix-tests
   sandbox rm --dry-run old-1 old-2
   sandbox rm -f stuck

@@ -69,9 +69,7 @@ func (a *app) versionCommand() *cobra.Command {
 		Long: `version prints sandbox's module version (set by go install …@VERSION), the
 commit it was built from, that commit's date, whether the tree had local
 changes, and the Go version and platform. sandbox --version prints the same
-line.
-
-EXIT STATUS: 0.`,
+line.`,
 		Example: `  sandbox version
   sandbox version --json | jq -r .commit`,
 		Args: cobra.NoArgs,
