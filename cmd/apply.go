@@ -65,6 +65,7 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 		return &HintError{usagef("nowhere to write: give --dest DIR or --map FROM=TO"), "--dest ./proj puts the session's working directory at ./proj"}
 	}
 	in := interruptible(ctx, a.stdin)
+	var bar *progress
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
@@ -72,7 +73,12 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 		}
 		defer f.Close()
 		in = f
+		if st, err := f.Stat(); err == nil {
+			bar = a.startProgress("reading the manifest", st.Size())
+			in = &progressReader{r: f, p: bar}
+		}
 	}
+	defer bar.end()
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
 	var target recov.FS = fsys

@@ -390,7 +390,14 @@ sandbox run --name M --resume -- … continues the conversation.`,
 				return err
 			}
 			defer f.Close()
-			s, err := a.store().Restore(f, harness.RestoreOptions{Name: name, Limits: lim})
+			var in io.ReadSeeker = f
+			if st, err := f.Stat(); err == nil {
+				// Restore reads the snapshot twice: checked whole, then unpacked.
+				bar := a.startProgress("restoring", 2*st.Size())
+				defer bar.end()
+				in = &progressSeeker{f: f, p: bar}
+			}
+			s, err := a.store().Restore(in, harness.RestoreOptions{Name: name, Limits: lim})
 			var se *harness.SnapshotError
 			switch {
 			case errors.As(err, &se) && se.Limit:

@@ -148,7 +148,9 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 		return fmt.Errorf("no session %q", target)
 	}
 	sel = append(sel, parse.SelectedCompanions(sel)...)
+	bar := a.counting("reading transcripts", sel)
 	in, err := buildInspection(ctx, sel, o.Base, true)
+	bar.end()
 	if err != nil {
 		return err
 	}

@@ -267,6 +267,9 @@ func (a *app) writeJSON(v any) error {
 // recoverOnce opens the selected sessions (and their subagents) and runs
 // one recovery.
 func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options) (*recov.Result, error) {
+	sel = append([]parse.Selected(nil), sel...) // counted for this pass only
+	bar := a.counting("reading transcripts", sel)
+	defer bar.end()
 	streams, err := a.openSelected(ctx, sel)
 	defer func() {
 		for _, s := range streams {
