@@ -87,6 +87,11 @@ killed (137 for an OOM kill).`,
 
 func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 	o.Stdin, o.Stdout, o.Stderr, o.Note = a.stdin, a.stdout, a.stderr, a.note
+	if a.json {
+		// stdout is the document's: the agent's output goes to stderr
+		// (and logs/output.log, as always).
+		o.Stdout = a.stderr
+	}
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
@@ -137,7 +142,14 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 	if err := a.writeSessionManifest(ctx, st, sess); err != nil {
 		a.log.Warn().Err(err).Str("session", sess.ID).Msg("manifest not written")
 	}
-	a.note("session %s: %s", sess.ID, describeEnd(sess))
+	if a.json {
+		if err := a.writeJSON(map[string]any{"schema": "sandbox.run/v1", "session": sess, "status": describeEnd(sess),
+			"exit_status": sess.ExitStatus()}); err != nil {
+			return err
+		}
+	} else {
+		a.note("session %s: %s", sess.ID, describeEnd(sess))
+	}
 	if code := sess.ExitStatus(); code != 0 {
 		return &silentExit{code}
 	}
@@ -259,6 +271,9 @@ container still runs, by stop itself.`,
 			if err != nil {
 				return err
 			}
+			if a.json {
+				return a.writeJSON(map[string]any{"schema": "sandbox.stop/v1", "session": s, "status": describeEnd(s)})
+			}
 			a.note("session %s: %s", s.ID, describeEnd(s))
 			return nil
 		},
@@ -355,6 +370,14 @@ sandbox run --name N --resume continues the conversation.`,
 			for _, k := range res.Skipped {
 				a.log.Warn().Msgf("left out of the snapshot: %s: %s", printable(k.Path), k.Reason)
 			}
+			if a.json {
+				skipped := make([]map[string]string, 0, len(res.Skipped))
+				for _, k := range res.Skipped {
+					skipped = append(skipped, map[string]string{"path": k.Path, "reason": k.Reason})
+				}
+				return a.writeJSON(map[string]any{"schema": "sandbox.snapshot/v1", "session": s.ID, "archive": out,
+					"members": res.Members, "files": res.Files, "bytes": res.Bytes, "skipped": skipped})
+			}
 			if lim := harness.DefaultRestoreLimits; res.Bytes > lim.MaxBytes || res.Members+1 > lim.MaxMembers {
 				a.note("this snapshot holds %d files and %d bytes, beyond what restore takes by default: restore it with %s=%d %s=%d",
 					res.Files, res.Bytes, envRestoreMaxSize, res.Bytes, envRestoreMaxFiles, res.Members+1)
@@ -407,6 +430,9 @@ sandbox run --name M --resume -- … continues the conversation.`,
 				return &HintError{fmt.Errorf("%s: %w", args[0], err), "nothing was restored: a snapshot is taken whole or not at all"}
 			case err != nil:
 				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"schema": "sandbox.restore/v1", "archive": args[0], "session": s})
 			}
 			// What the next run will use comes from the snapshot: say it.
 			msg := fmt.Sprintf("restored session %s: runtime %s", s.ID, printable(s.Runtime))

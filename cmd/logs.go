@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,9 +63,15 @@ too.`,
 					return usagef("--since: %v", err)
 				}
 			}
+			if a.json && o.follow {
+				return usagef("-f and --json: a followed log is not one document; use --runtime-log -f for JSON lines")
+			}
 			st, s, err := a.loadSession(args[0])
 			if err != nil {
 				return err
+			}
+			if a.json {
+				return a.logsJSON(st, s, o, since)
 			}
 			if o.runtimeLog {
 				return a.printRuntimeLog(cmd.Context(), st, s, o, since)
@@ -302,4 +309,72 @@ func (a *app) printRuntimeLog(ctx context.Context, st *harness.Store, s *harness
 		return a.follow(ctx, st, s, f, end)
 	}
 	return nil
+}
+
+// maxJSONOutput is the most of one run's output logs --json holds; the
+// rest is cut from the front (the end is where a failure is).
+const maxJSONOutput = 4 << 20
+
+// logsJSON is logs --json: the runs, each with its output (or the
+// events), as one document.
+func (a *app) logsJSON(st *harness.Store, s *harness.Session, o logsOptions, since time.Time) error {
+	doc := map[string]any{"schema": "sandbox.logs/v1", "session": s.ID}
+	if o.runtimeLog {
+		events := []json.RawMessage{}
+		if f, err := st.OpenSessionFile(s.ID, harness.RuntimeLogName, os.O_RDONLY); err == nil {
+			defer f.Close()
+			for line := range eventLines(f) {
+				var e struct {
+					Time time.Time `json:"time"`
+					Run  int       `json:"run"`
+				}
+				if json.Unmarshal(line, &e) != nil {
+					continue // a damaged line is not passed on as JSON
+				}
+				if (!since.IsZero() && e.Time.Before(since)) || (o.run > 0 && e.Run != o.run) {
+					continue
+				}
+				events = append(events, json.RawMessage(bytes.TrimRight(line, "\r\n")))
+			}
+		}
+		if o.tail > 0 && len(events) > o.tail {
+			events = events[len(events)-o.tail:]
+		}
+		doc["events"] = events
+		return a.writeJSON(doc)
+	}
+	runs, _ := st.Runs(s.ID)
+	type runDoc struct {
+		harness.RunInfo
+		Output    string `json:"output"`
+		Truncated bool   `json:"output_truncated,omitempty"`
+	}
+	out := []runDoc{}
+	f, ferr := st.OpenSessionFile(s.ID, harness.OutputLogName, os.O_RDONLY)
+	if ferr == nil {
+		defer f.Close()
+	}
+	for _, r := range runs {
+		if (o.run > 0 && r.Run != o.run) || (!since.IsZero() && !r.Ended.IsZero() && r.Ended.Before(since)) {
+			continue
+		}
+		d := runDoc{RunInfo: r}
+		if ferr == nil {
+			size, _ := f.Seek(0, io.SeekEnd)
+			to := r.OutputTo
+			if to < 0 || to > size {
+				to = size
+			}
+			from := max(0, min(r.OutputFrom, to))
+			if to-from > maxJSONOutput {
+				from, d.Truncated = to-maxJSONOutput, true
+			}
+			var b strings.Builder
+			_ = copyLines(&b, io.NewSectionReader(f, from, to-from), o.tail)
+			d.Output = b.String()
+		}
+		out = append(out, d)
+	}
+	doc["runs"] = out
+	return a.writeJSON(doc)
 }
