@@ -350,19 +350,25 @@ type Event struct {
 // timeline event keeps.
 const OutputMax = 2000
 
-// CutText returns s cut to at most n bytes on a character boundary, keeping
-// its lines, and whether it was cut. Invalid UTF-8 is replaced, so the
+// CutText returns s cut to about n bytes, and whether it was cut. A cut
+// keeps the first third and the last two thirds, on character boundaries,
+// with a line "…" between: the end of an output (a failing test's summary,
+// an error) matters as much as its start. Invalid UTF-8 is replaced, so the
 // result is always valid text.
 func CutText(s string, n int) (string, bool) {
-	s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
+	s = strings.TrimSpace(s)
 	if len(s) <= n {
-		return s, false
+		return strings.ToValidUTF8(s, "\uFFFD"), false
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	h := n / 3
+	for h > 0 && !utf8.RuneStart(s[h]) {
+		h--
 	}
-	return s[:cut], true
+	t := len(s) - (n - n/3)
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	return strings.ToValidUTF8(s[:h], "\uFFFD") + "\n…\n" + strings.ToValidUTF8(s[t:], "\uFFFD"), true
 }
 
 // AddModel returns list (models joined by ", ") with m added once.

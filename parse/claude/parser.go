@@ -434,7 +434,7 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				delete(p.calls, id)
 				ev.Outcome, ev.Detail = outcome(ev.Tool, b, tur)
 				ev.Ended, _ = time.Parse(time.RFC3339Nano, ts)
-				ev.Output, ev.OutputCut = manifest.CutText(outputOf(b), manifest.OutputMax)
+				ev.Output, ev.OutputCut = manifest.CutText(resultText(b), manifest.OutputMax)
 				if a := tur.Get("agentId"); ev.Subagent == "" && a.Type == gjson.String {
 					ev.Subagent = strings.Clone(a.Str)
 				}
@@ -979,20 +979,3 @@ func (p *parser) tokens(message gjson.Result) {
 	t.Output += u.Get("output_tokens").Int()
 }
 
-// outputOf is the start of a tool result's text: its content string, or the texts of
-// its content blocks.
-func outputOf(b gjson.Result) string {
-	c := b.Get("content")
-	if c.Type == gjson.String {
-		return head(b)
-	}
-	var out strings.Builder
-	c.ForEach(func(_, v gjson.Result) bool {
-		if v.Get("type").Str == "text" {
-			out.WriteString(v.Get("text").Str)
-			out.WriteByte('\n')
-		}
-		return out.Len() < 2*manifest.OutputMax
-	})
-	return out.String()
-}

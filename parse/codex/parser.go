@@ -66,7 +66,7 @@ type parser struct {
 
 	turnsStarted, turnsEnded int
 	lastTurnEvent            string
-	lastCompact              int // line of the last compaction event
+	lastCompact              int    // line of the last compaction event
 	plain                    []byte // reused by jsonl.Plain
 }
 
