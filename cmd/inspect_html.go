@@ -214,7 +214,7 @@ footer{margin:2rem 0 1rem;color:var(--mute);font-size:12px;border-top:1px solid 
 {{if eq .Kind "call"}}<div><b>{{.Tool}}</b>{{if .Subagent}} <span class="lane">→ starts {{.Subagent}}</span>{{end}}</div><div class="{{.Outcome}}">{{.Outcome}}{{if .Dur}}<div class="dur">{{.Dur}}</div>{{end}}{{if .Died}}<div class="flagline">the session died here</div>{{end}}</div>
 <div>{{if not .Todos}}<code>{{.Target}}</code>{{end}}{{if .Todos}}<ul class="todos">{{range .Todos}}<li class="{{.Status}}">{{.Text}}</li>{{end}}</ul>{{end}}{{if ne .Outcome "applied"}}{{if .Detail}}<div class="ev">{{.Detail}}</div>{{end}}{{end}}
 {{range .Ops}}<div class="ev">{{.Kind}} {{if .Anchor}}<a href="#{{.Anchor}}">{{.Path}}</a>{{else if .Path}}{{.Path}}{{else}}(files it does not name){{end}} ({{.Outcome}})</div>{{end}}
-{{if .Head}}<div class="out"><pre>{{.Head}}</pre>{{if or .More .Cut}}<details><summary>more output{{if .Cut}} (cut){{end}}</summary><pre>{{.More}}</pre></details>{{end}}</div>{{end}}</div>
+{{if .Head}}<div class="out">{{if .Tail}}{{if .More}}<details><summary>earlier output{{if .Cut}} (cut){{end}}</summary><pre>{{.More}}</pre></details>{{end}}<pre>{{.Head}}</pre>{{else}}<pre>{{.Head}}</pre>{{if or .More .Cut}}<details><summary>more output{{if .Cut}} (cut){{end}}</summary><pre>{{.More}}</pre></details>{{end}}{{end}}</div>{{end}}</div>
 {{else if eq .Kind "turn"}}<div class="span"><b>{{.Head}}</b>{{if .More}}<details><summary>more</summary><pre>{{.More}}</pre></details>{{end}}</div>
 {{else if eq .Kind "message"}}<div class="span"><pre>{{.Head}}</pre>{{if or .More .Cut}}<details><summary>more{{if .Cut}} (cut){{end}}</summary><pre>{{.More}}</pre></details>{{end}}</div>
 {{else}}<div class="span"><b>{{.Kind}}</b>: {{.Head}}</div>{{end}}</div>

@@ -51,6 +51,24 @@ func writeMarkdown(out io.Writer, r *report) error {
 	}
 	w.WriteString("\n")
 
+	var asked []row
+	for _, rw := range r.Rows {
+		if rw.Kind == string(manifest.EventTurn) {
+			asked = append(asked, rw)
+		}
+	}
+	if len(asked) > 0 {
+		w.WriteString("## What was asked\n\n")
+		for i, rw := range asked {
+			if i == 20 {
+				fmt.Fprintf(w, "- … %d more turns\n", len(asked)-20)
+				break
+			}
+			fmt.Fprintf(w, "- %s %s\n", rw.Time, mdText(rw.Head+" "+rw.More))
+		}
+		w.WriteString("\n")
+	}
+
 	if len(r.Flags) > 0 {
 		fmt.Fprintf(w, "## Needs checking (%d)\n\n", len(r.Flags))
 		for _, f := range r.Flags {
@@ -69,10 +87,10 @@ func writeMarkdown(out io.Writer, r *report) error {
 	} else {
 		w.WriteString("| file | grade | what the session did | ends as | ops |\n|---|---|---|---|---|\n")
 		for _, f := range r.Files {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %d |\n", mdCode(f.Path), mdText(f.Confidence), mdText(f.Change), mdText(f.Final), len(f.Steps))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %d |\n", mdCell(f.Path), mdText(f.Confidence), mdText(f.Change), mdText(f.Final), len(f.Steps))
 		}
 		for _, f := range r.FailedWrites {
-			fmt.Fprintf(w, "| %s | failed | %s | not written | |\n", mdCode(f.Path), mdText(f.Check))
+			fmt.Fprintf(w, "| %s | failed | %s | not written | |\n", mdCell(f.Path), mdText(f.Check))
 		}
 		w.WriteString("\n")
 	}
@@ -211,10 +229,12 @@ func mdCode(s string) string {
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		s = " " + s + " "
 	}
-	// A pipe ends a table cell even inside a code span.
-	s = strings.ReplaceAll(s, "|", `\|`)
 	return d + s + d
 }
+
+// mdCell is s as a code span in a table cell, where a pipe ends the cell
+// even inside a code span unless escaped (GitHub removes the backslash).
+func mdCell(s string) string { return strings.ReplaceAll(mdCode(s), "|", `\|`) }
 
 // mdText is running text on one line with every character that Markdown
 // or HTML could take as markup escaped.
@@ -222,9 +242,15 @@ func mdText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Join(strings.Fields(s), " ")
 	var b strings.Builder
-	for _, r := range s {
+	for i, r := range s {
+		if r == '.' && i >= 3 && s[i-3:i] == "www" {
+			b.WriteString(`\.`) // www.example.com would be a link
+			continue
+		}
 		switch r {
-		case '\\', '`', '*', '_', '[', ']', '#', '|', '~', '!', '{', '}':
+		case '\\', '`', '*', '_', '[', ']', '#', '|', '~', '!', '{', '}', '@', '/':
+			// '@' and '/' too: GitHub turns bare URLs and addresses
+			// into links, and a transcript's links are not the report's.
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case '<':

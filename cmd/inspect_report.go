@@ -98,11 +98,13 @@ type row struct {
 	// in Head, the rest in More.
 	Head, More string
 	Cut        bool
-	Todos      []manifest.Todo
-	Ops        []opRef
-	Died       bool
-	Subagent   string
-	Line       int
+	// Tail says Head is the end of the output and More what comes before.
+	Tail     bool
+	Todos    []manifest.Todo
+	Ops      []opRef
+	Died     bool
+	Subagent string
+	Line     int
 }
 
 type opRef struct{ Kind, Path, Anchor, Outcome string }
@@ -313,7 +315,13 @@ func newReport(in *inspection, redacted bool) *report {
 			classes = append(classes, "side")
 		}
 		rw.Class = strings.Join(classes, " ")
-		rw.Head, rw.More = splitHead(text, 4)
+		if strings.Contains(rw.Class, " bad") && e.Kind == manifest.EventCall {
+			// A failure says why at the end of its output.
+			rw.More, rw.Head = splitTail(text, 8)
+			rw.Tail = true
+		} else {
+			rw.Head, rw.More = splitHead(text, 4)
+		}
 		rw.Cut = e.OutputCut
 		r.Rows = append(r.Rows, rw)
 	}
@@ -473,6 +481,20 @@ func splitHead(s string, n int) (string, string) {
 		}
 	}
 	return strings.TrimRight(s[:i], "\n"), s[i:]
+}
+
+// splitTail cuts text into its start and its last n lines.
+func splitTail(s string, n int) (string, string) {
+	s = strings.TrimRight(s, "\n")
+	i := len(s)
+	for k := 0; k < n; k++ {
+		j := strings.LastIndexByte(s[:i], '\n')
+		if j < 0 {
+			return "", s
+		}
+		i = j
+	}
+	return s[:i], s[i+1:]
 }
 
 // The chart: time across, a lane per agent; drawn here as SVG so that the
