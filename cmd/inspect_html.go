@@ -163,7 +163,7 @@ footer{margin:2rem 0 1rem;color:var(--mute);font-size:12px;border-top:1px solid 
 {{range .In.Sandbox}}<div class="ev" id="sandbox-end">Sandbox: {{.String}}{{if .LastOutput}}<pre>{{range .LastOutput}}{{.}}
 {{end}}</pre>{{end}}</div>{{end}}
 </div>
-{{if .Flags}}<div class="check" id="needs-checking"><h2>Needs checking: {{len .Flags}} file(s) not recovered exactly</h2><ul>
+{{if .Flags}}<div class="check" id="needs-checking"><h2>Needs checking: {{len .Flags}} file(s)</h2><ul>
 {{range .Flags}}<li>{{if .Anchor}}<a href="#{{.Anchor}}"><code>{{.Path}}</code></a>{{else}}<code>{{.Path}}</code>{{end}} <span class="badge {{grade .Grade}}">{{.Grade}}</span> — {{.Reason}}{{if .Check}}<br><small>Check: {{.Check}}</small>{{end}}</li>
 {{end}}</ul></div>{{end}}
 <div class="nums" id="summary">
@@ -191,7 +191,7 @@ footer{margin:2rem 0 1rem;color:var(--mute);font-size:12px;border-top:1px solid 
 {{range .Files}}<section class="file{{if .Flag}} flagged{{end}}" id="{{.Anchor}}">
 <h3><code>{{.Path}}</code> <span class="badge {{grade .Confidence}}">{{.Confidence}}</span></h3>
 <div>{{.Change}}{{if .MovedFromAnchor}} (<a href="#{{.MovedFromAnchor}}">{{.MovedFrom}}</a>){{end}}{{if .MovedToAnchor}} (<a href="#{{.MovedToAnchor}}">{{.MovedTo}}</a>){{end}}; ends as {{.Final}}; {{len .Steps}} operation(s).</div>
-{{if .Flag}}<p class="flagline">{{.Flag}}</p>{{end}}{{range .Drift}}<p class="note">drift: {{.}}</p>{{end}}{{range .Notes}}<p class="ev">{{.}}</p>{{end}}
+{{if .Flag}}<p class="flagline">Needs checking ({{.Confidence}}): {{.Flag}}</p>{{end}}{{range .Drift}}<p class="note">drift: {{.}}</p>{{end}}{{range .Notes}}<p class="ev">{{.}}</p>{{end}}
 {{if .NetDiff}}<details open class="net"><summary><b>Net change over the session</b> (start → end)</summary><pre class="diff">{{range diff .NetDiff}}<span class="{{.Class}}">{{.Text}}</span>{{end}}</pre></details>
 {{else}}<p class="note">No net diff: {{if not .StartKnown}}the content at the session's start is not known{{else if eq .Final "unknown"}}the content at the end is not known{{else}}the file ends as it began{{end}}.</p>{{end}}
 {{if .Steps}}<details open class="ops"><summary>Each operation ({{len .Steps}})</summary>

@@ -97,7 +97,7 @@ func writeMarkdown(out io.Writer, r *report) error {
 	for _, f := range r.Files {
 		fmt.Fprintf(w, "### %s\n\n%s; ends as %s; %d operation(s); grade **%s**.\n\n", mdCode(f.Path), mdText(f.Change), mdText(f.Final), len(f.Steps), mdText(f.Confidence))
 		if f.Flag != "" {
-			fmt.Fprintf(w, "> **Needs checking:** %s\n\n", mdText(f.Flag))
+			fmt.Fprintf(w, "> **Needs checking** (%s): %s\n\n", mdText(f.Confidence), mdText(f.Flag))
 		}
 		switch {
 		case f.NetDiff != "":
@@ -248,10 +248,17 @@ func mdText(s string) string {
 			continue
 		}
 		switch r {
-		case '\\', '`', '*', '_', '[', ']', '#', '|', '~', '!', '{', '}', '@', '/':
-			// '@' and '/' too: GitHub turns bare URLs and addresses
-			// into links, and a transcript's links are not the report's.
+		case '\\', '`', '*', '_', '[', ']', '#', '|', '~', '!', '{', '}', '@':
+			// '@' too: GitHub turns bare addresses into links, and a
+			// transcript's links are not the report's.
 			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '/':
+			// The slashes of a scheme (https://): GitHub turns bare URLs
+			// into links.
+			if i > 0 && (s[i-1] == ':' || s[i-1] == '/') {
+				b.WriteByte('\\')
+			}
 			b.WriteRune(r)
 		case '<':
 			b.WriteString("&lt;")

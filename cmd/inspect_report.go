@@ -430,11 +430,19 @@ func changeWords(f fileView) string {
 	return "updated"
 }
 
-// flagReason says why a file is below exact, in the grade's words.
+// flagReason says why a file is below exact.
 func flagReason(f fileView) string {
 	why := f.Reason
-	if why == "" && len(f.Notes) > 0 {
-		why = f.Notes[len(f.Notes)-1]
+	if len(f.Notes) > 0 && !strings.Contains(why, f.Notes[len(f.Notes)-1]) {
+		// The note names the command and its line: the reason alone
+		// ("written only by shell commands") does not say which.
+		if why != "" {
+			why += " — "
+		}
+		why += f.Notes[len(f.Notes)-1]
+		if len(f.Notes) > 1 {
+			why += fmt.Sprintf(" (and %d more notes)", len(f.Notes)-1)
+		}
 	}
 	for _, s := range f.Steps {
 		if s.Failed != "" {
@@ -442,17 +450,10 @@ func flagReason(f fileView) string {
 			break
 		}
 	}
-	switch f.Confidence {
-	case "stale":
-		return "stale: " + why
-	case "unknown-outcome":
-		return "unknown outcome: " + why
-	case "unrecoverable":
-		return "unrecoverable: " + why
-	case "host-based":
-		return "host-based: started from the copy on this machine, which may not be what the session began from"
+	if f.Confidence == "host-based" && why == "" {
+		return "started from the copy on this machine, which may not be what the session began from"
 	}
-	return f.Confidence + ": " + why
+	return why
 }
 
 func checkOf(in *inspection, p string) string {
