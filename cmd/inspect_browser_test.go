@@ -105,7 +105,7 @@ var (
 	attrURL = regexp.MustCompile(`(?i)\s(src|href|action|srcset|poster|data|xlink:href)\s*=\s*["']?([^"'\s>]*)`)
 	// tag is a start tag: transcript text on the page is escaped, so a
 	// raw < starts markup the page itself made.
-	tag = regexp.MustCompile(`<[a-zA-Z][^<>]*>`)
+	tag        = regexp.MustCompile(`<[a-zA-Z][^<>]*>`)
 	detailsTag = regexp.MustCompile(`<details[^>]*>`)
 )
 
@@ -190,6 +190,26 @@ func TestInspectHTMLInBrowser(t *testing.T) {
 			}
 			if n, want := strings.Count(files, `<pre class="diff">`), nets(in); n < want {
 				t.Errorf("%d diffs on the page, want at least the %d net diffs", n, want)
+			}
+
+			// The filters are CSS: with "only failures" chosen (as the
+			// page's own radio button would), only failed, rejected,
+			// aborted and died-in rows show; a script added to a copy of
+			// the page only counts them.
+			filtered := filepath.Join(dir, filepath.Base(f)+".filtered.html")
+			probe := `<script>addEventListener("load",function(){var n=0;document.querySelectorAll(".tl .tr:not(.head)").forEach(function(r){if(r.getClientRects().length)n++});document.title="VISIBLE "+n})</script></body>`
+			cp := strings.Replace(html, `id="flt-fail">`, `id="flt-fail" checked>`, 1)
+			os.WriteFile(filtered, []byte(strings.Replace(cp, "</body>", probe, 1)), 0o644)
+			fdom, _, _ := browse(t, browser, filtered, "--virtual-time-budget=10000", "--dump-dom")
+			want := strings.Count(dom, `class="tr `) - strings.Count(dom, `class="tr head`)
+			bad := 0
+			for _, m := range regexp.MustCompile(`class="tr ([^"]*)"`).FindAllStringSubmatch(dom, -1) {
+				if strings.Contains(" "+m[1]+" ", " bad ") {
+					bad++
+				}
+			}
+			if m := regexp.MustCompile(`<title>VISIBLE (\d+)</title>`).FindStringSubmatch(fdom); m == nil || m[1] != strconv.Itoa(bad) {
+				t.Errorf("with only failures chosen, %v of %d rows show; want the %d failures", m, want, bad)
 			}
 
 			pdf := filepath.Join(dir, filepath.Base(f)+".pdf")
