@@ -978,4 +978,3 @@ func (p *parser) tokens(message gjson.Result) {
 	t.CacheWrite += u.Get("cache_creation_input_tokens").Int()
 	t.Output += u.Get("output_tokens").Int()
 }
-
