@@ -473,6 +473,10 @@ func (a *app) printInspection(in *inspection) {
 			fmt.Fprintf(out, "  tokens: %s\n", tokenWords(*s.Tokens))
 		}
 	}
+	if len(in.Sessions) > 0 {
+		name, off := in.Sessions[0].Start.In(time.Local).Zone()
+		fmt.Fprintf(out, "  times in %s (UTC%s)\n", name, zoneOffset(off))
+	}
 	fmt.Fprintf(out, "\nverdict: %s\n  %s\n", in.Verdict.State, in.Verdict.Summary)
 	for _, e := range in.Verdict.Evidence {
 		fmt.Fprintf(out, "  evidence: %s\n", e)

@@ -179,7 +179,7 @@ footer{margin:2rem 0 1rem;color:var(--mute);font-size:12px;border-top:1px solid 
 </div>
 <h2 id="at-a-glance">The session at a glance</h2>
 {{.Chart}}
-<div class="legend">Each mark is a tool call, from its start to its result:<i style="background:#2da44e"></i>applied<i style="background:#cf222e"></i>failed<i style="background:#bf8700"></i>rejected<i style="background:#8250df"></i>unknown; ▲ changed files (links to the file); <span style="color:#0969da">┆</span> a user turn; <span style="color:#bc4c00">┆</span> compaction; a red outline: the call the session died in. Hover a mark for the call.</div>
+<div class="legend">Each mark is a tool call, from its start to its result:<i style="background:#2da44e"></i>applied<i style="background:#cf222e"></i>failed<i style="background:#bf8700"></i>rejected<i style="background:#8250df"></i>unknown; ▲ changed files (links to the file); <span style="color:#0969da">┆</span> a user turn; <span style="color:#bc4c00">┆</span> compaction; a red band to the end, labelled: the call the session died in. Hover a mark for the call.</div>
 {{if .Strip}}<h3 id="file-strip">Which file changed when</h3>{{.Strip}}
 <div class="legend">A mark per operation on the file, coloured by outcome; a pale mark was not replayed.</div>{{end}}
 <h2 id="files">Files</h2>
