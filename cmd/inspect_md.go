@@ -118,7 +118,7 @@ func writeMarkdown(out io.Writer, r *report) error {
 
 	var fails []row
 	for _, rw := range r.Rows {
-		if strings.Contains(rw.Class, " bad") {
+		if rw.Bad {
 			fails = append(fails, rw)
 		}
 	}

@@ -99,10 +99,13 @@ type row struct {
 	Head, More string
 	Cut        bool
 	// Tail says Head is the end of the output and More what comes before.
-	Tail     bool
-	Todos    []manifest.Todo
-	Ops      []opRef
-	Died     bool
+	Tail  bool
+	Todos []manifest.Todo
+	Ops   []opRef
+	Died  bool
+	// Bad marks a failure: a failed or rejected call, an aborted turn,
+	// the call the session died in.
+	Bad      bool
 	Subagent string
 	Line     int
 }
@@ -315,7 +318,8 @@ func newReport(in *inspection, redacted bool) *report {
 			classes = append(classes, "side")
 		}
 		rw.Class = strings.Join(classes, " ")
-		if strings.Contains(rw.Class, " bad") && e.Kind == manifest.EventCall {
+		rw.Bad = contains(classes, "bad")
+		if contains(classes, "bad") && e.Kind == manifest.EventCall {
 			// A failure says why at the end of its output.
 			rw.More, rw.Head = splitTail(text, 8)
 			rw.Tail = true
