@@ -3,6 +3,7 @@ module github.com/agentsandbox/sandbox
 go 1.26.0
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/klauspost/compress v1.20.3
 	github.com/rogpeppe/go-internal v1.16.0
 	github.com/rs/zerolog v1.35.1

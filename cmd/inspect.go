@@ -164,8 +164,8 @@ type issue struct {
 }
 
 func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) error {
-	if st, err := os.Stat(target); err == nil && !st.IsDir() {
-		o.Transcripts = []string{target}
+	if st, err := os.Stat(target); target == "-" || (err == nil && !st.IsDir()) {
+		o.Transcripts = []string{target} // - is standard input
 	} else {
 		o.Sessions = []string{target}
 	}

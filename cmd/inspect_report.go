@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"os/user"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -115,40 +114,12 @@ type opRef struct{ Kind, Path, Anchor, Outcome string }
 // reportMeta says where and by what the report was made; tests replace it
 // so that goldens do not depend on the machine.
 var reportMeta = func() footer {
-	f := footer{Version: sandboxVersion(), Generated: time.Now().Format("2006-01-02 15:04:05 MST")}
+	f := footer{Version: strings.TrimPrefix(readVersion().String(), "sandbox "), Generated: time.Now().Format("2006-01-02 15:04:05 MST")}
 	f.Host, _ = os.Hostname()
 	if u, err := user.Current(); err == nil {
 		f.User = u.Username
 	}
 	return f
-}
-
-// sandboxVersion is the module version and VCS revision sandbox was built
-// from, as far as the binary knows.
-func sandboxVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	var rev, mod string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				mod = ", modified"
-			}
-		}
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" {
-		v += " (" + rev + mod + ")"
-	}
-	return v
 }
 
 const bigGap = time.Minute

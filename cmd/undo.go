@@ -28,10 +28,7 @@ removed, last change first. A file that changed again since the apply is
 refused and left as it is; the others are still restored.
 
 Without JOURNAL, the newest journal not yet undone is used. --dest is the
-destination root (default the current directory).
-
-Exit status: 0 done (or nothing to undo), 1 failure (or an undo that could not
-finish: run it again), 3 some files were refused.`,
+destination root (default the current directory).`,
 		Example: `  sandbox undo --dest ./proj
   sandbox undo --dest ./proj 20261121T120000.000000000Z`,
 		Args: cobra.MaximumNArgs(1),
