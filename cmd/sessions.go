@@ -104,3 +104,15 @@ func joinLooked(l []string) string {
 	}
 	return out
 }
+
+// timeCell writes a time for a table: local with its zone on a terminal,
+// RFC 3339 in UTC when piped (for machines, with no space inside).
+func (a *app) timeCell(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if isTerminal(a.stdout) {
+		return t.Local().Format("2006-01-02 15:04 MST")
+	}
+	return t.UTC().Format(time.RFC3339)
+}
