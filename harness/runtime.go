@@ -262,7 +262,7 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 		"--init",
 	}
 	if c.name == "podman" {
-		args = append(args, "--userns=keep-id")
+		args = append(args, podmanArgs()...) // podman.go
 	}
 	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
@@ -291,6 +291,10 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	userErr := &clientFilter{w: spec.userStderr(), bin: c.bin}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, io.MultiWriter(userErr, spec.logStderr())
 	cmd.SysProcAttr = procAttr(spec)
+	var sawOOM func() bool // podman.go
+	var cleanDir func()
+	cmd.Dir, sawOOM, cleanDir = c.clientDir()
+	defer cleanDir()
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
 	}
@@ -356,6 +360,7 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 			r.Error = fmt.Sprintf("%s: %s in the image %s", spec.Command[0], msg, sess.Image)
 		}
 	}
+	r.OOM = r.OOM || sawOOM()
 	return r, nil
 }
 

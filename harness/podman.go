@@ -1,0 +1,107 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// What Podman needs beyond the arguments it shares with Docker.
+//
+// Podman 4.3 (Debian 12's) gives every container RLIMIT_NOFILE 1048576 and
+// RLIMIT_NPROC of kernel.pid_max unless told otherwise, and runc or crun
+// then fail to start the container when the caller may not raise its hard
+// limits that far — any process without CAP_SYS_RESOURCE, such as root in
+// an unprivileged container:
+//
+//	Error: runc: runc create failed: unable to start container process: error during container
+//	init: error setting rlimits for ready process: error setting rlimit type 7: operation not
+//	permitted: OCI permission denied
+//
+// "--ulimit host" does not help (it asks for unlimited). So the agent gets
+// the caller's own hard limits, which any process may keep, as it does
+// under bubblewrap and locally.
+
+// podmanArgs are the arguments a podman run adds to the shared ones.
+func podmanArgs() []string {
+	var args []string
+	if os.Geteuid() != 0 {
+		// Rootless: the caller's uid is mapped to itself inside, so
+		// files on the host are the caller's. Rootful Podman refuses
+		// keep-id ("keep-id is only supported in rootless mode") and
+		// needs no mapping: --user uid:gid is the caller on the host.
+		args = append(args, "--userns=keep-id")
+	}
+	return append(args, podmanUlimits()...)
+}
+
+// podmanUlimits are --ulimit flags holding the caller's hard limits of open
+// files and processes. The process limit is at most kernel.pid_max, since
+// Podman lowers its own to that before it starts the runtime, and a
+// container's may not be above the runtime's.
+func podmanUlimits() []string {
+	var args []string
+	var nofile syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile) == nil {
+		args = append(args, "--ulimit", "nofile="+limitPair(nofile.Max))
+	}
+	const rlimitNPROC = 6 // RLIMIT_NPROC on Linux; package syscall does not name it
+	var nproc syscall.Rlimit
+	if syscall.Getrlimit(rlimitNPROC, &nproc) == nil {
+		n := nproc.Max
+		if m, ok := pidMax(); ok && (n == rlimInfinity || n > m) {
+			n = m
+		}
+		args = append(args, "--ulimit", "nproc="+limitPair(n))
+	}
+	return args
+}
+
+const rlimInfinity = ^uint64(0)
+
+// limitPair is a --ulimit value, soft and hard the same; -1 is Podman's
+// spelling of unlimited.
+func limitPair(n uint64) string {
+	s := "-1"
+	if n != rlimInfinity {
+		s = strconv.FormatUint(n, 10)
+	}
+	return s + ":" + s
+}
+
+func pidMax() (uint64, bool) {
+	b, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil && n > 0
+}
+
+// clientDir is the working directory a container client runs in, and a
+// function that tells afterwards whether it saw an OOM kill.
+//
+// Podman's conmon (2.1.6 in Debian 12; containers/conmon#504) writes its "oom"
+// marker on a cgroup v1 OOM kill into its working directory — the
+// client's — where Podman 4.3 never looks: the container is reported with
+// OOMKilled false, and an empty file named oom is left in the directory
+// sandbox was run from, the user's project. Running the client in a
+// directory of its own keeps the project clean and lets the harness read
+// the marker itself. Docker needs none of this: dir is "".
+func (c *containerRuntime) clientDir() (dir string, sawOOM func() bool, done func()) {
+	if c.name != "podman" {
+		return "", func() bool { return false }, func() {}
+	}
+	d, err := os.MkdirTemp("", "sandbox-podman-")
+	if err != nil {
+		return "", func() bool { return false }, func() {}
+	}
+	return d, func() bool {
+			st, err := os.Lstat(filepath.Join(d, "oom"))
+			return err == nil && st.Mode().IsRegular()
+		}, func() {
+			_ = os.RemoveAll(d)
+		}
+}

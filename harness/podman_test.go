@@ -1,0 +1,90 @@
+package harness
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestPodmanArgs(t *testing.T) {
+	args := podmanArgs()
+	joined := strings.Join(args, " ")
+	if rootless := os.Geteuid() != 0; strings.Contains(joined, "--userns=keep-id") != rootless {
+		t.Errorf("rootless=%v, but args %q", rootless, joined)
+	}
+	// Every limit is one the caller may keep: at most its own hard limit,
+	// soft and hard the same.
+	var nofile, nproc syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &nofile); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Getrlimit(6, &nproc); err != nil {
+		t.Fatal(err)
+	}
+	hard := map[string]uint64{"nofile": nofile.Max, "nproc": nproc.Max}
+	seen := map[string]bool{}
+	for i, a := range args {
+		if a != "--ulimit" {
+			continue
+		}
+		if i+1 >= len(args) {
+			t.Fatalf("--ulimit without a value: %q", joined)
+		}
+		name, pair, _ := strings.Cut(args[i+1], "=")
+		soft, max, ok := strings.Cut(pair, ":")
+		if !ok || soft != max {
+			t.Errorf("%s: want soft:hard the same, got %q", name, pair)
+		}
+		seen[name] = true
+		if max == "-1" {
+			if hard[name] != rlimInfinity {
+				t.Errorf("%s unlimited, but the hard limit is %d", name, hard[name])
+			}
+			continue
+		}
+		n, err := strconv.ParseUint(max, 10, 64)
+		if err != nil || n > hard[name] || n == 0 {
+			t.Errorf("%s=%s: the caller's hard limit is %d", name, pair, hard[name])
+		}
+		if m, ok := pidMax(); ok && name == "nproc" && n > m {
+			t.Errorf("nproc=%d is above kernel.pid_max %d", n, m)
+		}
+	}
+	if !seen["nofile"] || !seen["nproc"] {
+		t.Errorf("want nofile and nproc limits, got %q", joined)
+	}
+}
+
+func TestLimitPair(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0:0", 20000: "20000:20000", rlimInfinity: "-1:-1"} {
+		if got := limitPair(n); got != want {
+			t.Errorf("limitPair(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestClientDirSeesOOM(t *testing.T) {
+	docker := &containerRuntime{name: "docker", bin: "docker"}
+	if dir, saw, done := docker.clientDir(); dir != "" || saw() {
+		t.Errorf("docker: dir %q", dir)
+	} else {
+		done()
+	}
+	pm := &containerRuntime{name: "podman", bin: "podman"}
+	dir, saw, done := pm.clientDir()
+	if dir == "" || saw() {
+		t.Fatalf("podman: dir %q, oom %v before any", dir, saw())
+	}
+	if err := os.WriteFile(dir+"/oom", nil, 0o644); err != nil { // what conmon writes
+		t.Fatal(err)
+	}
+	if !saw() {
+		t.Errorf("the oom marker was not seen")
+	}
+	done()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the client's directory is left: %v", err)
+	}
+}
