@@ -33,6 +33,7 @@ type Spec struct {
 	Memory  string   // e.g. 512m
 	CPUs    string   // e.g. 1.5
 	Network string   // none (default) or host
+	Mounts  []Mount  // extra host paths (config.go)
 	UID     int
 	GID     int
 	Stdin   io.Reader
@@ -267,6 +268,7 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
 	}
+	args = append(args, mountArgs(spec.Mounts)...) // config.go
 	if spec.Memory != "" {
 		args = append(args, "--memory", spec.Memory, "--memory-swap", spec.Memory)
 	}
@@ -672,6 +674,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
 	}
+	args = append(args, bwrapMountArgs(spec.Mounts)...) // config.go
 	// The agent's executable, when it lives outside the system directories.
 	exe, err := exec.LookPath(spec.Command[0])
 	if err != nil {
@@ -763,6 +766,9 @@ func (*localRuntime) Name() string                    { return "local" }
 func (*localRuntime) Available(context.Context) error { return nil }
 
 func (*localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
+	if len(spec.Mounts) > 0 { // refused before the session is made (resolve.go); never ignored
+		return Result{}, errors.New("runtime local cannot mount: it has no sandbox")
+	}
 	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
 	cmd.Dir = spec.Session.Project
 	env := []string{}
