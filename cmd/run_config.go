@@ -68,7 +68,16 @@ func (a *app) applyDefaults(c *cobra.Command, o *harness.RunOptions, d *runDefau
 	if err != nil {
 		return settingErr(err)
 	}
-	if err := harness.CheckMountHosts(r.Mounts); err != nil {
+	if sess == nil && r.Runtime.Value == "" && len(r.Mounts) > 0 {
+		// Which runtime a new session gets decides how its mounts can be
+		// made: choose it now (Open would choose the same).
+		rt, err := harness.Pick(c.Context())
+		if err != nil {
+			return err
+		}
+		r.Runtime = harness.Setting{Value: rt.Name()}
+	}
+	if err := harness.CheckMounts(r.Runtime.Value, r.Mounts); err != nil {
 		return settingErr(err)
 	}
 	env, _, err := r.Environment(os.LookupEnv)

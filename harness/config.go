@@ -30,10 +30,22 @@ type settingError struct {
 }
 
 func (e *settingError) Error() string {
-	if e.from.File == "" {
-		return e.msg
+	switch {
+	case e.from.File != "":
+		return e.from.String() + ": " + e.msg
+	case e.from.Flag != "" && !strings.HasPrefix(e.msg, e.from.Flag):
+		return e.from.Flag + ": " + e.msg
 	}
-	return e.from.String() + ": " + e.msg
+	return e.msg
+}
+
+// settingName is how an error names a setting: by its flag when it came
+// from the command line, else by its key (the file and line go first).
+func settingName(from Source, key string) string {
+	if from.File == "" && from.Flag != "" {
+		return from.Flag
+	}
+	return key
 }
 
 func (e *settingError) Is(target error) bool { return target == ErrBadSetting }
@@ -198,16 +210,17 @@ func ParseConfig(path string, b []byte) (*Config, error) {
 
 // tomlError names the file, line and column of a TOML decoding error.
 func tomlError(path string, err error) error {
-	var de *toml.DecodeError
-	if errors.As(err, &de) {
-		line, col := de.Position()
-		return badSetting(Source{File: path, Line: line}, "column %d: %s", col, strings.TrimPrefix(de.Error(), "toml: "))
-	}
+	// Unknown keys first: a StrictMissingError unwraps to DecodeErrors.
 	var sm *toml.StrictMissingError
 	if errors.As(err, &sm) && len(sm.Errors) > 0 {
 		e := sm.Errors[0]
 		line, _ := e.Position()
 		return badSetting(Source{File: path, Line: line}, "unknown setting %q (known: runtime, image, memory, cpus, network, mounts, env_files)", strings.Join(e.Key(), "."))
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		line, col := de.Position()
+		return badSetting(Source{File: path, Line: line}, "column %d: %s", col, strings.TrimPrefix(de.Error(), "toml: "))
 	}
 	return badSetting(Source{File: path}, "%s", strings.TrimPrefix(err.Error(), "toml: "))
 }
@@ -330,10 +343,13 @@ func checkGuest(m Mount) error {
 	return nil
 }
 
-// CheckMountHosts checks that each mount's host path exists, and resolves
-// its links, so that what is bound is what was checked. It is the part of
-// validating mounts that reads the file system.
-func CheckMountHosts(ms []Mount) error {
+// CheckMounts checks what of the mounts the file system decides: each host
+// path exists (its links resolved, so that what is bound is what was
+// checked), and under bubblewrap each guest path inside the host's
+// read-only system directories is already there, since bwrap cannot make a
+// mount point in them ("Can't mkdir …: Read-only file system") and would
+// fail only once the session exists.
+func CheckMounts(runtime string, ms []Mount) error {
 	for i := range ms {
 		real, err := filepath.EvalSymlinks(ms[i].Host)
 		if err != nil {
@@ -347,6 +363,18 @@ func CheckMountHosts(ms []Mount) error {
 			return badSetting(ms[i].From, "mount %s: the host path %s leads to %s, a path with ':', which cannot be mounted", ms[i], ms[i].Host, real)
 		}
 		ms[i].Host = real
+		if runtime != "bwrap" {
+			continue
+		}
+		g := filepath.Clean(ms[i].Guest)
+		for _, d := range systemDirs {
+			if g != d && !strings.HasPrefix(g, d+"/") {
+				continue
+			}
+			if _, err := os.Stat(g); err != nil {
+				return badSetting(ms[i].From, "mount %s: under bwrap %s is this machine's own, read-only, and %s is not in it, so there is nowhere to mount; choose a guest path outside %s (such as /mnt/%s)", ms[i], d, g, strings.Join(systemDirs, ", "), filepath.Base(g))
+			}
+		}
 	}
 	return nil
 }

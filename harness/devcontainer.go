@@ -129,6 +129,15 @@ func ParseDevcontainer(path string, b []byte, project string, lookup func(string
 		if err := checkEnvValue(k, v, from); err != nil {
 			return nil, err
 		}
+		if agentHomeVars[k] && !underGuestHome(v) {
+			// A devcontainer made for another setup (Claude Code's own
+			// sets CLAUDE_CONFIG_DIR=/home/node/.claude) would send the
+			// agent's transcripts out of the session's workspace, into
+			// the container, to be lost with it: what sandbox exists to
+			// prevent.
+			d.Notes = append(d.Notes, fmt.Sprintf("%s: containerEnv %s=%s left out: it would keep the agent's transcripts outside %s, where they would be lost with the sandbox", from, k, v, GuestHome))
+			continue
+		}
 		d.Env = append(d.Env, EnvVar{Key: k, Value: v, From: from})
 	}
 	for i, rm := range raw.Mounts {
@@ -144,6 +153,14 @@ func ParseDevcontainer(path string, b []byte, project string, lookup func(string
 		d.Mounts = append(d.Mounts, m)
 	}
 	return d, nil
+}
+
+// agentHomeVars name where agents keep their transcripts.
+var agentHomeVars = map[string]bool{"CLAUDE_CONFIG_DIR": true, "CODEX_HOME": true}
+
+func underGuestHome(p string) bool {
+	p = filepath.Clean(p)
+	return p == GuestHome || strings.HasPrefix(p, GuestHome+"/")
 }
 
 func checkEnvValue(k, v string, from Source) error {

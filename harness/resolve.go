@@ -52,7 +52,7 @@ var (
 // Mounts and environment variables add up across the three, a later
 // source replacing an earlier one's mount of the same guest path or
 // variable of the same name. Resolve reads no file (env files are read by
-// Environment, host paths checked by CheckMountHosts): every error it
+// Environment, mounts checked by CheckMounts): every error it
 // returns is a bad setting, wrapping ErrBadSetting, named by its source.
 func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolved, error) {
 	if dc == nil {
@@ -96,22 +96,22 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 	}
 
 	if v := r.Runtime; v.Value != "" && !slices.Contains(Runtimes, v.Value) {
-		return nil, badSetting(v.From, "runtime %q: use docker, podman, bwrap or local", v.Value)
+		return nil, badSetting(v.From, "unknown runtime %q (use docker, podman, bwrap or local)", v.Value)
 	}
 	if v := r.Network; v.Value != "none" && v.Value != "host" {
-		return nil, badSetting(v.From, "network %q: use none or host", v.Value)
+		return nil, badSetting(v.From, "%s %q: use none or host", settingName(v.From, "network"), v.Value)
 	}
 	if v := r.Memory; v.Value != "" && !memoryRe.MatchString(v.Value) {
-		return nil, badSetting(v.From, "memory %q: want a size such as 512m or 2g", v.Value)
+		return nil, badSetting(v.From, "%s %q: want a size such as 512m or 2g", settingName(v.From, "memory"), v.Value)
 	}
 	if v := r.CPUs; v.Value != "" {
 		n, err := strconv.ParseFloat(v.Value, 64)
 		if !cpusRe.MatchString(v.Value) || err != nil || n <= 0 {
-			return nil, badSetting(v.From, "cpus %q: want a positive number such as 1.5", v.Value)
+			return nil, badSetting(v.From, "%s %q: want a positive number such as 1.5", settingName(v.From, "cpus"), v.Value)
 		}
 	}
 	if v := r.Image; v.Value != "" && (strings.HasPrefix(v.Value, "-") || strings.ContainsAny(v.Value, " \t\n\x00")) {
-		return nil, badSetting(v.From, "image %q: not an image name", v.Value)
+		return nil, badSetting(v.From, "%s %q: not an image name", settingName(v.From, "image"), v.Value)
 	}
 
 	// Mounts: config, then the devcontainer, then the flags; a later
@@ -165,7 +165,7 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 	for _, p := range f.EnvFiles {
 		path, err := hostPath(p, f.Dir)
 		if err != nil {
-			return nil, badSetting(Source{Flag: "--env-file"}, "--env-file %v", err)
+			return nil, badSetting(Source{Flag: "--env-file"}, "%v", err)
 		}
 		r.Env = append(r.Env, EnvLayer{File: path, From: Source{Flag: "--env-file"}})
 	}
