@@ -104,6 +104,11 @@ func (a *app) applyDefaults(c *cobra.Command, o *harness.RunOptions, d *runDefau
 			}
 		}
 	}
+	if dc != nil {
+		for _, v := range dc.HostVars {
+			a.note("%s reads your $%s", v.From, v.Key)
+		}
+	}
 	o.Runtime, o.Image, o.Memory, o.CPUs, o.Network = r.Runtime.Value, r.Image.Value, r.Memory.Value, r.CPUs.Value, r.Network.Value
 	if sess != nil && !c.Flags().Changed("runtime") {
 		o.Runtime = "" // the session's own; Open checks a flag against it

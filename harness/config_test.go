@@ -147,7 +147,8 @@ func TestParseDevcontainer(t *testing.T) {
 			{Host: "/data", Guest: "/data", From: Source{File: f, Line: 12}},
 			{Host: "/p/rel", Guest: "/rel", From: Source{File: f, Line: 14}},
 		},
-		Notes: []string{f + ":13: mount source=node_modules,target=${containerWorkspaceFolder}-nm,type=volume is a volume mount, left out: sandbox binds host paths only (type=bind)"},
+		HostVars: []EnvVar{{"NOPE", "fallback", Source{File: f, Line: 8}}, {"HOME", "/home/me", Source{File: f, Line: 11}}},
+		Notes:    []string{f + ":13: mount source=node_modules,target=${containerWorkspaceFolder}-nm,type=volume is a volume mount, left out: sandbox binds host paths only (type=bind)"},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Errorf("got  %+v\nwant %+v", d, want)
@@ -314,5 +315,48 @@ func TestMountArgs(t *testing.T) {
 	}
 	if got, want := bwrapMountArgs(ms), []string{"--bind", "/a", "/b", "--ro-bind", "/c", "/d"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("bwrap: %q", got)
+	}
+}
+
+// TestDevcontainerFixtures reads the fixtures, shaped like real projects'
+// files, as sandbox run would.
+func TestDevcontainerFixtures(t *testing.T) {
+	t.Setenv("HOME", "/home/me")
+	t.Setenv("USERPROFILE", "")
+	read := func(name string) *Devcontainer {
+		t.Helper()
+		p := filepath.Join("..", "fixtures", "devcontainer", name)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := ParseDevcontainer(p, b, "/p", os.LookupEnv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	// Claude Code's shape: everything but its two volumes and the config
+	// directory that would take the transcripts out of HOME.
+	d := read("agent-sandbox.json")
+	if d.Image.Value != "" || d.RemoteUser.Value != "node" || len(d.Mounts) != 0 || len(d.Env) != 1 || d.Env[0].Key != "NODE_OPTIONS" {
+		t.Errorf("agent-sandbox.json: %+v", d)
+	}
+	notes := strings.Join(d.Notes, "\n")
+	for _, want := range []string{"sandbox does not build images", "agent-history-${devcontainerId},target=/commandhistory,type=volume is a volume mount",
+		"containerEnv CLAUDE_CONFIG_DIR=/home/node/.claude left out"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("agent-sandbox.json: no note %q in\n%s", want, notes)
+		}
+	}
+	// The kubernetes template: ${env:HOME}${env:USERPROFILE}, comments
+	// inside the array.
+	d = read("kube-bind.json")
+	if len(d.Mounts) != 1 || d.Mounts[0].Host != "/home/me/.kube" || d.Mounts[0].Guest != "/usr/local/share/kube-localhost" || d.Mounts[0].From.Line != 9 {
+		t.Errorf("kube-bind.json: %+v", d.Mounts)
+	}
+	d = read("python-ssh.json")
+	if len(d.Mounts) != 1 || !d.Mounts[0].ReadOnly || d.Mounts[0].Host != "/home/me/.ssh" || len(d.Env) != 3 || d.Env[2].Value != "/workspace/.uv" {
+		t.Errorf("python-ssh.json: %+v %+v", d.Mounts, d.Env)
 	}
 }

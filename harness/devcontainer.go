@@ -25,6 +25,10 @@ type Devcontainer struct {
 	Mounts     []Mount
 	Env        []EnvVar // containerEnv, sorted by name
 	RemoteUser Setting
+	// HostVars are the caller's environment variables the file reads
+	// (${localEnv:VAR}), each with where: a project's file choosing what
+	// of the host goes into the sandbox is said at every run.
+	HostVars []EnvVar
 	// Notes are what sandbox leaves out, for the user: a volume mount, a
 	// build it does not do.
 	Notes []string
@@ -89,8 +93,8 @@ func ParseDevcontainer(path string, b []byte, project string, lookup func(string
 		}
 		return nil, badSetting(Source{File: path}, "%v", err)
 	}
-	x := expander{project: project, lookup: lookup}
 	d := &Devcontainer{File: path}
+	x := expander{project: project, lookup: lookup, used: &d.HostVars}
 	if raw.Image != nil && *raw.Image != "" {
 		from := at("/image")
 		v, err := x.expand(*raw.Image, from)
@@ -272,6 +276,7 @@ func parseDevMount(rm json.RawMessage, from Source, x expander) (m Mount, skip s
 type expander struct {
 	project string
 	lookup  func(string) (string, bool)
+	used    *[]EnvVar // the host variables read, if not nil
 }
 
 var devVar = regexp.MustCompile(`\$\{([^}]*)\}`)
@@ -295,10 +300,14 @@ func (x expander) expand(s string, from Source) (string, error) {
 				rest = strings.TrimPrefix(name, "env:")
 			}
 			k, def, _ := strings.Cut(rest, ":")
-			if v, ok := x.lookup(k); ok {
-				return v
+			v, ok := x.lookup(k)
+			if !ok {
+				v = def
 			}
-			return def
+			if x.used != nil {
+				*x.used = append(*x.used, EnvVar{Key: k, Value: v, From: from})
+			}
+			return v
 		}
 		if bad == nil {
 			bad = badSetting(from, "%s: sandbox cannot substitute this variable (it knows ${localEnv:VAR}, ${localWorkspaceFolder}, ${containerWorkspaceFolder} and their Basename forms)", m)
