@@ -190,6 +190,16 @@ func TestHarnessPodman(t *testing.T) {
 		}
 	}
 
+	// A command that is not in the image: Podman's record says "created",
+	// exit 0, no error; the run is the failure the client reports.
+	_, errOut, code := h.sandbox(nil, "run", "--name", "nosuch", "--runtime", "podman", "--image", image, "--", "/bin/nosuch")
+	if code != 127 {
+		t.Errorf("a missing command: exit %d, want 127\n%s", code, errOut)
+	}
+	if ev := h.lastEvent("nosuch", "sandbox_stopped"); ev["state"] != "error" || !strings.Contains(fmt.Sprint(ev["error"]), "/bin/nosuch") {
+		t.Errorf("a missing command recorded as %v", ev)
+	}
+
 	// No container is left behind.
 	out, err := podman(env, nil, "ps", "--all", "--filter", "label=sandbox.store="+h.root, "--format", "{{.Names}} {{.Status}}")
 	if err != nil || out != "" {
@@ -199,7 +209,7 @@ func TestHarnessPodman(t *testing.T) {
 	// With podman gone, a Podman session fails clearly and never runs
 	// unsandboxed.
 	before := h.session("s3").Runs
-	_, errOut, code := h.sandbox([]string{"SANDBOX_PODMAN=/nonexistent/podman"}, "run", "--name", "s3", "--", "claude", "-p", "hello")
+	_, errOut, code = h.sandbox([]string{"SANDBOX_PODMAN=/nonexistent/podman"}, "run", "--name", "s3", "--", "claude", "-p", "hello")
 	if code != 1 || !strings.Contains(errOut, "which is not available") {
 		t.Errorf("podman gone: exit %d, %s", code, errOut)
 	}

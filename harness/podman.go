@@ -105,3 +105,31 @@ func (c *containerRuntime) clientDir() (dir string, sawOOM func() bool, done fun
 			_ = os.RemoveAll(d)
 		}
 }
+
+// startFailed corrects the end of a run whose container never started
+// when the runtime's record does not say so: Podman 4.3 leaves a container
+// whose command does not exist in state "created" with exit code 0 and no
+// error, while the client exits 127 with runc's message ("exec:
+// \"/bin/nosuch\": stat /bin/nosuch: no such file or directory"). The
+// client's exit code and its error then stand, or the run would be
+// recorded, and reported, as a success.
+func startFailed(r Result, clientErr error, lastLines func() []string) Result {
+	if clientErr == nil || r.ExitCode != 0 || r.Signal != "" || r.OOM {
+		return r
+	}
+	// 125, 126 and 127 are what docker and podman run exit with when the
+	// container could not be run (the engine failed; the command cannot
+	// be invoked; it is not there), never a container's own 0.
+	c, _ := fromWait(clientErr)
+	if c.ExitCode < 125 || c.ExitCode > 127 {
+		return r
+	}
+	r.ExitCode, r.Signal = c.ExitCode, c.Signal
+	if r.Error == "" {
+		r.Error = "the container did not start"
+		if msg := clientError(lastLines()); msg != "" {
+			r.Error += ": " + msg
+		}
+	}
+	return r
+}

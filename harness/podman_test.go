@@ -2,6 +2,8 @@ package harness
 
 import (
 	"os"
+	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -86,5 +88,42 @@ func TestClientDirSeesOOM(t *testing.T) {
 	done()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the client's directory is left: %v", err)
+	}
+}
+
+func TestStartFailed(t *testing.T) {
+	exit := func(code int) error {
+		err := exec.Command("sh", "-c", "exit "+strconv.Itoa(code)).Run()
+		if err == nil && code != 0 {
+			t.Fatal("no error")
+		}
+		return err
+	}
+	lines := func() []string {
+		return []string{"starting", "Error: runc: runc create failed: exec: \"/bin/nosuch\": not found"}
+	}
+	// Podman's record of a container whose command is not there: created,
+	// 0, no error; the client's 127 and message stand.
+	r := startFailed(Result{Container: "c"}, exit(127), lines)
+	if r.ExitCode != 127 || !strings.Contains(r.Error, "did not start: Error: runc") {
+		t.Errorf("got %+v", r)
+	}
+	for _, tc := range []struct {
+		r    Result
+		code int
+	}{
+		{Result{ExitCode: 0}, 0},                      // a clean run
+		{Result{ExitCode: 0}, 1},                      // the client's 1 is not a start failure
+		{Result{ExitCode: 3}, 3},                      // the container's own code
+		{Result{ExitCode: 125, Error: "docker"}, 125}, // Docker says it itself
+		{Result{ExitCode: 137, OOM: true}, 137},
+	} {
+		var err error
+		if tc.code != 0 {
+			err = exit(tc.code)
+		}
+		if got := startFailed(tc.r, err, lines); !reflect.DeepEqual(got, tc.r) {
+			t.Errorf("%+v with client exit %d: changed to %+v", tc.r, tc.code, got)
+		}
 	}
 }

@@ -363,6 +363,10 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 		}
 	}
 	r.OOM = r.OOM || sawOOM()
+	r = startFailed(r, werr, func() []string { // podman.go
+		last, _ := spec.Store.Tail(sess.ID, OutputLogName, sess.OutputFrom, 8)
+		return last
+	})
 	return r, nil
 }
 
