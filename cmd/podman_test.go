@@ -196,7 +196,10 @@ func TestHarnessPodman(t *testing.T) {
 	if code != 127 {
 		t.Errorf("a missing command: exit %d, want 127\n%s", code, errOut)
 	}
-	if ev := h.lastEvent("nosuch", "sandbox_stopped"); ev["state"] != "error" || !strings.Contains(fmt.Sprint(ev["error"]), "/bin/nosuch") {
+	// runc names the command; with --init, catatonit only says it could
+	// not exec it.
+	if ev := h.lastEvent("nosuch", "sandbox_stopped"); ev["state"] != "error" ||
+		!(strings.Contains(fmt.Sprint(ev["error"]), "/bin/nosuch") || strings.Contains(fmt.Sprint(ev["error"]), "failed to exec pid1: No such file")) {
 		t.Errorf("a missing command recorded as %v", ev)
 	}
 

@@ -3,6 +3,7 @@ package harness
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -106,6 +107,10 @@ func (c *containerRuntime) clientDir() (dir string, sawOOM func() bool, done fun
 		}
 }
 
+// initExecFailed is the line of catatonit or tini that could not execute
+// the command.
+var initExecFailed = regexp.MustCompile(`^(ERROR \(catatonit:\d+\): failed to exec pid1: |\[FATAL tini \(\d+\)\] exec .* failed: )`)
+
 // startFailed corrects the end of a run whose container never started
 // when the runtime's record does not say so: Podman 4.3 leaves a container
 // whose command does not exist in state "created" with exit code 0 and no
@@ -113,7 +118,32 @@ func (c *containerRuntime) clientDir() (dir string, sawOOM func() bool, done fun
 // \"/bin/nosuch\": stat /bin/nosuch: no such file or directory"). The
 // client's exit code and its error then stand, or the run would be
 // recorded, and reported, as a success.
+//
+// With --init the container does start, and it is the init that cannot
+// run the command: catatonit (Podman's) prints "ERROR (catatonit:6):
+// failed to exec pid1: No such file or directory" and exits 1, tini
+// (Docker's) "[FATAL tini (7)] exec /bin/nosuch failed: No such file or
+// directory", exiting 1 too — the agent's own exit 1 to anyone reading
+// the code. When that line is all the run printed (the agent never ran to
+// print anything), the run is the error it is: 127 for a command that is
+// not there, 126 for one that cannot be run, as a shell says.
 func startFailed(r Result, clientErr error, lastLines func() []string) Result {
+	if r.ExitCode == 1 && r.Signal == "" && !r.OOM {
+		var out []string
+		for _, l := range lastLines() {
+			if strings.TrimSpace(l) != "" {
+				out = append(out, strings.TrimSpace(l))
+			}
+		}
+		if len(out) == 1 && initExecFailed.MatchString(out[0]) {
+			r.ExitCode = 126
+			if strings.HasSuffix(out[0], "No such file or directory") {
+				r.ExitCode = 127
+			}
+			r.Error = "the init could not run the command: " + out[0]
+			return r
+		}
+	}
 	if clientErr == nil || r.ExitCode != 0 || r.Signal != "" || r.OOM {
 		return r
 	}

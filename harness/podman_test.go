@@ -108,6 +108,25 @@ func TestStartFailed(t *testing.T) {
 	if r.ExitCode != 127 || !strings.Contains(r.Error, "did not start: Error: runc") {
 		t.Errorf("got %+v", r)
 	}
+	// With --init, the init's own line and exit 1.
+	for line, want := range map[string]int{
+		"ERROR (catatonit:6): failed to exec pid1: No such file or directory": 127,
+		"ERROR (catatonit:6): failed to exec pid1: Permission denied":         126,
+		"[FATAL tini (7)] exec /bin/nosuch failed: No such file or directory": 127,
+	} {
+		r := startFailed(Result{ExitCode: 1}, exit(1), func() []string { return []string{line, ""} })
+		if r.ExitCode != want || !strings.Contains(r.Error, line) {
+			t.Errorf("%s: got %+v", line, r)
+		}
+	}
+	// The agent's own exit 1 stays, even when it printed such a line
+	// among others.
+	agent := func() []string {
+		return []string{"working", "ERROR (catatonit:6): failed to exec pid1: No such file or directory"}
+	}
+	if r := startFailed(Result{ExitCode: 1}, exit(1), agent); r.ExitCode != 1 || r.Error != "" {
+		t.Errorf("the agent's exit 1: %+v", r)
+	}
 	for _, tc := range []struct {
 		r    Result
 		code int
