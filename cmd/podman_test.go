@@ -190,9 +190,29 @@ func TestHarnessPodman(t *testing.T) {
 		}
 	}
 
+	// --volume: a read-write mount is written through, as the caller; a
+	// read-only one refuses.
+	shared := t.TempDir()
+	if out, errOut, code := h.sandbox(nil, "run", "--name", "vol", "--runtime", "podman", "--image", image,
+		"--volume", shared+":/mnt/shared", "--", "claude", "--write", "/mnt/shared/out.txt=through the mount"); code != 0 {
+		t.Errorf("a read-write mount: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := string(readFile(filepath.Join(shared, "out.txt"))); got != "through the mount\n" {
+		t.Errorf("through the mount: %q", got)
+	} else if st, _ := os.Stat(filepath.Join(shared, "out.txt")); int(st.Sys().(*syscall.Stat_t).Uid) != os.Getuid() {
+		t.Errorf("a file written through a mount belongs to uid %d", st.Sys().(*syscall.Stat_t).Uid)
+	}
+	out, errOut, code := h.sandbox(nil, "run", "--name", "vol", "--volume", shared+":/mnt/shared:ro", "--", "claude", "--write", "/mnt/shared/no.txt=x")
+	if code == 0 || !strings.Contains(out+errOut, "read-only file system") {
+		t.Errorf("a read-only mount: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(shared, "no.txt")); err == nil {
+		t.Errorf("written through a read-only mount")
+	}
+
 	// A command that is not in the image: Podman's record says "created",
 	// exit 0, no error; the run is the failure the client reports.
-	_, errOut, code := h.sandbox(nil, "run", "--name", "nosuch", "--runtime", "podman", "--image", image, "--", "/bin/nosuch")
+	_, errOut, code = h.sandbox(nil, "run", "--name", "nosuch", "--runtime", "podman", "--image", image, "--", "/bin/nosuch")
 	if code != 127 {
 		t.Errorf("a missing command: exit %d, want 127\n%s", code, errOut)
 	}
@@ -204,7 +224,8 @@ func TestHarnessPodman(t *testing.T) {
 	}
 
 	// No container is left behind.
-	out, err := podman(env, nil, "ps", "--all", "--filter", "label=sandbox.store="+h.root, "--format", "{{.Names}} {{.Status}}")
+	var err error
+	out, err = podman(env, nil, "ps", "--all", "--filter", "label=sandbox.store="+h.root, "--format", "{{.Names}} {{.Status}}")
 	if err != nil || out != "" {
 		t.Errorf("containers left behind: %s %v", out, err)
 	}
