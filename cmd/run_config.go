@@ -68,14 +68,19 @@ func (a *app) applyDefaults(c *cobra.Command, o *harness.RunOptions, d *runDefau
 	if err != nil {
 		return settingErr(err)
 	}
-	if sess == nil && r.Runtime.Value == "" && len(r.Mounts) > 0 {
-		// Which runtime a new session gets decides how its mounts can be
-		// made: choose it now (Open would choose the same).
+	if sess == nil && f.Runtime == "" && (cfg == nil || cfg.Runtime.Value == "") {
+		// Which runtime a new session gets decides whether an image
+		// applies and how mounts can be made: choose it now, as Validate
+		// would, and resolve again with it.
 		rt, err := harness.Pick(c.Context())
 		if err != nil {
 			return err
 		}
-		r.Runtime = harness.Setting{Value: rt.Name()}
+		f.Runtime = rt.Name()
+		if r, err = harness.Resolve(f, sess, dc, cfg); err != nil {
+			return settingErr(err)
+		}
+		r.Runtime.From = harness.Source{} // "the default": the first runtime that works here
 	}
 	if err := harness.CheckMounts(r.Runtime.Value, r.Mounts); err != nil {
 		return settingErr(err)

@@ -111,24 +111,27 @@ func (c *containerRuntime) clientDir() (dir string, sawOOM func() bool, done fun
 // the command.
 var initExecFailed = regexp.MustCompile(`^(ERROR \(catatonit:\d+\): failed to exec pid1: |\[FATAL tini \(\d+\)\] exec .* failed: )`)
 
-// startFailed corrects the end of a run whose container never started
-// when the runtime's record does not say so: Podman 4.3 leaves a container
-// whose command does not exist in state "created" with exit code 0 and no
-// error, while the client exits 127 with runc's message ("exec:
-// \"/bin/nosuch\": stat /bin/nosuch: no such file or directory"). The
-// client's exit code and its error then stand, or the run would be
-// recorded, and reported, as a success.
+// startFailed corrects the end of a run whose command never ran when the
+// runtime's record does not say so, before the run's error is worked out.
 //
-// With --init the container does start, and it is the init that cannot
-// run the command: catatonit (Podman's) prints "ERROR (catatonit:6):
-// failed to exec pid1: No such file or directory" and exits 1, tini
-// (Docker's) "[FATAL tini (7)] exec /bin/nosuch failed: No such file or
-// directory", exiting 1 too — the agent's own exit 1 to anyone reading
-// the code. When that line is all the run printed (the agent never ran to
-// print anything), the run is the error it is: 127 for a command that is
-// not there, 126 for one that cannot be run, as a shell says.
+// Podman 4.3 without --init leaves a container that could not start (its
+// command not in the image, limits runc may not set) in state "created"
+// with exit code 0 and no error, while the client exits 125-127 with
+// runc's message: the client's code and message stand, or the run would
+// be recorded, and reported, as a success.
+//
+// With --init, catatonit (Podman's) reports a command it cannot exec with
+// "ERROR (catatonit:6): failed to exec pid1: No such file or directory"
+// and exit code 1 — the agent's own exit 1 to anyone reading the code —
+// where tini (Docker's) exits 127 or 126. When that line is all the run
+// printed (the agent never ran to print anything), the code becomes the
+// shell's: 127 for a command that is not there, 126 for one that cannot be
+// run; the init's line then names the error (initExecError).
 func startFailed(r Result, clientErr error, lastLines func() []string) Result {
-	if r.ExitCode == 1 && r.Signal == "" && !r.OOM {
+	if r.Signal != "" || r.OOM {
+		return r
+	}
+	if r.ExitCode == 1 {
 		var out []string
 		for _, l := range lastLines() {
 			if strings.TrimSpace(l) != "" {
@@ -140,11 +143,10 @@ func startFailed(r Result, clientErr error, lastLines func() []string) Result {
 			if strings.HasSuffix(out[0], "No such file or directory") {
 				r.ExitCode = 127
 			}
-			r.Error = "the init could not run the command: " + out[0]
-			return r
 		}
+		return r
 	}
-	if clientErr == nil || r.ExitCode != 0 || r.Signal != "" || r.OOM {
+	if clientErr == nil || r.ExitCode != 0 {
 		return r
 	}
 	// 125, 126 and 127 are what docker and podman run exit with when the
@@ -154,11 +156,11 @@ func startFailed(r Result, clientErr error, lastLines func() []string) Result {
 	if c.ExitCode < 125 || c.ExitCode > 127 {
 		return r
 	}
-	r.ExitCode, r.Signal = c.ExitCode, c.Signal
+	r.ExitCode = c.ExitCode
 	if r.Error == "" {
-		r.Error = "the container did not start"
-		if msg := clientError(lastLines()); msg != "" {
-			r.Error += ": " + msg
+		r.Error = clientError(lastLines())
+		if r.Error == "" {
+			r.Error = "the container did not start"
 		}
 	}
 	return r

@@ -88,6 +88,15 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 		r.Runtime = first(flag("runtime", f.Runtime), cfg.Runtime)
 		r.Image = first(flag("image", f.Image), dc.Image, cfg.Image)
 	}
+	if rt := r.Runtime.Value; (rt == "bwrap" || rt == "local") && r.Image.Value != "" && r.Image.From.Flag == "" {
+		// An image is for docker and podman: a default one does not
+		// apply to a runtime that runs the host's own programs (a flag's
+		// --image is refused by Validate, as the user's own mistake).
+		if dc.File != "" && r.Image.From.File == dc.File {
+			r.Notes = append(r.Notes, fmt.Sprintf("%s: image %s is not used: runtime %s runs this machine's own programs", r.Image.From, r.Image.Value, rt))
+		}
+		r.Image = Setting{}
+	}
 	r.Memory = first(flag("memory", f.Memory), cfg.Memory)
 	r.CPUs = first(flag("cpus", f.CPUs), cfg.CPUs)
 	r.Network = first(flag("network", f.Network), cfg.Network)
@@ -101,12 +110,15 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 	if v := r.Network; v.Value != "none" && v.Value != "host" {
 		return nil, badSetting(v.From, "%s %q: use none or host", settingName(v.From, "network"), v.Value)
 	}
-	if v := r.Memory; v.Value != "" && !memoryRe.MatchString(v.Value) {
-		return nil, badSetting(v.From, "%s %q: want a size such as 512m or 2g", settingName(v.From, "memory"), v.Value)
+	// The same bounds as Validate's, said here with the file and line.
+	if v := r.Memory; v.Value != "" {
+		if n, err := ParseSize(v.Value); !memoryRe.MatchString(v.Value) || err != nil || n < 6<<20 {
+			return nil, badSetting(v.From, "%s %q: want a size of at least 6m, such as 512m or 2g", settingName(v.From, "memory"), v.Value)
+		}
 	}
 	if v := r.CPUs; v.Value != "" {
 		n, err := strconv.ParseFloat(v.Value, 64)
-		if !cpusRe.MatchString(v.Value) || err != nil || n <= 0 {
+		if !cpusRe.MatchString(v.Value) || err != nil || n <= 0 || n > 1024 {
 			return nil, badSetting(v.From, "%s %q: want a positive number such as 1.5", settingName(v.From, "cpus"), v.Value)
 		}
 	}

@@ -105,6 +105,7 @@ func TestResolveRefuses(t *testing.T) {
 		{name: "memory", cfg: "\nmemory = \"lots\"", want: `/cfg/config.toml:2: memory "lots"`},
 		{name: "cpus", f: RunFlags{CPUs: "-1"}, want: `--cpus "-1"`},
 		{name: "cpus zero", cfg: "cpus = 0", want: `cpus "0"`},
+		{name: "memory too small", cfg: "memory = \"4m\"", want: `/cfg/config.toml:1: memory "4m": want a size of at least 6m`},
 		{name: "image", f: RunFlags{Image: "--privileged"}, want: `--image "--privileged": not an image name`},
 		{name: "mount twice in one source", f: RunFlags{Volumes: []string{"/a:/x", "/b:/x/"}}, want: "--volume: mount /b:/x/: /x is mounted twice"},
 		{name: "mount over the workspace", cfg: `mounts = ["/a:/workspace"]`, want: "/cfg/config.toml:1: mount /a:/workspace: /workspace is the project"},
@@ -172,5 +173,29 @@ func TestReportAndFiles(t *testing.T) {
 	}
 	if got, want := r.Files(), []string{"/p/.devcontainer/devcontainer.json", "/cfg/config.toml"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("files %q, want %q", got, want)
+	}
+}
+
+func TestResolveImageOnlyForContainers(t *testing.T) {
+	dc := mustDev(t, `{"image": "dev:1"}`)
+	cfg := mustConfig(t, `image = "cfg:1"`)
+	for _, rt := range []string{"bwrap", "local"} {
+		r, err := Resolve(RunFlags{Runtime: rt}, nil, dc, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Image.Value != "" || len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "devcontainer.json:1: image dev:1 is not used: runtime "+rt) {
+			t.Errorf("%s: image %+v, notes %q", rt, r.Image, r.Notes)
+		}
+		if r, _ := Resolve(RunFlags{Runtime: rt}, nil, nil, cfg); r.Image.Value != "" || len(r.Notes) != 0 {
+			t.Errorf("%s: the config's image %+v, notes %q", rt, r.Image, r.Notes)
+		}
+	}
+	// A flag's image stays, for Validate to refuse as the user's mistake.
+	if r, _ := Resolve(RunFlags{Runtime: "bwrap", Image: "x:1"}, nil, dc, cfg); r.Image.Value != "x:1" {
+		t.Errorf("the flag's image: %+v", r.Image)
+	}
+	if r, _ := Resolve(RunFlags{Runtime: "podman"}, nil, dc, cfg); r.Image.Value != "dev:1" {
+		t.Errorf("podman: %+v", r.Image)
 	}
 }

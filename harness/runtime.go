@@ -352,6 +352,11 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	// A container that was created but could not start (its command is
 	// not in the image) is removed like any other.
 	r.Container = name
+	r.OOM = r.OOM || sawOOM()
+	r = startFailed(r, werr, func() []string { // podman.go
+		last, _ := spec.Store.Tail(sess.ID, OutputLogName, sess.OutputFrom, 8)
+		return last
+	})
 	if r.Error != "" {
 		r.Error = daemonError(r.Error)
 	}
@@ -362,11 +367,6 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 			r.Error = fmt.Sprintf("%s: %s in the image %s", spec.Command[0], msg, sess.Image)
 		}
 	}
-	r.OOM = r.OOM || sawOOM()
-	r = startFailed(r, werr, func() []string { // podman.go
-		last, _ := spec.Store.Tail(sess.ID, OutputLogName, sess.OutputFrom, 8)
-		return last
-	})
 	return r, nil
 }
 
