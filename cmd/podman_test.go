@@ -214,6 +214,15 @@ func TestHarnessPodman(t *testing.T) {
 		t.Errorf("written through a read-only mount")
 	}
 
+	// An image that is not here is found before anything is created.
+	_, errOut, code = h.sandbox(nil, "run", "--name", "noimage", "--runtime", "podman", "--image", "localhost/sandbox-no-such-image:never", "--", "claude")
+	if code != 2 || !strings.Contains(errOut, "is not on this machine and could not be pulled") || !strings.Contains(errOut, "hint: podman images lists") {
+		t.Errorf("a missing image: exit %d\n%s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(h.root, "sessions", "noimage")); !os.IsNotExist(err) {
+		t.Errorf("a missing image left a session: %v", err)
+	}
+
 	// No container is left behind.
 	var err error
 	out, err = podman(env, nil, "ps", "--all", "--filter", "label=sandbox.store="+h.root, "--format", "{{.Names}} {{.Status}}")
