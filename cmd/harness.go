@@ -86,7 +86,7 @@ killed (137 for an OOM kill).`,
 	f.StringVar(&o.Network, "network", "none", "none or host")
 	f.StringArrayVar(&o.Env, "env", nil, "set `K=V` in the sandbox (repeatable)")
 	f.BoolVar(&o.Resume, "resume", false, "resume the agent's own session recorded by the last run")
-	d.flags(f) // run_config.go: --volume, --env-file
+	d.attach(c) // run_config.go: --volume, --env-file, and their help
 	return c
 }
 

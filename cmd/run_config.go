@@ -138,6 +138,23 @@ func settingErr(err error) error {
 	return err
 }
 
+// attach adds the flags of the defaults to run, and says in its help where
+// the defaults come from.
+func (d *runDefaults) attach(c *cobra.Command) {
+	c.Long += `
+
+Defaults come from the project's .devcontainer/devcontainer.json (its image,
+mounts, containerEnv and remoteUser) and from your config file,
+$XDG_CONFIG_HOME/sandbox/config.toml or ~/.config/sandbox/config.toml
+(runtime, image, memory, cpus, network, mounts, env_files); flags win over
+the devcontainer, which wins over the config file. Every setting is checked
+before a session is created: a bad one is a usage error naming its file and
+line. run says which files it used; -v shows where each setting came from.`
+	c.Example += `
+  sandbox run --volume ~/datasets:/data:ro --env-file agent.env -- claude`
+	d.flags(c.Flags())
+}
+
 func (d *runDefaults) flags(f *pflag.FlagSet) {
 	f.StringArrayVar(&d.volumes, "volume", nil, "bind `HOST:GUEST[:ro]` into the sandbox (docker's -v syntax; repeatable; not with --runtime local)")
 	f.StringArrayVar(&d.envFiles, "env-file", nil, "read variables from `FILE` (docker's --env-file syntax; repeatable)")
