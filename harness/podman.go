@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,7 +96,8 @@ func (c *containerRuntime) clientDir() (dir string, sawOOM func() bool, done fun
 	if c.name != "podman" {
 		return "", func() bool { return false }, func() {}
 	}
-	d, err := os.MkdirTemp("", "sandbox-podman-")
+	removeStaleClientDirs()
+	d, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", clientDirPrefix, os.Getpid()))
 	if err != nil {
 		return "", func() bool { return false }, func() {}
 	}
@@ -164,4 +166,30 @@ func startFailed(r Result, clientErr error, lastLines func() []string) Result {
 		}
 	}
 	return r
+}
+
+// clientDirPrefix names the client's directories in the temporary
+// directory: sandbox-podman-<harness pid>-<random>.
+const clientDirPrefix = "sandbox-podman-"
+
+// removeStaleClientDirs removes the client directories of harnesses that
+// died (kill -9) before they could remove their own: those whose pid is
+// no longer alive, and that are this user's.
+func removeStaleClientDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), clientDirPrefix+"*-*"))
+	for _, d := range dirs {
+		pidPart, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), clientDirPrefix), "-")
+		pid, err := strconv.Atoi(pidPart)
+		if !ok || err != nil || pid <= 0 || pidAlive(pid) {
+			continue
+		}
+		st, err := os.Lstat(d)
+		if err != nil || !st.IsDir() {
+			continue
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != os.Geteuid() {
+			continue
+		}
+		_ = os.RemoveAll(d)
+	}
 }

@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -88,6 +90,34 @@ func TestClientDirSeesOOM(t *testing.T) {
 	done()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the client's directory is left: %v", err)
+	}
+}
+
+func TestStaleClientDirsRemoved(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	// A harness killed with kill -9 leaves its directory; a live one's,
+	// and what is not a client directory, stay.
+	dead := filepath.Join(os.TempDir(), clientDirPrefix+"99999999-123")
+	live := filepath.Join(os.TempDir(), fmt.Sprintf("%s%d-456", clientDirPrefix, os.Getpid()))
+	other := filepath.Join(os.TempDir(), clientDirPrefix+"x-1")
+	for _, d := range []string{dead, live, other} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pm := &containerRuntime{name: "podman", bin: "podman"}
+	dir, _, done := pm.clientDir()
+	defer done()
+	if !strings.HasPrefix(filepath.Base(dir), fmt.Sprintf("%s%d-", clientDirPrefix, os.Getpid())) {
+		t.Errorf("the client's directory %s does not name its harness", dir)
+	}
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("a dead harness's directory stays: %v", err)
+	}
+	for _, d := range []string{live, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
 	}
 }
 
