@@ -267,8 +267,16 @@ func hostPath(p, dir string) (string, error) {
 		p = filepath.Join(home, p[1:])
 	case strings.HasPrefix(p, "~"):
 		return "", fmt.Errorf("%s: only ~/ (your own home) is understood", p)
-	case !filepath.IsAbs(p):
+	case !filepath.IsAbs(p) && dir != "":
 		p = filepath.Join(dir, p)
+	case !filepath.IsAbs(p):
+		// Never relative: docker would take a relative "host path" for
+		// the name of a volume.
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		p = abs
 	}
 	return filepath.Clean(p), nil
 }
@@ -320,8 +328,9 @@ func checkGuest(m Mount) error {
 	switch {
 	case !strings.HasPrefix(g, "/"):
 		return badSetting(m.From, "mount %s: the guest path %q is not absolute", m, g)
-	case strings.ContainsAny(g, ",\n\x00"):
-		return badSetting(m.From, "mount %s: the guest path %q holds a comma, newline or NUL", m, g)
+	case strings.ContainsAny(g, ":,\n\x00"):
+		// -v HOST:GUEST[:ro] cannot say a ':' in either path.
+		return badSetting(m.From, "mount %s: the guest path %q holds a ':', comma, newline or NUL", m, g)
 	case filepath.Clean(g) != g && filepath.Clean(g)+"/" != g:
 		return badSetting(m.From, "mount %s: the guest path %q is not clean (want %s)", m, g, filepath.Clean(g))
 	case filepath.Clean(g) == "/":

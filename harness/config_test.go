@@ -173,6 +173,7 @@ func TestParseDevcontainerErrors(t *testing.T) {
 		{"reserved", "{\"containerEnv\": {\"HOME\": \"/root\"}}", "variable HOME is the harness's own"},
 		{"relative guest", "{\"mounts\": [\"source=/a,target=b,type=bind\"]}", "is not absolute"},
 		{"colon", "{\"mounts\": [\"source=/a:b,target=/b,type=bind\"]}", "holds ':'"},
+		{"colon in the guest", "{\"mounts\": [{\"source\": \"/a\", \"target\": \"/b:ro\", \"type\": \"bind\"}]}", "holds a ':'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseDevcontainer("/p/.devcontainer/devcontainer.json", []byte(tc.text), "/p", noEnv)
