@@ -34,6 +34,7 @@ func (a *app) note(format string, args ...any) {
 
 func (a *app) runCommand() *cobra.Command {
 	var o harness.RunOptions
+	var d runDefaults // run_config.go
 	c := &cobra.Command{
 		Use:   "run [--name N] [--runtime docker|podman|bwrap|local] [--image I] [--project DIR] [--resume] -- CMD...",
 		Short: "Run an agent in a sandbox whose work, transcripts and exit survive it",
@@ -68,6 +69,9 @@ killed (137 for an OOM kill).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Command = args
+			if err := a.applyDefaults(cmd, &o, &d); err != nil { // run_config.go
+				return err
+			}
 			return a.runRun(cmd.Context(), &o)
 		},
 	}
@@ -82,6 +86,7 @@ killed (137 for an OOM kill).`,
 	f.StringVar(&o.Network, "network", "none", "none or host")
 	f.StringArrayVar(&o.Env, "env", nil, "set `K=V` in the sandbox (repeatable)")
 	f.BoolVar(&o.Resume, "resume", false, "resume the agent's own session recorded by the last run")
+	d.attach(c) // run_config.go: --volume, --env-file, and their help
 	return c
 }
 

@@ -65,7 +65,7 @@ func newHarnessEnv(t *testing.T, runArgs ...string) *harnessEnv {
 	h := &harnessEnv{t: t, root: t.TempDir(), project: t.TempDir(), runArgs: runArgs}
 	home := t.TempDir()
 	h.env = []string{"HOME=" + home, "CODEX_HOME=" + filepath.Join(home, ".codex"), "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
-		"SANDBOX_HOME=" + h.root, "PATH=" + agent + string(os.PathListSeparator) + os.Getenv("PATH"), "TZ=UTC"}
+		"SANDBOX_HOME=" + h.root, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + agent + string(os.PathListSeparator) + os.Getenv("PATH"), "TZ=UTC"}
 	return h
 }
 

@@ -25,6 +25,7 @@ type RunOptions struct {
 	Memory  string
 	CPUs    string
 	Network string
+	Mounts  []Mount // extra host paths (config.go)
 	Env     []string
 	Resume  bool
 	Command []string
@@ -219,6 +220,7 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 		case <-runDone:
 		}
 	}()
+	spec.Mounts = o.Mounts // config.go
 	res, runErr := rt.Run(ctx, spec)
 	close(runDone)
 	mu.Lock()

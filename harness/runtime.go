@@ -33,6 +33,7 @@ type Spec struct {
 	Memory  string   // e.g. 512m
 	CPUs    string   // e.g. 1.5
 	Network string   // none (default) or host
+	Mounts  []Mount  // extra host paths (config.go)
 	UID     int
 	GID     int
 	Stdin   io.Reader
@@ -262,11 +263,12 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 		"--init",
 	}
 	if c.name == "podman" {
-		args = append(args, "--userns=keep-id")
+		args = append(args, podmanArgs()...) // podman.go
 	}
 	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
 	}
+	args = append(args, mountArgs(spec.Mounts)...) // config.go
 	if spec.Memory != "" {
 		args = append(args, "--memory", spec.Memory, "--memory-swap", spec.Memory)
 	}
@@ -291,6 +293,10 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	userErr := &clientFilter{w: spec.userStderr(), bin: c.bin}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, io.MultiWriter(userErr, spec.logStderr())
 	cmd.SysProcAttr = procAttr(spec)
+	var sawOOM func() bool // podman.go
+	var cleanDir func()
+	cmd.Dir, sawOOM, cleanDir = c.clientDir()
+	defer cleanDir()
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
 	}
@@ -346,6 +352,11 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	// A container that was created but could not start (its command is
 	// not in the image) is removed like any other.
 	r.Container = name
+	r.OOM = r.OOM || sawOOM()
+	r = startFailed(r, werr, func() []string { // podman.go
+		last, _ := spec.Store.Tail(sess.ID, OutputLogName, sess.OutputFrom, 8)
+		return last
+	})
 	if r.Error != "" {
 		r.Error = daemonError(r.Error)
 	}
@@ -667,6 +678,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
 	}
+	args = append(args, bwrapMountArgs(spec.Mounts)...) // config.go
 	// The agent's executable, when it lives outside the system directories.
 	exe, err := exec.LookPath(spec.Command[0])
 	if err != nil {
@@ -758,6 +770,9 @@ func (*localRuntime) Name() string                    { return "local" }
 func (*localRuntime) Available(context.Context) error { return nil }
 
 func (*localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
+	if len(spec.Mounts) > 0 { // refused before the session is made (resolve.go); never ignored
+		return Result{}, errors.New("runtime local cannot mount: it has no sandbox")
+	}
 	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
 	cmd.Dir = spec.Session.Project
 	env := []string{}
