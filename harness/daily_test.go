@@ -18,6 +18,8 @@ func TestClientFilter(t *testing.T) {
 			""},
 		{"a blank line of the agent's stays", "a\n\nb\n", "a\n\nb\n"},
 		{"tini's exec failure dropped", "[FATAL tini (7)] exec x failed: No such file or directory\n", ""},
+		{"catatonit's exec failure dropped", "ERROR (catatonit:6): failed to exec pid1: No such file or directory\n", ""},
+		{"other catatonit lines stay", "ERROR (catatonit:6): something else\n", "ERROR (catatonit:6): something else\n"},
 		{"a prompt without newline passes", "continue? [y/N] ", "continue? [y/N] "},
 		{"an agent line that starts like the client's", "docker: is a word\n", "docker: is a word\n"},
 		{"Error: of the agent's own stays", "Error: tests failed\n", "Error: tests failed\n"},

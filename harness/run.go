@@ -184,7 +184,7 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 	}
 	if err := s.Event(sess.ID, "sandbox_started", map[string]any{"run": sess.Runs, "runtime": sess.Runtime, "image": sess.Image,
 		"command": command, "network": network(o.Network), "memory": o.Memory, "cpus": o.CPUs, "harness_pid": sess.HarnessPID,
-		"output_from": sess.OutputFrom}); err != nil {
+		"output_from": sess.OutputFrom, "mounts": o.Mounts}); err != nil {
 		return err
 	}
 	spec := &Spec{Session: sess, Store: s, Command: command, Env: env, Memory: o.Memory, CPUs: o.CPUs, Network: o.Network,

@@ -841,7 +841,7 @@ type clientFilter struct {
 
 func (f *clientFilter) prefixes() []string {
 	base := filepath.Base(f.bin)
-	return []string{base + ": Error response from daemon: ", base + ": error response from daemon: ", "Error: ", "Run '", "[FATAL tini"}
+	return []string{base + ": Error response from daemon: ", base + ": error response from daemon: ", "Error: ", "Run '", "[FATAL tini", "ERROR (catatonit"}
 }
 
 func (f *clientFilter) Write(p []byte) (int, error) {
@@ -880,7 +880,7 @@ func (f *clientFilter) line(b []byte) {
 	client := strings.HasPrefix(l, p[0]) || strings.HasPrefix(l, p[1]) ||
 		strings.HasPrefix(l, p[2]) && strings.Contains(l, "OCI runtime") ||
 		strings.HasPrefix(l, p[3]) && strings.HasSuffix(l, " --help' for more information") ||
-		strings.HasPrefix(l, p[4]) ||
+		strings.HasPrefix(l, p[4]) || strings.HasPrefix(l, p[5]) && strings.Contains(l, "failed to exec pid1") ||
 		l == "" && f.dropped
 	if client {
 		f.dropped = true
