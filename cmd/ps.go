@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/template"
 	"time"
@@ -99,6 +100,7 @@ func (a *app) psCommand() *cobra.Command {
 		filters []string
 		format  string
 		quiet   bool
+		wide    bool
 	)
 	c := &cobra.Command{
 		Use:   "ps [--filter KEY=VALUE]... [--format TEMPLATE] [-q]",
@@ -186,23 +188,27 @@ piped; times are in your local zone in --json as RFC 3339.`,
 				}
 				return nil
 			}
-			tw := a.table()
-			fmt.Fprintln(tw, "SESSION\tRUNTIME\tIMAGE\tSTATE\tAGE\tIDLE\tRUNS\tAGENT\tPROJECT\tCOMMAND")
+			table := [][]string{{"SESSION", "RUNTIME", "IMAGE", "STATE", "AGE", "IDLE", "RUNS", "AGENT", "PROJECT", "COMMAND"}}
 			for _, r := range rows {
 				agent := "-"
 				if r.AgentSessionID != "" {
 					agent = r.Agent + ":" + shortID(r.AgentSessionID)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.ID, r.Runtime, orDash(printable(r.Image)), shortState(r.Session),
-					shortDur(r.AgeS), shortDur(r.IdleS), r.Runs, printable(agent), printable(homeRel(r.Project)), printable(shortCommand(r.Command, 40)))
+				command := shortCommand(r.Command, 40)
+				if wide || !isTerminal(a.stdout) {
+					command = shortCommand(r.Command, 1<<20)
+				}
+				table = append(table, []string{r.ID, r.Runtime, orDash(printable(r.Image)), shortState(r.Session), shortDur(r.AgeS),
+					shortDur(r.IdleS), strconv.Itoa(r.Runs), printable(agent), printable(homeRel(r.Project)), printable(command)})
 			}
-			return tw.Flush()
+			return a.writeTable(table, 8, wide)
 		},
 	}
 	f := c.Flags()
 	f.StringArrayVar(&filters, "filter", nil, "keep sessions where `KEY=VALUE` (state, runtime, name, agent, image, project; repeatable)")
 	f.StringVar(&format, "format", "", "print each session with a Go `TEMPLATE`")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print only session names")
+	f.BoolVar(&wide, "wide", false, "on a terminal, show every cell whole (default: cut PROJECT to the terminal's width, COMMAND to 40)")
 	return c
 }
 
