@@ -25,7 +25,9 @@ type app struct {
 	quiet   bool
 	noColor bool
 	maxLine string
-	cmdPath string // "sandbox recover": for hints
+	// logFormat is text (human lines) or json (zerolog's JSON lines).
+	logFormat string
+	cmdPath   string // "sandbox recover": for hints
 	// ownsInterrupts: the command handles ^C itself (sandbox run: a
 	// second ^C kills the agent, and the exit is the agent's).
 	ownsInterrupts *atomic.Bool
@@ -58,6 +60,9 @@ detection, three-way merge and atomic writes.`,
 		Version:       readVersion().String(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.cmdPath = cmd.CommandPath()
+			if a.logFormat != "text" && a.logFormat != "json" {
+				return usagef("--log-format %q: use text or json", a.logFormat)
+			}
 			a.setupLog()
 			n, err := parseSize(a.maxLine)
 			if err != nil || n < 1<<10 {
@@ -77,6 +82,7 @@ detection, three-way merge and atomic writes.`,
 	pf.CountVarP(&a.verbose, "verbose", "v", "log more on stderr (-v, -vv)")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only errors on stderr")
 	pf.BoolVar(&a.noColor, "no-color", false, "never colour the output")
+	pf.StringVar(&a.logFormat, "log-format", "text", "how stderr's log lines look: text (sandbox: warning: …) or json (one JSON object a line)")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
@@ -134,8 +140,27 @@ func (a *app) setupLog() {
 		level = zerolog.DebugLevel
 	}
 	var w io.Writer = a.stderr
-	if isTerminal(a.stderr) {
-		w = zerolog.ConsoleWriter{Out: a.stderr, NoColor: a.noColor, PartsExclude: []string{zerolog.TimestampFieldName}}
+	if a.logFormat != "json" {
+		// One human format, on a terminal or not, like sandbox's own
+		// "sandbox: error:" lines: "sandbox: warning: … (key=value)".
+		color := !a.noColor && os.Getenv("NO_COLOR") == "" && isTerminal(a.stderr)
+		w = zerolog.ConsoleWriter{Out: a.stderr, NoColor: !color, PartsOrder: []string{zerolog.LevelFieldName, zerolog.MessageFieldName},
+			FormatLevel: func(i any) string {
+				l, _ := i.(string)
+				word := map[string]string{"warn": "warning", "error": "error", "info": "info", "debug": "debug", "trace": "trace"}[l]
+				if word == "" {
+					word = l
+				}
+				if color && l == "warn" {
+					return "sandbox: \x1b[33m" + word + "\x1b[0m:"
+				}
+				return "sandbox: " + word + ":"
+			},
+			FormatFieldName:     func(i any) string { return fmt.Sprintf("(%s=", i) },
+			FormatFieldValue:    func(i any) string { return fmt.Sprintf("%s)", i) },
+			FormatErrFieldName:  func(i any) string { return "(" },
+			FormatErrFieldValue: func(i any) string { return fmt.Sprintf("%s)", i) },
+			PartsExclude:        []string{zerolog.TimestampFieldName}}
 	}
 	a.log = zerolog.New(w).Level(level).With().Timestamp().Logger()
 }

@@ -153,7 +153,7 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 			return err
 		}
 	}
-	a.log.Info().Int("ops", st.Ops).Msg("manifest written")
+	a.log.Info().Msgf("manifest written: %d ops", st.Ops)
 	return nil
 }
 

@@ -145,7 +145,7 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 		}
 	}
 	if err := a.writeSessionManifest(ctx, st, sess); err != nil {
-		a.log.Warn().Err(err).Str("session", sess.ID).Msg("manifest not written")
+		a.log.Warn().Msgf("session %s: manifest not written: %v", sess.ID, err)
 	}
 	if a.json {
 		if err := a.writeJSON(map[string]any{"schema": "sandbox.run/v1", "session": sess, "status": describeEnd(sess),

@@ -370,7 +370,7 @@ func mapTargets(rules []recov.Rule) []string {
 func (a *app) logStreams(ctx context.Context, streams []*parse.Stream) {
 	for _, s := range streams {
 		if err := s.Err(); err != nil && ctx.Err() == nil {
-			a.log.Warn().Str("transcript", printable(s.Name())).Err(err).Msg("transcript could not be read to the end; using everything before the damage")
+			a.log.Warn().Msgf("%s: could not be read to the end (%s); using everything before the damage", printable(s.Name()), printable(err.Error()))
 		}
 		a.logWarnings(s.Session().Warnings)
 	}

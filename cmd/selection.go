@@ -113,7 +113,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 				return nil, finder.Looked, fmt.Errorf("reading %s: %w", n, err)
 			}
 			for _, s := range skipped {
-				a.log.Warn().Str("member", s.Name).Msg(s.Why)
+				a.log.Warn().Msgf("%s: %s", printable(s.Name), s.Why)
 			}
 			cands = append(cands, c...)
 		}
@@ -146,7 +146,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 		case errors.Is(e, parse.ErrUnknownFormat):
 			a.log.Debug().Err(e).Msg("not a transcript")
 		default:
-			a.log.Warn().Err(e).Msg("skipped")
+			a.log.Warn().Msgf("skipped: %s", printable(e.Error()))
 		}
 	}
 	if err != nil {

@@ -63,7 +63,7 @@ func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
 	sums, errs := parse.Summarize(ctx, sel, nil)
 	bar.end()
 	for _, e := range errs {
-		a.log.Warn().Err(e).Msg("transcript not read")
+		a.log.Warn().Msgf("transcript not read: %s", printable(e.Error()))
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
