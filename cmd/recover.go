@@ -28,6 +28,7 @@ type recoverOptions struct {
 	Dest           string
 	Maps           []string
 	Base           string
+	Repo           string
 	DryRun         bool
 	OnConflict     string
 	IncludeUnknown bool
@@ -123,7 +124,8 @@ outside-root, unrecoverable), 130 interrupted.`,
 	f.BoolVarP(&o.Yes, "yes", "y", false, "write into the sessions' own directories without asking")
 	f.StringVar(&o.Dest, "dest", "", "re-root each session's working directory onto `DIR`")
 	f.StringArrayVar(&o.Maps, "map", nil, "map an agent path prefix onto a host directory, as `FROM=TO` (repeatable)")
-	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR` instead of the destination")
+	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR` instead of the destination, or from a revision's tree as git:REV (a commit, branch, tag, HEAD~2)")
+	f.StringVar(&o.Repo, "repo", "", "look for the sessions' start commit in the git repository at `DIR` (default: the one holding the destination; a bare one works)")
 	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
 	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict: skip, backup, overwrite or markers")
 	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result): skip lists their files, apply replays them")
@@ -313,8 +315,14 @@ func (a *app) confirm(res *recov.Result) (bool, error) {
 }
 
 func (o recoverOptions) validate() (recov.Options, error) {
-	opts := recov.Options{Dest: o.Dest, Base: o.Base, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
+	opts := recov.Options{Dest: o.Dest, Base: o.Base, Repo: o.Repo, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
 		OnConflict: recov.ConflictPolicy(o.OnConflict), DestPerSession: o.DestPerSession, LockDir: harness.DefaultRoot()}
+	if rev, ok := strings.CutPrefix(o.Base, "git:"); ok {
+		if rev == "" {
+			return opts, usagef("--base git:REV needs a revision, e.g. git:HEAD~2")
+		}
+		opts.Base, opts.BaseRev = "", rev
+	}
 	switch o.Unknown {
 	case "", "skip":
 	case "apply":
@@ -341,7 +349,12 @@ func (o recoverOptions) validate() (recov.Options, error) {
 		}
 		opts.Maps = append(opts.Maps, r)
 	}
-	for _, d := range append([]string{o.Dest, o.Base}, mapTargets(opts.Maps)...) {
+	if o.Repo != "" {
+		if st, err := os.Stat(o.Repo); err != nil || !st.IsDir() {
+			return opts, usagef("--repo %s: not a directory", o.Repo)
+		}
+	}
+	for _, d := range append([]string{o.Dest, opts.Base}, mapTargets(opts.Maps)...) {
 		if d == "" {
 			continue
 		}
@@ -400,15 +413,16 @@ func (a *app) printRecover(res *recov.Result, dry bool) {
 		}
 	} else {
 		tw := a.table()
-		fmt.Fprintln(tw, "ACTION\tPATH\tCONFIDENCE\tOPS\tREASON")
+		fmt.Fprintln(tw, "ACTION\tPATH\tCONFIDENCE\tOPS\tREASON\tBASE")
 		for _, f := range res.Report.Files {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", f.Action, printable(f.Path), f.Confidence, f.Ops, printable(f.Reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", f.Action, printable(f.Path), f.Confidence, f.Ops, printable(f.Reason), baseOrUnknown(f.Base))
 		}
 		tw.Flush()
 	}
 	for _, j := range res.Report.Journals {
 		fmt.Fprintf(a.stderr, "sandbox: journal %s (sandbox undo reverses it)\n", j)
 	}
+	a.printBases(res.Report)
 	s := res.Report.Summary
 	verb := "written"
 	if dry {
@@ -446,6 +460,7 @@ func (a *app) printPlan(p *recov.FilePlan, color bool) {
 	if p.Reason != "" {
 		fmt.Fprintf(out, "  %s\n", printable(p.Reason))
 	}
+	fmt.Fprintf(out, "  base: %s\n", baseOrUnknown(p.File.Base))
 	if g := p.File.Confidence; (g == recov.Stale || g == recov.UnknownOutcome) && p.File.Reason != "" && p.File.Reason != p.Reason {
 		fmt.Fprintf(out, "  %s: %s\n", g, printable(p.File.Reason))
 	}
@@ -521,4 +536,28 @@ func parseMap(m string) (recov.Rule, error) {
 		return recov.Rule{}, usagef("--map %q: want FROM=TO, e.g. /workspace=./proj", m)
 	}
 	return recov.Rule{From: from, To: to}, nil
+}
+
+// baseOrUnknown names a file's base for the text report.
+func baseOrUnknown(b string) string {
+	if b == "" {
+		return "unknown"
+	}
+	return b
+}
+
+// printBases says on stderr which start commit each session's files began
+// from, or why none was found.
+func (a *app) printBases(r recov.Report) {
+	if a.quiet {
+		return
+	}
+	for _, s := range r.Sessions {
+		switch {
+		case s.Base != "":
+			fmt.Fprintf(a.stderr, "sandbox: session %s starts from %s (%s)\n", printable(s.ID), s.Base, printable(s.BaseNote))
+		case s.BaseNote != "":
+			fmt.Fprintf(a.stderr, "sandbox: session %s: %s\n", printable(s.ID), printable(s.BaseNote))
+		}
+	}
 }

@@ -85,10 +85,16 @@ type Session struct {
 	End              time.Time `json:"end"`
 	EndState         EndState  `json:"end_state"`
 	GitCommit        string    `json:"git_commit,omitempty"`
-	ForkedFrom       string    `json:"forked_from,omitempty"`
-	Lines            int       `json:"lines"`
-	Bytes            int64     `json:"bytes"`
-	Warnings         []Warning `json:"warnings,omitempty"`
+	// GitBranch is the branch the session's checkout was on (Codex's
+	// session_meta git.branch, Claude Code's gitBranch).
+	GitBranch string `json:"git_branch,omitempty"`
+	// Model is the first model the agent named (Codex's turn_context
+	// model, the model of Claude Code's first assistant message).
+	Model      string    `json:"model,omitempty"`
+	ForkedFrom string    `json:"forked_from,omitempty"`
+	Lines      int       `json:"lines"`
+	Bytes      int64     `json:"bytes"`
+	Warnings   []Warning `json:"warnings,omitempty"`
 }
 
 // Provenance locates the tool call an operation came from.

@@ -263,6 +263,11 @@ func (p *parser) record(rec jsonl.Record) {
 	p.stamp(ts)
 	switch typ {
 	case "assistant":
+		if p.sess.Model == "" {
+			if m := message.Get("model").Str; m != "" && m != "<synthetic>" {
+				p.sess.Model = strings.Clone(m)
+			}
+		}
 		p.message(rec, typ, message.Get("content"), gjson.Result{}, cwd, ts, side, agent)
 	case "user":
 		p.message(rec, typ, message.Get("content"), tur, cwd, ts, side, agent)
@@ -311,6 +316,9 @@ func (p *parser) envelope(rec jsonl.Record) {
 	if p.firstCwd == "" {
 		if c, _ := jsonl.String(rec.Field("cwd")); len(c) > 0 {
 			p.firstCwd = string(c)
+			// The branch is stamped on the same lines as the cwd.
+			b, _ := jsonl.String(rec.Field("gitBranch"))
+			p.sess.GitBranch = string(b)
 		}
 	}
 	if p.sess.AgentVersion == "" {

@@ -332,6 +332,9 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string, pl []byte) {
 		if t := gjson.GetBytes(pl, "turn_id").Str; t != "" {
 			p.turnID = t
 		}
+		if p.res.Session.Model == "" {
+			p.res.Session.Model = strings.Clone(gjson.GetBytes(pl, "model").Str)
+		}
 	case "response_item":
 		if !relevantItem(ptype) {
 			return
@@ -396,6 +399,7 @@ func (p *parser) meta(rec jsonl.Record, m gjson.Result) {
 	s.AgentVersion = c("cli_version")
 	s.Originator = c("originator")
 	s.GitCommit = c("git.commit_hash")
+	s.GitBranch = c("git.branch")
 	s.ForkedFrom = c("forked_from_id")
 	p.metaCwd = c("cwd")
 	p.metaTime = c("timestamp")
