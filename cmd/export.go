@@ -156,6 +156,11 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 
 // openSelected opens the selected sessions and their subagents as streams.
 func (a *app) openSelected(ctx context.Context, sel []parse.Selected) ([]*parse.Stream, error) {
+	return a.openSelectedTurns(ctx, sel, false)
+}
+
+// openSelectedTurns is openSelected, keeping the user's prompts with turns.
+func (a *app) openSelectedTurns(ctx context.Context, sel []parse.Selected, turns bool) ([]*parse.Stream, error) {
 	cands := make([]discover.Candidate, 0, len(sel))
 	for _, s := range sel {
 		cands = append(cands, s.Candidate)
@@ -163,7 +168,7 @@ func (a *app) openSelected(ctx context.Context, sel []parse.Selected) ([]*parse.
 	cands = append(cands, parse.CompanionsOf(sel)...)
 	var streams []*parse.Stream
 	for i := range cands {
-		s, err := parse.OpenCandidate(ctx, &cands[i])
+		s, err := parse.OpenCandidateTurns(ctx, &cands[i], turns)
 		if err != nil {
 			return streams, fmt.Errorf("reading transcript: %w", err)
 		}

@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/manifest"
@@ -34,7 +36,55 @@ type recoverOptions struct {
 	IncludeUnknown bool
 	Unknown        string
 	DestPerSession bool
+	ToBranch       string
+	Force          bool
+	At             string
+	Paths          []string
+	Format         string
+	against        recov.PatchAgainst
 	applyFlags
+}
+
+// atSpec is --at: a moment of the session, as a time or a turn number.
+type atSpec struct {
+	time time.Time
+	turn int
+}
+
+func (s atSpec) set() bool { return s.turn > 0 || !s.time.IsZero() }
+
+// parseAt reads --at: a turn number (1 is the first prompt) or a time as
+// --since takes it.
+func parseAt(v string) (atSpec, error) {
+	if v == "" {
+		return atSpec{}, nil
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 1 {
+			return atSpec{}, usagef("--at %s: turns count from 1", v)
+		}
+		return atSpec{turn: n}, nil
+	}
+	t, err := parse.ParseTime(v, now())
+	if err != nil {
+		return atSpec{}, usagef("--at %s: want a turn number or a time (%v)", v, err)
+	}
+	return atSpec{time: t}, nil
+}
+
+// cut ends a stream's operations at the moment at names: after the turn's
+// last operation (before the next prompt's line), or at the time.
+func (s atSpec) cut(st *parse.Stream) recov.Source {
+	if !s.set() {
+		return st
+	}
+	return recov.Until(st, func(op *manifest.Op) bool {
+		if s.turn > 0 {
+			line, ok := st.TurnLine(s.turn + 1)
+			return !ok || op.Provenance.Line < line
+		}
+		return op.Provenance.Time.IsZero() || !op.Provenance.Time.After(s.time)
+	})
 }
 
 // applyFlags are the flags recover and apply share about validation.
@@ -132,6 +182,11 @@ outside-root, unrecoverable), 130 interrupted.`,
 	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "the same as --unknown apply")
 	_ = f.MarkDeprecated("include-unknown", "use --unknown apply")
 	f.BoolVar(&o.DestPerSession, "dest-per-session", false, "with --dest, put each project (sessions of one working directory) in its own folder `DIR/<session id>`")
+	f.StringVar(&o.ToBranch, "to-branch", "", "write the recovered session as history on a new git branch `NAME` (one commit per turn, from the start commit); the work tree, index and HEAD are left alone")
+	f.BoolVar(&o.Force, "force", false, "with --to-branch, replace a branch of that name")
+	f.StringVar(&o.At, "at", "", "recover the files as they were at `TIME|TURN` of the session (a time as --since takes it, or a turn number: 1 is after the first prompt's changes)")
+	f.StringArrayVar(&o.Paths, "path", nil, "recover only the files matching `GLOB` (relative to the destination; a directory takes what is below it; repeatable)")
+	f.StringVar(&o.Format, "format", "text", "the report's form: text, or patch (a git apply / git am-able patch of the changes against the host; writes nothing)")
 	o.applyFlags.register(f)
 	return c
 }
@@ -154,6 +209,13 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 		}
 		return nil
 	}
+	at, err := parseAt(o.At)
+	if err != nil {
+		return err
+	}
+	if o.ToBranch != "" && opts.Dest == "" && len(opts.Maps) == 0 && o.Repo != "" {
+		opts.Dest = o.Repo // the branch's files are the repository's
+	}
 	inPlace := opts.Dest == "" && len(opts.Maps) == 0
 	if inPlace {
 		// Each session's files go back where the session ran, if that is here.
@@ -173,12 +235,12 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 			}
 			opts.Maps = append(opts.Maps, recov.Rule{From: s.Info.Cwd, To: to})
 		}
-		if !o.DryRun && !o.Yes {
+		if !o.DryRun && !o.Yes && o.ToBranch == "" && o.Format != "patch" {
 			// Writing where no flag named: show the plan, then ask.
 			plan := opts
 			plan.DryRun = true
 			a.planOnly = true // its warnings come with the real run
-			res, err := a.recoverOnce(ctx, sel, plan)
+			res, err := a.recoverOnce(ctx, sel, plan, at)
 			a.planOnly = false
 			if err != nil {
 				return err
@@ -193,7 +255,13 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 			}
 		}
 	}
-	res, rerr := a.recoverOnce(ctx, sel, opts)
+	if o.ToBranch != "" {
+		return a.recoverToBranch(ctx, sel, opts, at, recov.BranchOptions{Name: o.ToBranch, Force: o.Force})
+	}
+	if o.Format == "patch" {
+		return a.recoverPatch(ctx, sel, opts, at, o.against)
+	}
+	res, rerr := a.recoverOnce(ctx, sel, opts, at)
 	if res == nil {
 		return projectsHint(rerr)
 	}
@@ -265,8 +333,8 @@ func (a *app) writeJSON(v any) error {
 
 // recoverOnce opens the selected sessions (and their subagents) and runs
 // one recovery.
-func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options) (*recov.Result, error) {
-	streams, err := a.openSelected(ctx, sel)
+func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options, at atSpec) (*recov.Result, error) {
+	streams, err := a.openSelectedTurns(ctx, sel, at.turn > 0)
 	defer func() {
 		for _, s := range streams {
 			s.Close()
@@ -277,7 +345,7 @@ func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.
 	}
 	sources := make([]recov.Source, len(streams))
 	for i, s := range streams {
-		sources[i] = s
+		sources[i] = at.cut(s)
 	}
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
@@ -329,6 +397,26 @@ func (o recoverOptions) validate() (recov.Options, error) {
 		opts.IncludeUnknown = true
 	default:
 		return opts, usagef("--unknown %q: use skip or apply", o.Unknown)
+	}
+	switch o.Format {
+	case "", "text":
+	case "patch":
+		opts.DryRun = true // a patch is printed, nothing written
+	default:
+		return opts, usagef("--format %q: use text or patch", o.Format)
+	}
+	if o.ToBranch != "" && (o.DryRun || o.Format == "patch") {
+		return opts, usagef("--to-branch writes a branch: it does not go with --dry-run or --format patch")
+	}
+	if o.Force && o.ToBranch == "" {
+		return opts, usagef("--force goes with --to-branch")
+	}
+	if len(o.Paths) > 0 {
+		keep, err := recov.MatchPaths(o.Paths)
+		if err != nil {
+			return opts, usagef("%v", err)
+		}
+		opts.Filter = keep
 	}
 	if o.DestPerSession && o.Dest == "" {
 		return opts, usagef("--dest-per-session needs --dest DIR")

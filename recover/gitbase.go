@@ -49,12 +49,22 @@ func OpenRepo(dir string) (*Repo, error) {
 		}
 		at = parent
 	}
-	r, err := git.PlainOpenWithOptions(at, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	// The nearest directory that is a work tree (has .git) or a bare
+	// repository (HEAD, objects/ and refs/ of its own).
+	top := at
+	for !isRepoDir(top) {
+		parent := filepath.Dir(top)
+		if parent == top {
+			return nil, nil
+		}
+		top = parent
+	}
+	r, err := git.PlainOpenWithOptions(top, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("git repository at %s: %w", at, err)
+		return nil, fmt.Errorf("git repository at %s: %w", top, err)
 	}
 	repo := &Repo{Dir: dir, r: r}
 	if wt, err := r.Worktree(); err == nil {
@@ -71,6 +81,20 @@ func OpenRepo(dir string) (*Repo, error) {
 		}
 	}
 	return repo, nil
+}
+
+// isRepoDir reports whether dir holds a repository: a .git (directory, or
+// the file of a linked work tree), or the layout of a bare one.
+func isRepoDir(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+		return true
+	}
+	for _, p := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Git returns the go-git repository.

@@ -40,6 +40,9 @@ type Options struct {
 	// DestPerSession puts each project (sessions that share a working
 	// directory) into its own folder of Dest, named after its first session.
 	DestPerSession bool
+	// Filter, when set, keeps only the files whose path relative to the
+	// destination it accepts (--path).
+	Filter func(rel string) bool
 }
 
 // lockRules takes the write lock of every destination the rules map onto,
@@ -239,6 +242,7 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 		return nil, err
 	}
 	files, stats := rc.Finish()
+	files = filterFiles(files, m, opts.Filter)
 	plans, err := Plan(files, m, fsys, opts.OnConflict)
 	if err != nil {
 		return nil, err
@@ -372,6 +376,7 @@ type SessionReport struct {
 	// BaseNote how it was found, or why none was.
 	GitCommit string `json:"git_commit,omitempty"`
 	GitBranch string `json:"git_branch,omitempty"`
+	Model     string `json:"model,omitempty"`
 	Base      string `json:"base,omitempty"`
 	BaseNote  string `json:"base_note,omitempty"`
 }
@@ -434,7 +439,7 @@ func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, s
 	r := Report{Schema: Schema, DryRun: dry, Sessions: []SessionReport{}, Files: []FileReport{}, Warnings: []manifest.Warning{}}
 	for i, s := range sessions {
 		r.Sessions = append(r.Sessions, SessionReport{ID: s.ID, Agent: string(s.Agent), Transcript: s.Transcript, Cwd: s.Cwd,
-			Ops: counts[i], Warnings: len(s.Warnings), EndState: string(s.EndState), GitCommit: s.GitCommit, GitBranch: s.GitBranch})
+			Ops: counts[i], Warnings: len(s.Warnings), EndState: string(s.EndState), GitCommit: s.GitCommit, GitBranch: s.GitBranch, Model: s.Model})
 		r.Warnings = append(r.Warnings, s.Warnings...)
 	}
 	r.Summary = Summary{Ops: st.Ops, OpsApplied: st.Applied, OpsFailedInSession: st.Failed, OpsRejected: st.Rejected,
