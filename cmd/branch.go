@@ -89,6 +89,9 @@ func (a *app) recoverToBranch(ctx context.Context, sel []parse.Selected, opts re
 // sandbox diff): nothing is written.
 func (a *app) recoverPatch(ctx context.Context, sel []parse.Selected, opts recov.Options, at atSpec, against recov.PatchAgainst) error {
 	opts.DryRun = true
+	if against == "" {
+		against = recov.AgainstHost
+	}
 	res, err := a.recoverOnce(ctx, sel, opts, at)
 	if res == nil {
 		return projectsHint(err)

@@ -271,6 +271,10 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 // projectsHint makes the refusal to mix projects in one destination a usage
 // error with the way out.
 func projectsHint(err error) error {
+	var re *recov.RevError
+	if errors.As(err, &re) {
+		return &UsageError{err} // --base git:REV names nothing
+	}
 	var pe *recov.ProjectsError
 	if errors.As(err, &pe) {
 		return &HintError{&UsageError{err}, "add --dest-per-session to put each project in DIR/<session id>, or map each with --map CWD=DIR"}
