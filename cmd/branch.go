@@ -100,13 +100,13 @@ func (a *app) recoverPatch(ctx context.Context, sel []parse.Selected, opts recov
 		return err
 	}
 	author, when := "agent <agent@agents.invalid>", time.Now()
-	for _, s := range res.Report.Sessions {
-		name := s.Agent
-		if s.Model != "" {
-			name += " (" + s.Model + ")"
+	if ss := res.Report.Sessions; len(ss) > 0 {
+		// The first session's agent is the author (git am takes one).
+		name := ss[0].Agent
+		if ss[0].Model != "" {
+			name += " (" + ss[0].Model + ")"
 		}
-		author = fmt.Sprintf("%s <%s@agents.invalid>", name, s.Agent)
-		break
+		author = fmt.Sprintf("%s <%s@agents.invalid>", name, ss[0].Agent)
 	}
 	for _, st := range sel {
 		if !st.Info.First.IsZero() {
