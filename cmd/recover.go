@@ -126,6 +126,12 @@ A file that maps nowhere is reported as outside-root and never written, and
 nothing is ever written outside the destination roots: not through "..", not
 through an absolute path, not through a symbolic link.
 
+A file's replay starts from what the transcript pins, else from the session's
+start commit when the destination's git repository (or --repo DIR) holds it: the
+commit a Codex rollout records (graded exact), or the tip a Claude Code session's
+branch had when it started (graded git); else from --base DIR|git:REV, else from
+the host copy (host-based). The report names every file's base.
+
 Each file's result is compared with the host copy: already there is
 "unchanged"; a host copy equal to what the session started from is updated
 (or created, deleted, moved); a host copy that moved on is merged three ways,
@@ -137,6 +143,12 @@ markers: write it with <<<<<<< conflict markers).
 Writes are atomic (temporary file, fsync, rename), read back and checked by
 sha256; if any write fails, the changes already made are rolled back.
 --dry-run prints each file's action and a unified diff and writes nothing.
+
+--at TIME|TURN recovers the files as they were at a moment of the session, and
+--path GLOB only some files. --to-branch NAME writes the session as git history
+instead: a new branch from the start commit, one commit per turn that changed
+files, leaving the work tree, index and HEAD alone. --format patch (or sandbox
+diff) prints a patch for git apply and git am.
 
 Exit status: 0 success or nothing to do, 1 failure (the host is unchanged),
 2 usage error, 3 finished but some files were not recovered (conflict, skipped,
@@ -161,6 +173,12 @@ outside-root, unrecoverable), 130 interrupted.`,
 
   # explicit path mapping
   sandbox recover --transcript rollout.jsonl --map /workspace=./proj
+
+  # the session as history on a new branch of the repository it ran in
+  sandbox recover --session 019c7bdb --dest . --to-branch agent/lost-work
+
+  # into an empty directory, the start commit read from a repository (a bare one too)
+  sandbox recover -t rollout.jsonl --dest ./proj --repo ~/src/proj.git
 
   # a Claude Code session (its subagents come along)
   sandbox recover --transcript ~/.claude/projects/-workspace/5c0375b4-….jsonl --dest ./proj`,
