@@ -240,7 +240,7 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 			turn.Time = sess.Start
 		}
 		subject, body := message(turn.Prompt)
-		sig := object.Signature{Name: authorName(sess), Email: string(sess.Agent) + "@agents.invalid", When: turn.Time}
+		sig := object.Signature{Name: identity(authorName(sess)), Email: identity(string(sess.Agent)) + "@agents.invalid", When: turn.Time}
 		if sig.Email == "@agents.invalid" {
 			sig.Email = "agent@agents.invalid"
 		}
@@ -248,10 +248,11 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 		if body != "" {
 			msg += body + "\n\n"
 		}
-		msg += "Session-Id: " + sess.ID + "\n"
+		msg += "Session-Id: " + oneLine(sess.ID) + "\n"
 		if sess.Transcript != "" {
-			msg += "Transcript: " + path.Base(strings.ReplaceAll(sess.Transcript, `\`, "/")) + "\n"
+			msg += "Transcript: " + oneLine(path.Base(strings.ReplaceAll(sess.Transcript, `\`, "/"))) + "\n"
 		}
+		msg = strings.ReplaceAll(msg, "\x00", "")
 		c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: treeHash, ParentHashes: []plumbing.Hash{parent.Hash}}
 		h, err := storeObject(repo.Storer, c)
 		if err != nil {
@@ -321,6 +322,19 @@ func sessionByID(sessions []manifest.Session, id string, headers []manifest.Sess
 		return headers[0]
 	}
 	return manifest.Session{}
+}
+
+// identity makes text from a transcript (a model's name) safe in a commit's
+// author line: no line break to add a header of its own, no angle bracket
+// to end the name early, no control byte.
+func identity(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == '<' || r == '>' {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
+	return strings.TrimSpace(s)
 }
 
 // authorName is the agent and its model.

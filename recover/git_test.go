@@ -1,6 +1,7 @@
 package recover
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -303,5 +304,65 @@ func BenchmarkGitBase(b *testing.B) {
 				b.Fatalf("%s not read", n)
 			}
 		}
+	}
+}
+
+// TestToBranchHostile writes a branch for a session whose transcript
+// holds hostile text where the commit takes it: a model name that would
+// add a header line, a session id with a newline, a prompt with NUL bytes.
+// The commit stays one author, one parent; a branch name that would leave
+// refs/heads is refused.
+func TestToBranchHostile(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+	hs := testRepo(t, dir, []map[string]string{{"a.txt": "one\n"}}, []time.Time{t0})
+	content := "two\n"
+	sess := manifest.Session{ID: "s1\nSigned-off-by: nobody", Agent: manifest.AgentCodex, Model: "gpt\nparent 0000000000000000000000000000000000000000 <x>",
+		Cwd: "/w", GitCommit: hs[0].String(), Start: t0.Add(time.Hour)}
+	ops := []manifest.Op{{Kind: manifest.KindWrite, Tool: "Write", Session: sess.ID, Paths: []string{"/w/a.txt"}, Content: &content,
+		Outcome: manifest.OutcomeApplied, Provenance: manifest.Provenance{Transcript: "t\n.jsonl", Line: 2, Time: t0.Add(2 * time.Hour), CallID: "c1"}}}
+	src := func() []Source { return []Source{&SliceSource{S: sess, Ops: ops}} }
+	turns := func() []Turn { return []Turn{{Session: sess.ID, Time: t0.Add(time.Hour), Prompt: "do \x00 it"}} }
+	opts := Options{Dest: dir}
+	for _, bad := range []string{"../../HEAD", "a..b", "-x", "x.lock", "a b", ""} {
+		if _, err := ToBranch(context.Background(), src(), NewOSFS(), opts, BranchOptions{Name: bad, Turns: turns}); err == nil {
+			t.Errorf("branch name %q accepted", bad)
+		}
+	}
+	rep, err := ToBranch(context.Background(), src(), NewOSFS(), opts, BranchOptions{Name: "agent/x", Turns: turns, Sessions: func() []manifest.Session { return []manifest.Session{sess} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Commits) != 1 {
+		t.Fatalf("%d commits", len(rep.Commits))
+	}
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.CommitObject(plumbing.NewHash(rep.Commits[0].Hash))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NumParents() != 1 || c.ParentHashes[0] != hs[0] || strings.ContainsAny(c.Author.Name, "\n<>") {
+		t.Errorf("commit: parents %v, author %q", c.ParentHashes, c.Author.Name)
+	}
+	if strings.Contains(c.Message, "\x00") || strings.Count(c.Message, "Signed-off-by") != 1 || strings.Contains(c.Message, "\nSigned-off-by") {
+		t.Errorf("message %q", c.Message)
+	}
+	f, err := c.File("a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := f.Contents(); got != content {
+		t.Errorf("a.txt on the branch: %q", got)
+	}
+	head, _ := r.Head()
+	if head.Hash() != hs[0] {
+		t.Errorf("HEAD moved to %s", head.Hash())
+	}
+	// A second time: refused, and the branch is where it was.
+	if _, err := ToBranch(context.Background(), src(), NewOSFS(), opts, BranchOptions{Name: "agent/x", Turns: turns}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("existing branch: %v", err)
 	}
 }

@@ -489,11 +489,11 @@ func (r *Reconstructor) againstStart(f *fstate, c Content, op *manifest.Op) {
 	if !ok {
 		return
 	}
+	r.stats.Checks++
 	a, b := lf(string(data)), lf(c.Text)
 	if a == b || strings.TrimSuffix(a, "\n") == strings.TrimSuffix(b, "\n") {
 		return
 	}
-	r.stats.Checks++
 	r.stats.Mismatches++
 	f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: the transcript's content differs from the start commit %s (the work tree was not clean, or the file changed before the agent saw it); continuing from the transcript", where(op), origin.Name))
 }
