@@ -666,7 +666,9 @@ func (a *app) printBases(r recov.Report) {
 		switch {
 		case s.Base != "":
 			fmt.Fprintf(a.stderr, "sandbox: session %s starts from %s (%s)\n", printable(s.ID), s.Base, printable(s.BaseNote))
-		case s.BaseNote != "":
+		case s.BaseNote != "" && s.GitCommit != "":
+			// A recorded commit not found is worth a line; a branch alone
+			// (every Claude Code session has one) is said in --json only.
 			fmt.Fprintf(a.stderr, "sandbox: session %s: %s\n", printable(s.ID), printable(s.BaseNote))
 		}
 	}
