@@ -234,6 +234,26 @@ func TestGeneratedGitHost(t *testing.T) {
 					if len(got) != len(want) {
 						t.Errorf("%d files, want %d", len(got), len(want))
 					}
+					// Exported beside the repository and applied elsewhere onto
+					// the same host files: the same plan, the same tree.
+					if variant != "start" {
+						return
+					}
+					m, other := filepath.Join(dir, "m.json"), filepath.Join(dir, "other")
+					writeTree(t, other, st.Initial)
+					if _, stderr, code := runApp(t, "export", "-t", name, "--repo", host, "-o", m); code != ExitOK {
+						t.Fatalf("export: exit %d: %s", code, stderr)
+					}
+					app, stderr, code := runApp(t, "apply", m, "--dest", other, "--json")
+					if code != ExitOK {
+						t.Fatalf("apply: exit %d: %s", code, stderr)
+					}
+					if pa, pb := plans(t, out), plans(t, app); pa != pb {
+						t.Errorf("recover and apply plan differently:\n%s\n%s", pa, pb)
+					}
+					if a, b := dirContents(t, other), want; fmt.Sprint(a) != fmt.Sprint(b) {
+						t.Errorf("apply's tree differs from recover's")
+					}
 				})
 			}
 		})
