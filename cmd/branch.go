@@ -76,6 +76,9 @@ func (a *app) recoverToBranch(ctx context.Context, sel []parse.Selected, opts re
 	for _, l := range rep.Left {
 		fmt.Fprintf(a.stdout, "left out\t%s\t%s\n", printable(l.Path), printable(l.Reason))
 	}
+	for _, l := range rep.Stale {
+		fmt.Fprintf(a.stdout, "stale\t%s\t%s (the branch has its last known content)\n", printable(l.Path), printable(l.Reason))
+	}
 	if rep.Replaced != "" {
 		fmt.Fprintf(a.stderr, "sandbox: branch %s replaced (it was at %s)\n", printable(rep.Branch), rep.Replaced[:7])
 	}

@@ -50,7 +50,10 @@ type BranchReport struct {
 	Replaced  string         `json:"replaced,omitempty"`
 	Commits   []BranchCommit `json:"commits"`
 	// Left lists the files the branch does not carry, and why.
-	Left     []BranchLeft       `json:"left"`
+	Left []BranchLeft `json:"left"`
+	// Stale lists the files the branch carries as last known before a
+	// change that could not be replayed (a shell command), and why.
+	Stale    []BranchLeft       `json:"stale,omitempty"`
 	Warnings []manifest.Warning `json:"warnings"`
 }
 
@@ -182,6 +185,9 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 		if f.Confidence == Unrecoverable || f.Confidence == UnknownOutcome {
 			leave(t.Rel, fmt.Sprintf("%s: %s", f.Confidence, f.Reason))
 			continue
+		}
+		if f.Confidence == Stale {
+			rep.Stale = append(rep.Stale, BranchLeft{Path: t.Rel, Reason: f.Reason})
 		}
 		for _, s := range rc.History(f.Path) {
 			if !s.Replayed || !s.After.Known {

@@ -263,6 +263,9 @@ func TestTipAt(t *testing.T) {
 	if g, _ := r.StartBase(manifest.Session{GitBranch: "main", Start: t0.Add(6 * time.Hour)}); g == nil || g.Grade != Git || g.Hash != hs[0] {
 		t.Errorf("branch and time: %v", g)
 	}
+	if g, note := r.StartBase(manifest.Session{GitBranch: "HEAD", Start: t0.Add(6 * time.Hour)}); g != nil || !strings.Contains(note, "detached HEAD") {
+		t.Errorf("detached HEAD: %v %q", g, note)
+	}
 }
 
 // BenchmarkGitBase measures the git base lookup: opening the repository,

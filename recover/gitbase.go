@@ -192,6 +192,10 @@ func (r *Repo) StartBase(s manifest.Session) (base *GitBase, note string) {
 	if s.GitBranch == "" || s.Start.IsZero() {
 		return nil, ""
 	}
+	if s.GitBranch == "HEAD" {
+		// Claude Code's name for a detached HEAD: no branch to follow.
+		return nil, "the session ran on a detached HEAD: no branch to find its start commit by (--base git:REV names it)"
+	}
 	h, how, err := r.TipAt(s.GitBranch, s.Start)
 	if err != nil {
 		return nil, fmt.Sprintf("branch %s at %s: %v", s.GitBranch, s.Start.UTC().Format(time.RFC3339), err)
