@@ -173,6 +173,7 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 		at      time.Time
 	}
 	perTurn := map[int]map[string]change{}
+	found := map[string]Content{}
 	leave := func(p, why string) {
 		rep.Left = append(rep.Left, BranchLeft{Path: p, Reason: why})
 	}
@@ -188,6 +189,14 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 		}
 		if f.Confidence == Stale {
 			rep.Stale = append(rep.Stale, BranchLeft{Path: t.Rel, Reason: f.Reason})
+		}
+		if f.Base == BaseTranscript && f.Start.Known {
+			// The transcript saw the file otherwise than the commit has it:
+			// the work tree was not clean when the session started.
+			data, ok := start.Read(t.Rel)
+			if ok != f.Start.Exists || (ok && string(data) != f.Start.Text) {
+				found[t.Rel] = f.Start
+			}
 		}
 		for _, s := range rc.History(f.Path) {
 			if !s.Replayed || !s.After.Known {
@@ -208,6 +217,17 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 
 	tb := newTreeBuilder(repo.Storer, start.tree.Hash)
 	parent := start.commit
+	if len(found) > 0 {
+		// First, the work tree as the session found it: changes nobody
+		// committed, which the agent did not make.
+		c, err := foundCommit(repo.Storer, tb, start, found, sessionByID(sessions, "", headers))
+		if err != nil {
+			return nil, err
+		}
+		parent = c
+		rep.Commits = append(rep.Commits, BranchCommit{Hash: c.Hash.String(), Session: sessionByID(sessions, "", headers).ID, Subject: "The work tree as the session found it",
+			Author: c.Author.Name + " <" + c.Author.Email + ">", Date: c.Author.When, Files: sortedNames(found)})
+	}
 	for _, k := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -272,6 +292,53 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 		return nil, fmt.Errorf("setting %s: %w", ref, err)
 	}
 	return rep, nil
+}
+
+// foundCommit commits the files as the session first saw them where that
+// differs from the start commit.
+func foundCommit(st storer.EncodedObjectStorer, tb *treeBuilder, start *GitBase, found map[string]Content, sess manifest.Session) (*object.Commit, error) {
+	for _, rel := range sortedNames(found) {
+		p := path.Join(start.repo.Prefix, rel)
+		var err error
+		if c := found[rel]; c.Exists {
+			err = tb.set(p, []byte(c.Text))
+		} else {
+			err = tb.remove(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rel, err)
+		}
+	}
+	tree, err := tb.write()
+	if err != nil {
+		return nil, err
+	}
+	when := sess.Start
+	if when.IsZero() {
+		when = start.commit.Committer.When
+	}
+	sig := object.Signature{Name: "sandbox", Email: "sandbox@agents.invalid", When: when}
+	msg := "The work tree as the session found it\n\n" +
+		"Changes nobody had committed, in files the session then changed: the\n" +
+		"transcript shows them before the agent's first change, so the agent did\n" +
+		"not make them.\n\n" +
+		"Session-Id: " + oneLine(sess.ID) + "\n"
+	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: tree, ParentHashes: []plumbing.Hash{start.Hash}}
+	h, err := storeObject(st, c)
+	if err != nil {
+		return nil, err
+	}
+	c.Hash = h
+	return c, nil
+}
+
+func sortedNames(m map[string]Content) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // validRefName refuses what git refuses in a branch name (git
