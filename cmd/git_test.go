@@ -18,10 +18,10 @@ import (
 // gitRepo makes dir a git repository holding tree in one commit (git's own
 // command sets it up; sandbox reads it with go-git) and returns the
 // commit's hash.
-func gitRepo(t testing.TB, dir string, tree map[string]string) string {
+func gitRepo(t *testing.T, dir string, tree map[string]string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("needs git to set the repository up")
+		missing(t, "no git program to set the repository up")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
