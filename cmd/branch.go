@@ -118,7 +118,22 @@ func (a *app) recoverPatch(ctx context.Context, sel []parse.Selected, opts recov
 		}
 	}
 	p := recov.GitPatch(res, against, author, when)
-	if _, err := fmt.Fprint(a.stdout, p.Text); err != nil {
+	if a.json {
+		left := p.Left
+		if left == nil {
+			left = []recov.BranchLeft{}
+		}
+		doc := struct {
+			Schema  string             `json:"schema"`
+			Against recov.PatchAgainst `json:"against"`
+			Files   int                `json:"files"`
+			Patch   string             `json:"patch"`
+			Left    []recov.BranchLeft `json:"left"`
+		}{"sandbox.diff/v1", against, p.Files, p.Text, left}
+		if err := a.writeJSON(doc); err != nil {
+			return err
+		}
+	} else if _, err := fmt.Fprint(a.stdout, p.Text); err != nil {
 		return err
 	}
 	a.printBases(res.Report)
