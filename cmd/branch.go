@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -95,6 +96,7 @@ func (a *app) recoverPatch(ctx context.Context, sel []parse.Selected, opts recov
 	if against == "" {
 		against = recov.AgainstHost
 	}
+	at.timeline = true // the author's model
 	res, err := a.recoverOnce(ctx, sel, opts, at)
 	if res == nil {
 		return projectsHint(err)
@@ -106,8 +108,8 @@ func (a *app) recoverPatch(ctx context.Context, sel []parse.Selected, opts recov
 	if ss := res.Report.Sessions; len(ss) > 0 {
 		// The first session's agent is the author (git am takes one).
 		name := ss[0].Agent
-		if ss[0].Model != "" {
-			name += " (" + ss[0].Model + ")"
+		if m, _, _ := strings.Cut(ss[0].Model, ", "); m != "" {
+			name += " (" + m + ")"
 		}
 		author = fmt.Sprintf("%s <%s@agents.invalid>", name, ss[0].Agent)
 	}
@@ -161,9 +163,7 @@ would write: files recover would not write (conflicts, unrecoverable, outside th
 destination) are left out and listed on stderr. --against start diffs the files
 as the session started (the start commit the transcript names, found in the
 destination's repository or --repo DIR) against how it left them: the session's
-whole work, to apply onto that commit.
-
-Exit status: 0 success, 1 failure, 2 usage error, 3 some files left out.`,
+whole work, to apply onto that commit.`,
 		Example: `  # check that the recovered work applies to the checkout
   sandbox diff --session 019c7bdb --dest . | git apply --check
 

@@ -49,6 +49,9 @@ type recoverOptions struct {
 type atSpec struct {
 	time time.Time
 	turn int
+	// timeline reads the transcripts' timeline too (prompts, models), which
+	// a turn number and a patch's author need.
+	timeline bool
 }
 
 func (s atSpec) set() bool { return s.turn > 0 || !s.time.IsZero() }
@@ -148,11 +151,7 @@ sha256; if any write fails, the changes already made are rolled back.
 --path GLOB only some files. --to-branch NAME writes the session as git history
 instead: a new branch from the start commit, one commit per turn that changed
 files, leaving the work tree, index and HEAD alone. --format patch (or sandbox
-diff) prints a patch for git apply and git am.
-
-Exit status: 0 success or nothing to do, 1 failure (the host is unchanged),
-2 usage error, 3 finished but some files were not recovered (conflict, skipped,
-outside-root, unrecoverable), 130 interrupted.`,
+diff) prints a patch for git apply and git am.`,
 		Example: `  # the last day's sessions, back where they ran (asks first)
   sandbox recover --since 24h
 
@@ -303,6 +302,12 @@ func projectsHint(err error) error {
 // finish validates an apply (when asked), prints its report and maps the
 // outcome to an error.
 func (a *app) finish(ctx context.Context, res *recov.Result, rerr error, dry bool, af applyFlags) error {
+	if ctx.Err() != nil {
+		res.Report.Interrupted = true
+		if rerr == nil || errors.Is(rerr, context.Canceled) {
+			rerr = errInterrupted
+		}
+	}
 	if rerr != nil {
 		res.Report.Error = rerr.Error()
 	}
@@ -347,6 +352,7 @@ func emptyReport(dry bool) recov.Report {
 }
 
 func (a *app) writeJSON(v any) error {
+	a.wroteJSON = true
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -356,7 +362,10 @@ func (a *app) writeJSON(v any) error {
 // recoverOnce opens the selected sessions (and their subagents) and runs
 // one recovery.
 func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options, at atSpec) (*recov.Result, error) {
-	streams, err := a.openSelectedTurns(ctx, sel, at.turn > 0)
+	sel = append([]parse.Selected(nil), sel...) // counted for this pass only
+	bar := a.counting("reading transcripts", sel)
+	defer bar.end()
+	streams, err := a.openSelectedTurns(ctx, sel, at.turn > 0 || at.timeline)
 	defer func() {
 		for _, s := range streams {
 			s.Close()

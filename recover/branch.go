@@ -416,8 +416,8 @@ func authorName(s manifest.Session) string {
 	if name == "" {
 		name = "agent"
 	}
-	if s.Model != "" {
-		name += " (" + s.Model + ")"
+	if m, _, _ := strings.Cut(s.Model, ", "); m != "" {
+		name += " (" + m + ")" // the first model the session used
 	}
 	return name
 }
