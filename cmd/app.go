@@ -92,6 +92,7 @@ detection, three-way merge and atomic writes.`,
 		return &UsageError{err}
 	})
 	root.AddCommand(a.recoverCommand())
+	root.AddCommand(a.diffCommand())
 	root.AddCommand(a.sessionsCommand())
 	root.AddCommand(a.undoCommand())
 	root.AddCommand(a.exportCommand())

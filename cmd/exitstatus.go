@@ -30,6 +30,8 @@ var exitStatus = map[string][]exitLine{
 		{"3", "finished, but some files were not recovered (conflict, skipped, outside the destination, unrecoverable)"}},
 	"undo": {{"0", "done, or nothing to undo"}, {"1", "failure, or an undo that could not finish: run it again"},
 		{"3", "some files were refused (changed since the apply) and left as they are"}},
+	"diff": {{"0", "printed"}, {"1", "failure"},
+		{"3", "printed, but some files were left out of the patch (conflict, unrecoverable, outside the destination), each named on stderr"}},
 	"sessions": {{"0", "listed (also when none matched)"}, {"1", "failure"}},
 	"export":   {{"0", "written"}, {"1", "failure: no partial manifest is left"}},
 	"inspect":  {{"0", "reported"}, {"1", "failure, or no such session"}},

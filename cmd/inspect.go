@@ -141,6 +141,7 @@ type fileView struct {
 	Drift      []string   `json:"drift,omitempty"`
 	Notes      []string   `json:"notes,omitempty"`
 	Steps      []stepView `json:"steps"`
+	Base       string     `json:"base,omitempty"` // where the start came from: transcript, host, --base
 }
 
 type stepView struct {
@@ -284,7 +285,7 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 		}
 	}
 	for _, f := range files {
-		fv := fileView{Path: f.Path, Confidence: string(f.Confidence), Reason: f.Reason, Drift: f.Drift, Notes: f.Notes, Steps: []stepView{},
+		fv := fileView{Path: f.Path, Confidence: string(f.Confidence), Base: f.Base, Reason: f.Reason, Drift: f.Drift, Notes: f.Notes, Steps: []stepView{},
 			MovedFrom: f.MovedFrom, MovedTo: movedTo[f.Path], StartKnown: f.Start.Known}
 		if withDiffs {
 			fv.NetDiff = netDiff(f, byPath[f.MovedFrom])

@@ -87,10 +87,13 @@ type Session struct {
 	End              time.Time `json:"end"`
 	EndState         EndState  `json:"end_state"`
 	GitCommit        string    `json:"git_commit,omitempty"`
-	ForkedFrom       string    `json:"forked_from,omitempty"`
-	Lines            int       `json:"lines"`
-	Bytes            int64     `json:"bytes"`
-	Warnings         []Warning `json:"warnings,omitempty"`
+	// GitBranch is the branch the session's checkout was on (Codex's
+	// session_meta git.branch, Claude Code's gitBranch).
+	GitBranch  string    `json:"git_branch,omitempty"`
+	ForkedFrom string    `json:"forked_from,omitempty"`
+	Lines      int       `json:"lines"`
+	Bytes      int64     `json:"bytes"`
+	Warnings   []Warning `json:"warnings,omitempty"`
 	// Model and Tokens are the model(s) and token totals the transcript
 	// reports; only a timeline read (inspect) fills them.
 	Model  string  `json:"model,omitempty"`

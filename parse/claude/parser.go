@@ -351,6 +351,9 @@ func (p *parser) envelope(rec jsonl.Record) {
 	if p.firstCwd == "" {
 		if c, _ := jsonl.String(rec.Field("cwd")); len(c) > 0 {
 			p.firstCwd = string(c)
+			// The branch is stamped on the same lines as the cwd.
+			b, _ := jsonl.String(rec.Field("gitBranch"))
+			p.sess.GitBranch = string(b)
 		}
 	}
 	if p.sess.AgentVersion == "" {

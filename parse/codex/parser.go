@@ -405,6 +405,7 @@ func (p *parser) meta(rec jsonl.Record, m gjson.Result) {
 	s.AgentVersion = c("cli_version")
 	s.Originator = c("originator")
 	s.GitCommit = c("git.commit_hash")
+	s.GitBranch = c("git.branch")
 	s.ForkedFrom = c("forked_from_id")
 	p.metaCwd = c("cwd")
 	p.metaTime = c("timestamp")
