@@ -82,7 +82,7 @@ detection, three-way merge and atomic writes.`,
 	pf.CountVarP(&a.verbose, "verbose", "v", "log more on stderr (-v, -vv)")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only errors on stderr")
 	pf.BoolVar(&a.noColor, "no-color", false, "never colour the output")
-	pf.StringVar(&a.logFormat, "log-format", "text", "how stderr's log lines look: text (sandbox: warning: …) or json (one JSON object a line)")
+	pf.StringVar(&a.logFormat, "log-format", "text", "how stderr's log lines look (`FORMAT`): text (sandbox: warning: …) or json (one JSON object a line)")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)

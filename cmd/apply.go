@@ -1,10 +1,14 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 
+	"github.com/agentsandbox/sandbox/manifest"
 	recov "github.com/agentsandbox/sandbox/recover"
 	"github.com/spf13/cobra"
 )
@@ -47,8 +51,8 @@ Files a --redact export changed are never written.`,
 	f.StringVar(&o.Dest, "dest", "", "re-root every session's working directory onto `DIR`")
 	f.StringArrayVar(&o.Maps, "map", nil, "map an agent path prefix onto a host directory, as `FROM=TO` (repeatable)")
 	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
-	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict: skip, backup, overwrite or markers")
-	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result): skip lists their files, apply replays them")
+	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict (`MODE`): skip, backup, overwrite or markers")
+	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result), `MODE`: skip lists their files, apply replays them")
 	f.BoolVar(&o.DestPerSession, "dest-per-session", false, "with --dest, put each project (sessions of one working directory) in its own folder `DIR/<session id>`")
 	o.applyFlags.register(f)
 	return c
@@ -95,7 +99,13 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 	if res == nil {
 		return projectsHint(rerr)
 	}
-	if rerr != nil && len(res.Report.Files) == 0 && res.Report.Sessions == nil {
+	var re *manifest.ReadError
+	if errors.As(rerr, &re) && name != "-" {
+		// Where, as an editor says it: the file, its line and column.
+		line, col := lineCol(name, re.Offset)
+		return fmt.Errorf("%s:%d:%d: not a manifest this sandbox can read: %w", name, line, col, re.Err)
+	}
+	if rerr != nil && len(res.Report.Files) == 0 && len(res.Report.Sessions) == 0 {
 		return fmt.Errorf("%s: %w", name, rerr)
 	}
 	if rerr != nil && res.Report.Error == "" {
@@ -103,4 +113,27 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 	}
 	a.plansPrinted = o.DryRun
 	return a.finish(ctx, res, rerr, o.DryRun, o.applyFlags)
+}
+
+// lineCol is the line and column (1-based, in bytes) of a byte offset in a
+// file, or 0, 0 when the file cannot be read again.
+func lineCol(name string, off int64) (int, int) {
+	f, err := os.Open(name)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(io.LimitReader(f, off), 64<<10)
+	line, col := 1, 1
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return line, col
+		}
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
 }

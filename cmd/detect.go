@@ -35,7 +35,7 @@ script can branch on it before sandbox export --add.`,
 					return err
 				}
 			} else if d.Inside {
-				fmt.Fprintf(a.stdout, "inside a sandbox: %s (%s)\\n", d.Kind, strings.Join(d.Evidence, "; "))
+				fmt.Fprintf(a.stdout, "inside a sandbox: %s (%s)\n", d.Kind, strings.Join(d.Evidence, "; "))
 			} else {
 				fmt.Fprintln(a.stdout, "not inside a sandbox")
 			}

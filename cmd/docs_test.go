@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,6 +46,13 @@ func TestHelpComplete(t *testing.T) {
 		if !strings.Contains(c.Long, "\nEXIT STATUS\n") || strings.Count(c.Long, "EXIT STATUS") != 1 {
 			t.Errorf("%s: needs one EXIT STATUS section, from the exit-code table (cmd/exitstatus.go)", c.Name())
 		}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			// A flag that takes a value names it (FILE, DIR, SIZE…) in its
+			// help, never by Go's type (stringArray, duration).
+			if typ := f.Value.Type(); typ != "bool" && typ != "count" && !strings.Contains(f.Usage, "`") {
+				t.Errorf("%s --%s: its help shows %q as the value: put a `PLACEHOLDER` in its usage", c.Name(), f.Name, typ)
+			}
+		})
 		if strings.Contains(strings.ToLower(c.Long), "exit status:") {
 			t.Errorf("%s: an exit status paragraph of its own; the table says it", c.Name())
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -124,7 +123,7 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	var out io.Writer = a.stdout
 	var tmp *os.File
 	if o.Output != "" {
-		tmp, err = os.CreateTemp(filepath.Dir(o.Output), "."+filepath.Base(o.Output)+".*")
+		tmp, err = createBeside(o.Output)
 		if err != nil {
 			return err
 		}

@@ -78,12 +78,12 @@ killed (137 for an OOM kill).`,
 	f := c.Flags()
 	f.SetInterspersed(false) // everything after the command is the agent's
 	f.StringVar(&o.Name, "name", "", "the session's `NAME` (created if new; default a fresh id)")
-	f.StringVar(&o.Runtime, "runtime", "", "docker, podman, bwrap or local (default: the session's, else the first available sandbox)")
+	f.StringVar(&o.Runtime, "runtime", "", "`RUNTIME`: docker, podman, bwrap or local (default: the session's, else the first available sandbox)")
 	f.StringVar(&o.Image, "image", "", "the container `IMAGE` (docker, podman)")
 	f.StringVar(&o.Project, "project", "", "the project `DIR` mounted at /workspace (default the current directory)")
-	f.StringVar(&o.Memory, "memory", "", "memory limit, e.g. 512m (docker, podman)")
-	f.StringVar(&o.CPUs, "cpus", "", "CPU limit, e.g. 1.5 (docker, podman)")
-	f.StringVar(&o.Network, "network", "none", "none or host")
+	f.StringVar(&o.Memory, "memory", "", "memory limit `SIZE`, e.g. 512m")
+	f.StringVar(&o.CPUs, "cpus", "", "CPU limit in `CPUS`, e.g. 1.5")
+	f.StringVar(&o.Network, "network", "none", "`NETWORK`: none or host")
 	f.StringArrayVar(&o.Env, "env", nil, "set `K=V` in the sandbox (repeatable)")
 	f.BoolVar(&o.Resume, "resume", false, "resume the agent's own session recorded by the last run")
 	d.attach(c) // run_config.go: --volume, --env-file, and their help
@@ -283,7 +283,7 @@ container still runs, by stop itself.`,
 			return nil
 		},
 	}
-	c.Flags().DurationVar(&grace, "grace", 10*time.Second, "how long to wait after TERM before KILL")
+	c.Flags().DurationVar(&grace, "grace", 10*time.Second, "how long (`DURATION`) to wait after TERM before KILL")
 	return c
 }
 
@@ -336,8 +336,8 @@ session is not running. --dry-run says what it would do.`,
 		},
 	}
 	f := c.Flags()
-	f.DurationVar(&o.Idle, "idle", 30*time.Minute, "stop running sessions idle this long (0: never)")
-	f.DurationVar(&o.TTL, "ttl", 24*time.Hour, "remove ended sessions inactive this long (0: never)")
+	f.DurationVar(&o.Idle, "idle", 30*time.Minute, "stop running sessions idle this `LONG` (0: never)")
+	f.DurationVar(&o.TTL, "ttl", 24*time.Hour, "remove ended sessions inactive this `LONG` (0: never)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "say what would be done, do nothing")
 	return c
 }

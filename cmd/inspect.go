@@ -66,8 +66,8 @@ default the session's own directory is read when it exists here.`,
 	}
 	f := c.Flags()
 	f.StringArrayVar(&o.From, "from", nil, "look for the session in `PATH` (a tree, an archive, a file) instead of the homes")
-	f.StringVar(&o.HomeCodex, "home-codex", "", "the Codex home to look in")
-	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home to look in")
+	f.StringVar(&o.HomeCodex, "home-codex", "", "the Codex home `DIR` to look in")
+	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home `DIR` to look in")
 	f.StringVar(&o.HTML, "html", "", "write a self-contained HTML report to `FILE`")
 	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR`")
 	f.StringVar(&o.Format, "format", "text", "what to print on stdout: `text`, json or md (GitHub-flavoured Markdown)")

@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -16,7 +15,7 @@ import (
 // script the page reads the same, diffs open and filters working (CSS).
 // The file appears only once it is complete.
 func writeHTML(name string, r *report) error {
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	tmp, err := createBeside(name)
 	if err != nil {
 		return err
 	}

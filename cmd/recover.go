@@ -194,8 +194,8 @@ diff) prints a patch for git apply and git am.`,
 	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR` instead of the destination, or from a revision's tree as git:REV (a commit, branch, tag, HEAD~2)")
 	f.StringVar(&o.Repo, "repo", "", "look for the sessions' start commit in the git repository at `DIR` (default: the one holding the destination; a bare one works)")
 	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
-	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict: skip, backup, overwrite or markers")
-	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result): skip lists their files, apply replays them")
+	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict (`MODE`): skip, backup, overwrite or markers")
+	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result), `MODE`: skip lists their files, apply replays them")
 	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "the same as --unknown apply")
 	_ = f.MarkDeprecated("include-unknown", "use --unknown apply")
 	f.BoolVar(&o.DestPerSession, "dest-per-session", false, "with --dest, put each project (sessions of one working directory) in its own folder `DIR/<session id>`")
@@ -203,7 +203,7 @@ diff) prints a patch for git apply and git am.`,
 	f.BoolVar(&o.Force, "force", false, "with --to-branch, replace a branch of that name")
 	f.StringVar(&o.At, "at", "", "recover the files as they were at `TIME|TURN` of the session (a time as --since takes it, or a turn number: 1 is after the first prompt's changes)")
 	f.StringArrayVar(&o.Paths, "path", nil, "recover only the files matching `GLOB` (relative to the destination; a directory takes what is below it; repeatable)")
-	f.StringVar(&o.Format, "format", "text", "the report's form: text, or patch (a git apply / git am-able patch of the changes against the host; writes nothing)")
+	f.StringVar(&o.Format, "format", "text", "the report's `FORMAT`: text, or patch (a git apply / git am-able patch of the changes against the host; writes nothing)")
 	o.applyFlags.register(f)
 	return c
 }

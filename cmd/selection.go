@@ -28,15 +28,15 @@ type selectOptions struct {
 }
 
 func (o *selectOptions) register(f *pflag.FlagSet) {
-	f.StringArrayVarP(&o.Transcripts, "transcript", "t", nil, "a transcript file (repeatable; - for standard input; .gz and .zst are read transparently)")
+	f.StringArrayVarP(&o.Transcripts, "transcript", "t", nil, "a transcript `FILE` (repeatable; - for standard input; .gz and .zst are read transparently)")
 	f.StringArrayVar(&o.From, "from", nil, "read transcripts from `PATH`: a directory tree, a .zip, .tar, .tar.gz/.tgz, a file, or - (repeatable; nothing is extracted)")
-	f.StringVar(&o.HomeCodex, "home-codex", "", "the Codex home to look in (default $CODEX_HOME or ~/.codex)")
-	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home to look in (default $CLAUDE_CONFIG_DIR or ~/.claude)")
+	f.StringVar(&o.HomeCodex, "home-codex", "", "the Codex home `DIR` to look in (default $CODEX_HOME or ~/.codex)")
+	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home `DIR` to look in (default $CLAUDE_CONFIG_DIR or ~/.claude)")
 	f.StringVar(&o.Since, "since", "", "sessions active since `TIME`: 24h, \"24h ago\", 90m, 3d, 1w, 2026-11-20, or RFC 3339")
 	f.StringVar(&o.Until, "until", "", "sessions active until `TIME` (same forms as --since)")
 	f.StringArrayVar(&o.Sessions, "session", nil, "sessions whose id (or harness name) starts with `PREFIX` (repeatable)")
 	f.StringVar(&o.Cwd, "cwd", "", "sessions whose working directory is `DIR` or below")
-	f.StringVar(&o.Agent, "agent", "", "only sessions of this agent: codex or claude")
+	f.StringVar(&o.Agent, "agent", "", "only sessions of this `AGENT`: codex or claude")
 }
 
 // now is the clock for --since/--until; SANDBOX_NOW (RFC 3339) fixes it,

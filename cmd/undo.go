@@ -53,7 +53,7 @@ file was.`,
 			return a.runUndo(cmd.Context(), o)
 		},
 	}
-	c.Flags().StringVar(&o.Dest, "dest", ".", "the destination root the apply wrote into")
+	c.Flags().StringVar(&o.Dest, "dest", ".", "the destination root `DIR` the apply wrote into")
 	c.Flags().BoolVar(&o.List, "list", false, "list the journals under the destination, undo nothing")
 	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "say what undo would do to each file, change nothing")
 	return c

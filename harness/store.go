@@ -184,6 +184,11 @@ func saveIn(root *os.Root, sess *Session) error {
 // half a file.
 func WriteFileAtomic(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		// The output and its directory, not the temporary name.
+		return fmt.Errorf("%s: cannot write in %s: %w", path, filepath.Dir(path), pe.Err)
+	}
 	if err != nil {
 		return err
 	}
