@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/agentsandbox/sandbox/parse/discover"
 )
 
 // Exit codes (DESIGN.md).
@@ -48,6 +50,7 @@ func (e *HintError) Unwrap() error { return e.Err }
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer discover.RemoveSpools()
 	app := newApp(stdin, stdout, stderr)
 	root := app.rootCommand()
 	root.SetArgs(args)

@@ -1,0 +1,477 @@
+package opencode
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/applypatch"
+	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/agentsandbox/sandbox/parse/shellcmd"
+	"github.com/tidwall/gjson"
+)
+
+// Carrier is the provenance carrier of every opencode operation: recover
+// replays an opencode edit with opencode's replacers when it sees it.
+const Carrier = "opencode"
+
+type parser struct {
+	warns jsonl.Warner
+	file  string
+	h     emit.Handler
+	sess  manifest.Session
+
+	headed bool
+	seq    int
+	cwd    string
+	// revertMsg and revertPart are where a pending revert (/undo) starts:
+	// that message (from that part, when set) and everything after it.
+	revertMsg, revertPart string
+	reverted              int
+	// The current message.
+	msgID, role      string
+	msgCreated       time.Time
+	msgCompleted     bool
+	msgAborted       bool
+	lastRole         string
+	lastDone         bool
+	lastAborted      bool
+	open             int // tool calls still pending or running
+	lastBad          bool
+	first, last      time.Time
+	turnText         bool
+	seenSession      bool
+	sessionDirectory string
+}
+
+// Stream reads an opencode record stream (see doc.go) from r and hands each
+// file operation to h in order. It returns the complete session.
+func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
+	p := &parser{file: file, h: h}
+	p.sess = manifest.Session{Agent: manifest.AgentOpencode, Transcript: file, ID: idFromName(file)}
+	rd := jsonl.NewReader(r, file)
+	defer rd.Close()
+	err := rd.Each(ctx, p.record)
+	p.finish(rd)
+	return p.sess, err
+}
+
+// Result is a whole parsed session.
+type Result struct {
+	Session manifest.Session
+	Ops     []manifest.Op
+}
+
+// Parse reads a whole opencode record stream.
+func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
+	res := &Result{}
+	sess, err := Stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	res.Session = sess
+	return res, err
+}
+
+// idFromName is the session id after the '#' of a candidate's name.
+func idFromName(name string) string {
+	if i := strings.LastIndexByte(name, '#'); i >= 0 {
+		return name[i+1:]
+	}
+	return ""
+}
+
+func (p *parser) warn(rec jsonl.Record, src, format string, args ...any) {
+	file := p.file
+	if strings.HasSuffix(src, ".json") {
+		file = src // a legacy file: name it, it is what can be looked at
+	}
+	p.warns.Add(format, manifest.Warning{File: file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) stamp(t time.Time) {
+	if t.IsZero() {
+		return
+	}
+	if p.first.IsZero() || t.Before(p.first) {
+		p.first = t
+	}
+	if t.After(p.last) {
+		p.last = t
+	}
+}
+
+func (p *parser) record(rec jsonl.Record) {
+	doc := gjson.ParseBytes(rec.Data)
+	kind := doc.Get("oc").Str
+	src := doc.Get("src").Str
+	if bad := doc.Get("bad"); bad.Exists() {
+		what := kind
+		if id := doc.Get("id").Str; id != "" {
+			what += " " + id
+		}
+		p.warn(rec, src, "%s: %s: skipped", strings.TrimSpace(what), bad.Str)
+		p.lastBad = true
+		return
+	}
+	p.lastBad = false
+	switch kind {
+	case "session":
+		p.session(doc)
+	case "message":
+		p.message(rec, doc.Get("id").Str, doc.Get("data"))
+	case "part":
+		if doc.Get("orphan").Bool() {
+			p.warn(rec, src, "part %s belongs to message %s, which is not in the session: read anyway", doc.Get("id").Str, doc.Get("message_id").Str)
+		}
+		p.part(rec, doc.Get("id").Str, doc.Get("message_id").Str, doc.Get("data"), src)
+	default:
+		p.warn(rec, src, "not an opencode record: skipped")
+	}
+}
+
+func (p *parser) session(doc gjson.Result) {
+	p.seenSession = true
+	if id := doc.Get("id").Str; id != "" {
+		p.sess.ID = strings.Clone(id)
+	}
+	p.sess.AgentVersion = strings.Clone(doc.Get("version").Str)
+	p.sessionDirectory = strings.Clone(doc.Get("directory").Str)
+	p.cwd = p.sessionDirectory
+	if parent := doc.Get("parent_id").Str; parent != "" {
+		p.sess.ForkedFrom = strings.Clone(parent)
+	}
+	p.stamp(ms(doc.Get("created").Int()))
+	p.stamp(ms(doc.Get("updated").Int()))
+	if rv := doc.Get("revert"); rv.IsObject() {
+		p.revertMsg = strings.Clone(rv.Get("messageID").Str)
+		p.revertPart = strings.Clone(rv.Get("partID").Str)
+	}
+	p.header()
+}
+
+func (p *parser) message(rec jsonl.Record, id string, data gjson.Result) {
+	p.msgID = strings.Clone(id)
+	p.role = strings.Clone(data.Get("role").Str)
+	p.msgCreated = ms(data.Get("time.created").Int())
+	p.msgCompleted = data.Get("time.completed").Exists()
+	p.msgAborted = data.Get("error.name").Str == "MessageAbortedError"
+	p.stamp(p.msgCreated)
+	p.stamp(ms(data.Get("time.completed").Int()))
+	if c := data.Get("path.cwd").Str; c != "" {
+		p.cwd = strings.Clone(c)
+	}
+	p.lastRole, p.lastDone, p.lastAborted = p.role, p.msgCompleted, p.msgAborted
+	p.turnText = false
+	if p.h.Event != nil && p.msgAborted {
+		p.h.Event(manifest.Event{Kind: manifest.EventAborted, Time: p.msgCreated, Line: rec.Line,
+			Text: "turn aborted: " + emit.FirstLine(data.Get("error.data.message").Str)})
+	}
+}
+
+// onRevertedBranch says whether a part is on a message that a pending
+// revert undid.
+func (p *parser) onRevertedBranch(msgID, partID string) bool {
+	switch {
+	case p.revertMsg == "":
+		return false
+	case msgID > p.revertMsg:
+		return true
+	case msgID == p.revertMsg:
+		return p.revertPart == "" || partID >= p.revertPart
+	}
+	return false
+}
+
+func (p *parser) part(rec jsonl.Record, id, msgID string, data gjson.Result, src string) {
+	switch data.Get("type").Str {
+	case "text":
+		if p.h.Event != nil && p.role == "user" && !p.turnText && !data.Get("synthetic").Bool() {
+			p.turnText = true
+			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: p.msgCreated, Line: rec.Line, Text: emit.FirstLine(data.Get("text").Str)})
+		}
+		return
+	case "tool":
+	default:
+		return
+	}
+	tool := data.Get("tool").Str
+	state := data.Get("state")
+	status := state.Get("status").Str
+	in := state.Get("input")
+	start, end := ms(state.Get("time.start").Int()), ms(state.Get("time.end").Int())
+	p.stamp(start)
+	p.stamp(end)
+	if status == "pending" || status == "running" {
+		p.open++
+	}
+	o, why := outcome(tool, state)
+	if p.h.Event != nil {
+		ev := manifest.Event{Kind: manifest.EventCall, Time: start, Line: rec.Line, Tool: strings.Clone(tool),
+			Target: strings.Clone(target(tool, in)), CallID: strings.Clone(data.Get("callID").Str), Outcome: o, Detail: why, Ended: end}
+		if ev.Time.IsZero() {
+			ev.Time = p.msgCreated
+		}
+		p.h.Event(ev)
+	}
+	callID := data.Get("callID").Str
+	op := manifest.Op{Tool: strings.Clone(tool), Cwd: p.cwd, Outcome: o, OutcomeEvidence: why,
+		Identity: "opencode:" + id,
+		Provenance: manifest.Provenance{Transcript: p.file, Line: rec.Line, Offset: rec.Offset, Time: start,
+			CallID: strings.Clone(callID), TurnID: p.msgID, Carrier: Carrier}}
+	if op.Provenance.Time.IsZero() {
+		op.Provenance.Time = p.msgCreated
+	}
+	meta := state.Get("metadata")
+	switch tool {
+	case "write":
+		fp := in.Get("filePath").Str
+		if fp == "" {
+			p.warn(rec, src, "write call %s names no file", callID)
+			return
+		}
+		op.Kind = manifest.KindWrite
+		op.Paths = []string{resolve(p.cwd, fp)}
+		c := in.Get("content").Str
+		op.Content = &c
+		p.fileDiff(&op, meta.Get("filediff"))
+	case "edit":
+		fp := in.Get("filePath").Str
+		if fp == "" {
+			p.warn(rec, src, "edit call %s names no file", callID)
+			return
+		}
+		op.Kind = manifest.KindEdit
+		op.Paths = []string{resolve(p.cwd, fp)}
+		op.Edits = []manifest.Edit{{Old: in.Get("oldString").Str, New: in.Get("newString").Str, ReplaceAll: in.Get("replaceAll").Bool()}}
+		if !p.fileDiff(&op, meta.Get("filediff")) {
+			// Newer versions keep only the diff, taken after the formatter ran.
+			d := meta.Get("filediff.patch")
+			if d.Type != gjson.String {
+				d = meta.Get("diff")
+			}
+			if d.Type == gjson.String && d.Str != "" {
+				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidenceDiff, Content: d.Str, Source: "metadata diff (indentation may be trimmed)"})
+			}
+		}
+	case "apply_patch", "patch":
+		text := in.Get("patchText").Str
+		if text == "" {
+			p.warn(rec, src, "%s call %s has no patchText", tool, callID)
+			return
+		}
+		op.Kind = manifest.KindPatch
+		op.PatchText = text
+		patch, err := applypatch.Parse(text)
+		if err != nil {
+			op.Note = "patch does not parse: " + err.Error()
+			if o == manifest.OutcomeApplied {
+				p.warn(rec, src, "%s call %s: %s", tool, callID, op.Note)
+			}
+			break
+		}
+		for i := range patch.Hunks {
+			h := &patch.Hunks[i]
+			h.Target = resolve(p.cwd, h.Path)
+			op.Paths = append(op.Paths, h.Target)
+			if h.MovePath != "" {
+				h.MoveTarget = resolve(p.cwd, h.MovePath)
+				op.Paths = append(op.Paths, h.MoveTarget)
+			}
+		}
+		op.Patch = patch
+		meta.Get("files").ForEach(func(_, f gjson.Result) bool {
+			fp := resolve(p.cwd, f.Get("filePath").Str)
+			if f.Get("filePath").Str == "" {
+				return true
+			}
+			if b := f.Get("before"); b.Type == gjson.String && f.Get("type").Str != "add" {
+				op.Evidence = append(op.Evidence, manifest.Evidence{Path: fp, Kind: manifest.EvidencePre, Content: b.Str, Source: "metadata.files.before"})
+			}
+			if a := f.Get("after"); a.Type == gjson.String && f.Get("type").Str != "delete" {
+				dst := fp
+				if mp := f.Get("movePath").Str; mp != "" {
+					dst = resolve(p.cwd, mp)
+				}
+				op.Evidence = append(op.Evidence, manifest.Evidence{Path: dst, Kind: manifest.EvidencePost, Content: a.Str, Source: "metadata.files.after"})
+			}
+			return true
+		})
+	case "bash":
+		cmd := in.Get("command").Str
+		sh := shellcmd.Parse(cmd)
+		if !sh.Writes() {
+			return
+		}
+		op.Kind = manifest.KindShell
+		op.Command = cmd
+		cwd := p.cwd
+		if w := in.Get("workdir").Str; w != "" {
+			cwd = resolve(p.cwd, w)
+			op.Cwd = cwd
+		}
+		shellcmd.Fill(&op, sh, cwd, resolve)
+	default:
+		return
+	}
+	if p.onRevertedBranch(msgID, id) {
+		p.reverted++
+		note := "on a message reverted with /undo (the revert is still pending): replayed like a rewound branch, since it happened on disk"
+		if op.Note != "" {
+			op.Note += "; " + note
+		} else {
+			op.Note = note
+		}
+	}
+	p.emit(op)
+}
+
+// fileDiff adds the before/after content an opencode version recorded in
+// metadata.filediff; it says whether there was any.
+func (p *parser) fileDiff(op *manifest.Op, fd gjson.Result) bool {
+	if !fd.IsObject() {
+		return false
+	}
+	found := false
+	if b := fd.Get("before"); b.Type == gjson.String && op.Kind == manifest.KindEdit {
+		op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePre, Content: b.Str, Source: "metadata.filediff.before"})
+		found = true
+	}
+	if a := fd.Get("after"); a.Type == gjson.String {
+		op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: a.Str, Source: "metadata.filediff.after"})
+		found = true
+	}
+	return found
+}
+
+// target is what a call works on, for the timeline.
+func target(tool string, in gjson.Result) string {
+	switch tool {
+	case "bash":
+		return emit.FirstLine(in.Get("command").Str)
+	case "apply_patch", "patch":
+		return emit.FirstLine(strings.TrimPrefix(strings.TrimSpace(in.Get("patchText").Str), "*** Begin Patch\n"))
+	}
+	for _, k := range []string{"filePath", "path", "pattern", "url"} {
+		if v := in.Get(k).Str; v != "" {
+			return emit.FirstLine(v)
+		}
+	}
+	return ""
+}
+
+// outcome reads a tool part's state: completed ran, error did not (a
+// permission the user refused is a rejection), and a call still pending or
+// running, or aborted while it ran, may or may not have taken effect.
+func outcome(tool string, state gjson.Result) (manifest.Outcome, string) {
+	switch st := state.Get("status").Str; st {
+	case "completed":
+		if tool == "bash" {
+			if ex := state.Get("metadata.exit"); ex.Type == gjson.Number && ex.Int() != 0 {
+				return manifest.OutcomeFailed, fmt.Sprintf("state.status=completed, metadata.exit=%d", ex.Int())
+			}
+		}
+		return manifest.OutcomeApplied, "state.status=completed"
+	case "error":
+		e := state.Get("error").Str
+		why := "state.status=error: " + emit.FirstLine(e)
+		switch {
+		case strings.Contains(e, "rejected permission") || strings.Contains(e, "permission was denied") || strings.Contains(e, "user dismissed"):
+			return manifest.OutcomeRejected, why
+		case strings.Contains(e, "aborted"):
+			// Interrupted while it ran: the file may or may not have been written.
+			return manifest.OutcomeUnknown, why
+		}
+		return manifest.OutcomeFailed, why
+	case "pending", "running":
+		return manifest.OutcomeUnknown, "state.status=" + st + ": the call never finished"
+	case "":
+		return manifest.OutcomeUnknown, "no state.status"
+	default:
+		return manifest.OutcomeUnknown, "state.status=" + emit.FirstLine(st)
+	}
+}
+
+// resolve makes a tool path absolute against the working directory, as
+// opencode does (path.join with the instance directory).
+func resolve(cwd, p string) string {
+	if p == "" {
+		return ""
+	}
+	if isWindows(cwd) || isWindows(p) {
+		p = strings.ReplaceAll(p, `\`, "/")
+		cwd = strings.ReplaceAll(cwd, `\`, "/")
+		if isWindows(p) {
+			return path.Clean(p)
+		}
+	}
+	if path.IsAbs(p) || cwd == "" {
+		return path.Clean(p)
+	}
+	return path.Join(cwd, p)
+}
+
+func isWindows(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}
+
+func (p *parser) emit(op manifest.Op) {
+	op.Session = p.sess.ID
+	op.Seq = p.seq
+	p.seq++
+	p.header()
+	if p.h.Op != nil {
+		p.h.Op(op)
+	}
+}
+
+func (p *parser) header() {
+	if p.headed {
+		return
+	}
+	p.headed = true
+	if p.h.Header != nil {
+		s := p.sess
+		s.Cwd = p.sessionDirectory
+		s.Start = p.first
+		s.Warnings = nil
+		p.h.Header(s)
+	}
+}
+
+func (p *parser) finish(rd *jsonl.Reader) {
+	s := &p.sess
+	rd.Fill(s)
+	if !p.seenSession {
+		p.warns.Add("no session record", manifest.Warning{File: p.file, Line: 1, Message: "no session record: not an opencode session stream"})
+	}
+	if p.reverted > 0 {
+		p.warns.Add("reverted", manifest.Warning{File: p.file, Line: 1, Message: fmt.Sprintf(
+			"%d file operation(s) are on messages reverted with /undo (from message %s): opencode restored their files from its snapshot; they are replayed like a rewound branch, since they happened on disk", p.reverted, p.revertMsg)})
+	}
+	s.Warnings = append(s.Warnings, p.warns.List()...)
+	sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
+	s.Cwd = p.sessionDirectory
+	if s.Cwd == "" {
+		s.Cwd = p.cwd
+	}
+	s.Start, s.End = p.first, p.last
+	switch {
+	case p.lastBad:
+		s.EndState = manifest.EndTruncated
+	case p.open > 0:
+		s.EndState = manifest.EndInTool
+	case p.lastAborted:
+		s.EndState = "aborted"
+	case p.lastRole == "assistant" && !p.lastDone:
+		s.EndState = manifest.EndOpen
+	case p.lastRole == "":
+		s.EndState = manifest.EndUnknown
+	default:
+		s.EndState = manifest.EndClean
+	}
+	p.header()
+}
