@@ -481,6 +481,10 @@ func (r *Reconstructor) change(op *manifest.Op) {
 	case manifest.KindWrite:
 		r.write(op)
 	case manifest.KindEdit:
+		if op.Provenance.Carrier == opencodeCarrier {
+			r.opencodeEdit(op)
+			break
+		}
 		r.edit(op)
 	case manifest.KindNotebook:
 		r.notebook(op)
