@@ -114,7 +114,7 @@ func (p *parser) record(rec jsonl.Record) {
 			what += " " + id
 		}
 		p.warn(rec, src, "%s: %s: skipped", strings.TrimSpace(what), bad.Str)
-		p.lastBad = true
+		p.lastBad = strings.Contains(bad.Str, "cut short")
 		return
 	}
 	p.lastBad = false
