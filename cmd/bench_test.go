@@ -39,7 +39,7 @@ func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, e
 		b.Fatal(err)
 	}
 	f.Close()
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME"} {
 		b.Setenv(k, dir)
 	}
 	b.SetBytes(st.Bytes)
