@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -104,13 +105,44 @@ func (p *parser) stamp(t time.Time) {
 	}
 }
 
+// markTool is in every part record that is a tool call: its type's value.
+var markTool = []byte(`"tool"`)
+
 func (p *parser) record(rec jsonl.Record) {
-	doc := gjson.ParseBytes(rec.Data)
-	kind := doc.Get("oc").Str
-	src := doc.Get("src").Str
-	if bad := doc.Get("bad"); bad.Exists() {
+	// Most parts are text, reasoning and step markers: without a timeline
+	// to feed, a part whose bytes cannot spell a tool call is passed over.
+	// (A record that writes a letter as a \u escape is always read.)
+	if p.h.Event == nil && !rec.Escaped && bytes.HasPrefix(rec.Data, markPart) && !bytes.Contains(rec.Data, markTool) &&
+		!bytes.Contains(rec.Data, markBad) && !bytes.Contains(rec.Data, markOrphan) {
+		p.lastBad = false
+		return
+	}
+	// The record's own fields, in one pass: data is read only where needed.
+	var kind, src, id, msgID string
+	var bad, data gjson.Result
+	orphan := false
+	gjson.ParseBytes(rec.Data).ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "oc":
+			kind = v.Str
+		case "src":
+			src = v.Str
+		case "id":
+			id = v.Str
+		case "message_id":
+			msgID = v.Str
+		case "bad":
+			bad = v
+		case "data":
+			data = v
+		case "orphan":
+			orphan = v.Bool()
+		}
+		return true
+	})
+	if bad.Exists() {
 		what := kind
-		if id := doc.Get("id").Str; id != "" {
+		if id != "" {
 			what += " " + id
 		}
 		p.warn(rec, src, "%s: %s: skipped", strings.TrimSpace(what), bad.Str)
@@ -120,18 +152,26 @@ func (p *parser) record(rec jsonl.Record) {
 	p.lastBad = false
 	switch kind {
 	case "session":
-		p.session(doc)
+		p.session(gjson.ParseBytes(rec.Data))
 	case "message":
-		p.message(rec, doc.Get("id").Str, doc.Get("data"))
+		p.message(rec, id, data)
 	case "part":
-		if doc.Get("orphan").Bool() {
-			p.warn(rec, src, "part %s belongs to message %s, which is not in the session: read anyway", doc.Get("id").Str, doc.Get("message_id").Str)
+		if orphan {
+			p.warn(rec, src, "part %s belongs to message %s, which is not in the session: read anyway", id, msgID)
 		}
-		p.part(rec, doc.Get("id").Str, doc.Get("message_id").Str, doc.Get("data"), src)
+		p.part(rec, id, msgID, data, src)
 	default:
 		p.warn(rec, src, "not an opencode record: skipped")
 	}
 }
+
+// markPart is how the encoder starts every part record; markBad and
+// markOrphan are in the records it writes for damage, which always count.
+var (
+	markPart   = []byte(`{"oc":"part",`)
+	markBad    = []byte(`"bad":`)
+	markOrphan = []byte(`"orphan":`)
+)
 
 func (p *parser) session(doc gjson.Result) {
 	p.seenSession = true
@@ -198,26 +238,56 @@ func (p *parser) part(rec jsonl.Record, id, msgID string, data gjson.Result, src
 	default:
 		return
 	}
-	tool := data.Get("tool").Str
-	state := data.Get("state")
-	status := state.Get("status").Str
-	in := state.Get("input")
-	start, end := ms(state.Get("time.start").Int()), ms(state.Get("time.end").Int())
-	p.stamp(start)
-	p.stamp(end)
+	var tool, callID string
+	var state gjson.Result
+	data.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "tool":
+			tool = v.Str
+		case "callID":
+			callID = v.Str
+		case "state":
+			state = v
+		}
+		return true
+	})
+	var status string
+	var in, meta, tm gjson.Result
+	state.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "status":
+			status = v.Str
+		case "input":
+			in = v
+		case "metadata":
+			meta = v
+		case "time":
+			tm = v
+		}
+		return true
+	})
 	if status == "pending" || status == "running" {
 		p.open++
 	}
+	switch tool {
+	case "write", "edit", "apply_patch", "patch", "bash":
+	default:
+		if p.h.Event == nil {
+			return // reads, searches and the like change no file
+		}
+	}
+	start, end := ms(tm.Get("start").Int()), ms(tm.Get("end").Int())
+	p.stamp(start)
+	p.stamp(end)
 	o, why := outcome(tool, state)
 	if p.h.Event != nil {
 		ev := manifest.Event{Kind: manifest.EventCall, Time: start, Line: rec.Line, Tool: strings.Clone(tool),
-			Target: strings.Clone(target(tool, in)), CallID: strings.Clone(data.Get("callID").Str), Outcome: o, Detail: why, Ended: end}
+			Target: strings.Clone(target(tool, in)), CallID: strings.Clone(callID), Outcome: o, Detail: why, Ended: end}
 		if ev.Time.IsZero() {
 			ev.Time = p.msgCreated
 		}
 		p.h.Event(ev)
 	}
-	callID := data.Get("callID").Str
 	op := manifest.Op{Tool: strings.Clone(tool), Cwd: p.cwd, Outcome: o, OutcomeEvidence: why,
 		Identity: "opencode:" + id,
 		Provenance: manifest.Provenance{Transcript: p.file, Line: rec.Line, Offset: rec.Offset, Time: start,
@@ -225,7 +295,6 @@ func (p *parser) part(rec jsonl.Record, id, msgID string, data gjson.Result, src
 	if op.Provenance.Time.IsZero() {
 		op.Provenance.Time = p.msgCreated
 	}
-	meta := state.Get("metadata")
 	switch tool {
 	case "write":
 		fp := in.Get("filePath").Str

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,9 @@ type DB struct {
 	db   *sql.DB
 	// cols are the session table's columns, which differ across versions.
 	cols map[string]bool
+	// msgs and parts read one session's rows; prepared once, since
+	// preparing costs more than running them on a small session.
+	msgs, parts *sql.Stmt
 	// Note says how the database was opened when it was not the plain way
 	// (a write-ahead log read through a private copy).
 	Note    string
@@ -163,6 +167,10 @@ func openWith(name, source string, cleanup func(), note string) (*DB, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	// Each session read holds two cursors (messages, parts) and sessions
+	// are read in parallel: keep those connections open between sessions,
+	// since opening one reads the schema again.
+	db.SetMaxIdleConns(4*runtime.GOMAXPROCS(0) + 2)
 	d := &DB{Path: name, db: db, cleanup: cleanup, Note: note}
 	if err := d.check(); err != nil {
 		d.Close()
@@ -192,6 +200,13 @@ func (d *DB) check() error {
 		if t == "session" {
 			d.cols = cols
 		}
+	}
+	var err error
+	if d.msgs, err = d.db.Prepare("SELECT id, data FROM message WHERE session_id = ? ORDER BY id"); err != nil {
+		return fmt.Errorf("%s: %w", d.Path, dbError(err))
+	}
+	if d.parts, err = d.db.Prepare("SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id"); err != nil {
+		return fmt.Errorf("%s: %w", d.Path, dbError(err))
 	}
 	return nil
 }
@@ -304,12 +319,12 @@ func (d *DB) write(ctx context.Context, s SessionInfo, w io.Writer) error {
 	if err := enc.session(s, d.Path); err != nil {
 		return err
 	}
-	msgs, err := d.db.QueryContext(ctx, "SELECT id, data FROM message WHERE session_id = ? ORDER BY id", s.ID)
+	msgs, err := d.msgs.QueryContext(ctx, s.ID)
 	if err != nil {
 		return enc.bad(d.Path, "message table: "+dbError(err).Error())
 	}
 	defer msgs.Close()
-	parts, err := d.db.QueryContext(ctx, "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id", s.ID)
+	parts, err := d.parts.QueryContext(ctx, s.ID)
 	if err != nil {
 		return enc.bad(d.Path, "part table: "+dbError(err).Error())
 	}
@@ -384,7 +399,7 @@ func (e *encoder) line(fields ...any) error {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
-		e.buf = strconv.AppendQuote(e.buf, fields[i].(string))
+		e.buf = appendString(e.buf, fields[i].(string))
 		e.buf = append(e.buf, ':')
 		switch v := fields[i+1].(type) {
 		case string:
@@ -403,8 +418,15 @@ func (e *encoder) line(fields ...any) error {
 }
 
 func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s) // the rare string that needs escapes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func (e *encoder) session(s SessionInfo, src string) error {
