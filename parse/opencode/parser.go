@@ -334,29 +334,31 @@ func (p *parser) part(rec jsonl.Record, id, msgID string, data gjson.Result, src
 		}
 		op.Kind = manifest.KindPatch
 		op.PatchText = text
-		patch, err := applypatch.Parse(text)
-		if err != nil {
+		if patch, err := applypatch.Parse(text); err != nil {
+			// opencode's own parser may have read it: its files are still
+			// named by their headers, and what it recorded still counts.
 			op.Note = "patch does not parse: " + err.Error()
+			op.Paths = headerPaths(text, p.cwd)
 			if o == manifest.OutcomeApplied {
 				p.warn(rec, src, "%s call %s: %s", tool, callID, op.Note)
 			}
-			break
-		}
-		for i := range patch.Hunks {
-			h := &patch.Hunks[i]
-			h.Target = resolve(p.cwd, h.Path)
-			op.Paths = append(op.Paths, h.Target)
-			if h.MovePath != "" {
-				h.MoveTarget = resolve(p.cwd, h.MovePath)
-				op.Paths = append(op.Paths, h.MoveTarget)
+		} else {
+			for i := range patch.Hunks {
+				h := &patch.Hunks[i]
+				h.Target = resolve(p.cwd, h.Path)
+				op.Paths = append(op.Paths, h.Target)
+				if h.MovePath != "" {
+					h.MoveTarget = resolve(p.cwd, h.MovePath)
+					op.Paths = append(op.Paths, h.MoveTarget)
+				}
 			}
+			op.Patch = patch
 		}
-		op.Patch = patch
 		meta.Get("files").ForEach(func(_, f gjson.Result) bool {
-			fp := resolve(p.cwd, f.Get("filePath").Str)
 			if f.Get("filePath").Str == "" {
 				return true
 			}
+			fp := resolve(p.cwd, f.Get("filePath").Str)
 			if b := f.Get("before"); b.Type == gjson.String && f.Get("type").Str != "add" {
 				op.Evidence = append(op.Evidence, manifest.Evidence{Path: fp, Kind: manifest.EvidencePre, Content: b.Str, Source: "metadata.files.before"})
 			}
@@ -369,6 +371,10 @@ func (p *parser) part(rec jsonl.Record, id, msgID string, data gjson.Result, src
 			}
 			return true
 		})
+		if len(op.Paths) == 0 {
+			p.warn(rec, src, "%s call %s names no file", tool, callID)
+			return
+		}
 	case "bash":
 		cmd := in.Get("command").Str
 		sh := shellcmd.Parse(cmd)
@@ -414,6 +420,21 @@ func (p *parser) fileDiff(op *manifest.Op, fd gjson.Result) bool {
 		found = true
 	}
 	return found
+}
+
+// headerPaths are the files a patch that does not parse names in its
+// headers.
+func headerPaths(text, cwd string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		for _, m := range []string{"*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "} {
+			if rest, ok := strings.CutPrefix(l, m); ok && rest != "" {
+				out = append(out, resolve(cwd, rest))
+			}
+		}
+	}
+	return out
 }
 
 // target is what a call works on, for the timeline.

@@ -656,3 +656,16 @@ var streamMark = []byte(`{"oc":"session",`)
 // IsStream reports whether b (a transcript's first bytes) is an opencode
 // record stream.
 func IsStream(b []byte) bool { return bytes.HasPrefix(b, streamMark) }
+
+// Forget closes the database opened at path, if any, and drops it from the
+// process's handles: the next OpenDB opens it again. Tests that open many
+// databases call it.
+func Forget(path string) {
+	dbMu.Lock()
+	d, ok := dbCache[path]
+	delete(dbCache, path)
+	dbMu.Unlock()
+	if ok {
+		d.Close()
+	}
+}
