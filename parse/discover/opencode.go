@@ -197,7 +197,6 @@ type dbSpools struct {
 	dir  string
 	dbs  []string          // member names, in order
 	path map[string]string // member name -> spooled file
-	err  error
 }
 
 // offer looks at a member's first bytes: a database or a database's log is
