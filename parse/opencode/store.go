@@ -59,6 +59,10 @@ type DB struct {
 	cleanup func()
 }
 
+// inPlace says whether a database with a log is first read in place (tests
+// turn it off to exercise the private copy a read-only directory needs).
+var inPlace = true
+
 var (
 	dbMu    sync.Mutex
 	dbCache = map[string]*DB{}
@@ -108,8 +112,10 @@ func openDB(path string) (*DB, error) {
 	}
 	// Changes not yet checkpointed live in the log, which an immutable open
 	// would not read.
-	if d, err := openWith(path, dsn(abs, false), nil, ""); err == nil {
-		return d, nil
+	if inPlace {
+		if d, err := openWith(path, dsn(abs, false), nil, ""); err == nil {
+			return d, nil
+		}
 	}
 	dir, err := os.MkdirTemp("", "sandbox-opencode-*")
 	if err != nil {
