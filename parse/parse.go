@@ -57,6 +57,14 @@ func (s *span) add(ts string) {
 	}
 }
 
+// addMillis adds a time in milliseconds since the epoch (opencode's), when
+// there is one.
+func (s *span) addMillis(v int64) {
+	if v > 0 {
+		s.add(time.UnixMilli(v).UTC().Format(time.RFC3339Nano))
+	}
+}
+
 // agent decides by the votes; a tie goes to Codex, whose marks are the
 // more specific.
 func (h *head) agent() (manifest.Agent, bool) {
@@ -84,12 +92,20 @@ func readHead(b []byte) *head {
 		h.notJSON = true
 		return h
 	}
+	if opencode.IsExport(t) {
+		h.opencode = true
+		id, dir, created, updated := opencode.ExportHead(t)
+		h.codexID, h.cwd = id, dir
+		h.addMillis(created)
+		h.addMillis(updated)
+		return h
+	}
 	if opencode.IsStream(t) {
 		h.opencode = true
 		doc := gjson.Parse(firstLine(t))
 		h.codexID, h.cwd = doc.Get("id").Str, doc.Get("directory").Str
-		h.add(time.UnixMilli(doc.Get("created").Int()).UTC().Format(time.RFC3339Nano))
-		h.add(time.UnixMilli(doc.Get("updated").Int()).UTC().Format(time.RFC3339Nano))
+		h.addMillis(doc.Get("created").Int())
+		h.addMillis(doc.Get("updated").Int())
 		return h
 	}
 	if codex.SingleJSON(b) {

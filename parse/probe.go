@@ -73,7 +73,9 @@ func Probe(c *discover.Candidate) (Info, error) {
 		if agent == manifest.AgentClaude {
 			info.ID = h.claudeID
 		}
-		info.ID = strings.ToLower(info.ID)
+		if agent != manifest.AgentOpencode { // opencode's ids are case-sensitive
+			info.ID = strings.ToLower(info.ID)
+		}
 	}
 	first, last := h.first, h.last
 	if rerr == nil { // more than the head: find the end

@@ -72,6 +72,20 @@ func TestFixtures(t *testing.T) {
 	for id, g := range got {
 		t.Run(id, func(t *testing.T) { golden.Check(t, *update, g, filepath.Join("testdata/golden", id+".json")) })
 	}
+	// The JSON of opencode export holds the same session: it reads the same.
+	const id = "ses_7a1c2f0e3ffeQk2Lr8mN4pVw6x"
+	fh, err := os.Open("../../fixtures/opencode/export-" + id + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	res, err := opencode.Parse(context.Background(), fh, "export.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exp, db := golden.Summarize(res.Session, res.Ops).Bytes(), got[id].Bytes(); string(exp) != string(db) {
+		t.Errorf("the export reads differently from the database:\n%s\nwant\n%s", exp, db)
+	}
 }
 
 // TestCases runs the txtar cases in testdata/cases: each holds a database

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -56,6 +57,15 @@ type parser struct {
 func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
 	p := &parser{file: file, h: h}
 	p.sess = manifest.Session{Agent: manifest.AgentOpencode, Transcript: file, ID: idFromName(file)}
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(64 << 10); !IsStream(head) && IsExport(head) {
+		// The JSON of opencode export: read as the same record stream.
+		rc := ExportRecords(br, file)
+		defer rc.Close()
+		r = rc
+	} else {
+		r = br
+	}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
 	err := rd.Each(ctx, p.record)
