@@ -11,6 +11,7 @@ import (
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/discover"
+	"github.com/agentsandbox/sandbox/parse/internal/golden"
 	"github.com/agentsandbox/sandbox/parse/opencode"
 )
 
@@ -51,6 +52,7 @@ func seedStreams(f *testing.F) {
 // opencode parser panic, lose a line number, or make an op without a file.
 func FuzzParse(f *testing.F) {
 	seedStreams(f)
+	golden.Seeds(f, "../../fixtures/opencode/export-*.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		res, err := opencode.Parse(context.Background(), bytes.NewReader(data), "opencode.db#ses_f")
 		if err != nil {
