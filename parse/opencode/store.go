@@ -57,6 +57,7 @@ type DB struct {
 	// (a write-ahead log read through a private copy).
 	Note    string
 	cleanup func()
+	sig     string
 }
 
 // inPlace says whether a database with a log is first read in place (tests
@@ -78,15 +79,42 @@ var (
 func OpenDB(path string) (*DB, error) {
 	dbMu.Lock()
 	defer dbMu.Unlock()
-	if d, ok := dbCache[path]; ok {
+	sig := signature(path)
+	if d, ok := dbCache[path]; ok && d.sig == sig {
 		return d, nil
 	}
+	// A database that changed since it was opened (a long-running process
+	// that looks again) is opened anew: an immutable handle must never see
+	// its file change. The old handle stays with whoever still reads it.
 	d, err := openDB(path)
 	if err != nil {
 		return nil, err
 	}
+	d.sig = sig
 	dbCache[path] = d
 	return d, nil
+}
+
+// signature is what tells a database file (and its log) changed: their
+// sizes and times, and the file change counter SQLite keeps in the header
+// (a change within one tick of the clock that keeps the size still moves it).
+func signature(path string) string {
+	var b strings.Builder
+	if f, err := os.Open(path); err == nil {
+		hdr := make([]byte, 28)
+		if _, err := io.ReadFull(f, hdr); err == nil {
+			fmt.Fprintf(&b, "%x;", hdr[24:28])
+		}
+		f.Close()
+	}
+	for _, p := range []string{path, path + "-wal"} {
+		if st, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, "%d:%d;", st.Size(), st.ModTime().UnixNano())
+		} else {
+			b.WriteString("-;")
+		}
+	}
+	return b.String()
 }
 
 func dsn(path string, immutable bool) string {

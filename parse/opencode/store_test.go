@@ -170,3 +170,31 @@ func TestNotOpencode(t *testing.T) {
 }
 
 var timeZero = SessionInfo{}.Created
+
+// A database that changed since this process opened it is opened anew, so a
+// long-running process (the harness) never reads a changed file through an
+// immutable handle.
+func TestReopensAChangedDatabase(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "opencode.db")
+	if err := ocdb.Build(p, walRows); err != nil {
+		t.Fatal(err)
+	}
+	defer Forget(p)
+	d, err := OpenDB(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := OpenDB(p); again != d {
+		t.Fatal("an unchanged database was opened twice")
+	}
+	if err := ocdb.Exec(p, `INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES ('ses_more', 'p', 's', '/w', 't', '1', 1763800200000, 1763800200000);`); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := OpenDB(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(t, d2); got != "ses_old ses_more" {
+		t.Fatalf("sessions %q after the change", got)
+	}
+}
