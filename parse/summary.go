@@ -225,7 +225,8 @@ func SelectedCompanions(sel []Selected) []Selected {
 }
 
 // CompanionsOf returns the subagent transcripts of the selected Claude Code
-// sessions on disk that were not selected themselves.
+// sessions on disk, and the subagent sessions of the selected opencode
+// sessions, that were not selected themselves.
 func CompanionsOf(sel []Selected) []discover.Candidate {
 	have := map[string]bool{}
 	for _, s := range sel {
@@ -233,6 +234,14 @@ func CompanionsOf(sel []Selected) []discover.Candidate {
 	}
 	var out []discover.Candidate
 	f := &discover.Finder{}
+	for i := range sel {
+		for _, k := range sel[i].Children() {
+			if !have[k.Name] {
+				have[k.Name] = true
+				out = append(out, k)
+			}
+		}
+	}
 	for _, s := range sel {
 		if s.Path == "" || s.Info.Agent != manifest.AgentClaude {
 			continue

@@ -74,6 +74,18 @@ type Candidate struct {
 	Listed *Listed
 	open   func() (io.ReadCloser, error)
 	readAt func() (io.ReaderAt, int64, func(), error)
+	// children lists the sessions a store holds whose parent is this one
+	// (opencode's subagent sessions), when the candidate is a store's.
+	children func() []Candidate
+}
+
+// Children returns the sessions started from this one that its store holds
+// (an opencode task's subagent sessions, and theirs), or none.
+func (c *Candidate) Children() []Candidate {
+	if c.children == nil {
+		return nil
+	}
+	return c.children()
 }
 
 // Open opens the candidate's content (compressed, maybe).

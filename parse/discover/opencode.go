@@ -98,9 +98,44 @@ func (f *Finder) opencodeDB(path, name string, since time.Time, harness string) 
 		c := Candidate{Name: name + "#" + s.ID, Agent: manifest.AgentOpencode, ModTime: s.Updated, ID: s.ID, Harness: harness,
 			Listed: &Listed{Cwd: s.Directory, First: s.Created, Last: s.Updated}}
 		c.open = func() (io.ReadCloser, error) { return db.Records(s), nil }
+		c.children = func() []Candidate {
+			// Every session of the store, whatever the window: a subagent's
+			// session belongs with its parent.
+			all, err := db.Sessions(time.Time{})
+			if err != nil {
+				return nil
+			}
+			var kids []Candidate
+			for _, k := range descendants(s.ID, all) {
+				k := k
+				kc := Candidate{Name: name + "#" + k.ID, Agent: manifest.AgentOpencode, ModTime: k.Updated, ID: k.ID, Harness: harness,
+					Listed: &Listed{Cwd: k.Directory, First: k.Created, Last: k.Updated}}
+				kc.open = func() (io.ReadCloser, error) { return db.Records(k), nil }
+				kids = append(kids, kc)
+			}
+			return kids
+		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// descendants returns the sessions started from id, and from those, in the
+// store's order; a loop of parents (a damaged store) is walked once.
+func descendants(id string, all []opencode.SessionInfo) []opencode.SessionInfo {
+	seen := map[string]bool{id: true}
+	var out []opencode.SessionInfo
+	for grew := true; grew; {
+		grew = false
+		for _, s := range all {
+			if !seen[s.ID] && s.ParentID != "" && seen[s.ParentID] {
+				seen[s.ID] = true
+				out = append(out, s)
+				grew = true
+			}
+		}
+	}
+	return out
 }
 
 // opencodeLegacy lists the sessions of a legacy opencode file store whose
@@ -113,20 +148,39 @@ func (f *Finder) opencodeLegacy(storage string, w Window, harness string) []Cand
 		if !w.Since.IsZero() && s.ModTime.Before(w.Since) {
 			continue
 		}
-		last := s.Updated
-		if last.IsZero() {
-			last = s.ModTime
+		c := legacyCandidate(l, s, harness)
+		c.children = func() []Candidate {
+			all := l.Sessions()
+			infos := make([]opencode.SessionInfo, len(all))
+			byID := map[string]opencode.LegacySession{}
+			for i, a := range all {
+				infos[i] = a.SessionInfo
+				byID[a.ID] = a
+			}
+			var kids []Candidate
+			for _, k := range descendants(s.ID, infos) {
+				kids = append(kids, legacyCandidate(l, byID[k.ID], harness))
+			}
+			return kids
 		}
-		first := s.Created
-		if first.IsZero() {
-			first = last
-		}
-		c := Candidate{Name: filepath.Join(storage, "session") + "#" + s.ID, Agent: manifest.AgentOpencode, ModTime: s.ModTime, ID: s.ID,
-			Harness: harness, Listed: &Listed{Cwd: s.Directory, First: first, Last: last}}
-		c.open = func() (io.ReadCloser, error) { return l.Records(s), nil }
 		out = append(out, c)
 	}
 	return out
+}
+
+func legacyCandidate(l opencode.Legacy, s opencode.LegacySession, harness string) Candidate {
+	last := s.Updated
+	if last.IsZero() {
+		last = s.ModTime
+	}
+	first := s.Created
+	if first.IsZero() {
+		first = last
+	}
+	c := Candidate{Name: filepath.Join(l.Root, "session") + "#" + s.ID, Agent: manifest.AgentOpencode, ModTime: s.ModTime, ID: s.ID,
+		Harness: harness, Listed: &Listed{Cwd: s.Directory, First: first, Last: last}}
+	c.open = func() (io.ReadCloser, error) { return l.Records(s), nil }
+	return c
 }
 
 // isSQLite tells a database by its first bytes.
