@@ -535,12 +535,19 @@ type Legacy struct {
 // IsLegacy reports whether dir looks like a legacy opencode storage
 // directory (it has session and message folders).
 func IsLegacy(dir string) bool {
-	for _, sub := range []string{"session", "message"} {
-		if st, err := os.Stat(filepath.Join(dir, sub)); err != nil || !st.IsDir() {
-			return false
-		}
-	}
-	return true
+	return realDir(filepath.Join(dir, "session")) && realDir(filepath.Join(dir, "message"))
+}
+
+// realDir says whether p is a directory itself, not a symbolic link to one:
+// a link found in a store is never followed.
+func realDir(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.IsDir()
+}
+
+// safeName says whether an id read from a store can name a file of it.
+func safeName(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`+"\x00")
 }
 
 // LegacySession is a session file of a legacy store.
@@ -552,6 +559,8 @@ type LegacySession struct {
 	// Err says why the session file could not be read (it is still listed,
 	// by the id in its name).
 	Err error
+	// key is the id in the file's name, which names its message folder.
+	key string
 }
 
 // Sessions lists the legacy store's sessions, by file name order.
@@ -576,7 +585,8 @@ func (l Legacy) Sessions() []LegacySession {
 			s := LegacySession{ModTime: info.ModTime()}
 			s.file = file
 			s.ID = strings.TrimSuffix(f.Name(), ".json")
-			if m, err := os.Stat(filepath.Join(l.Root, "message", s.ID)); err == nil && m.ModTime().After(s.ModTime) {
+			s.key = s.ID
+			if m, err := os.Lstat(filepath.Join(l.Root, "message", s.key)); err == nil && m.IsDir() && m.ModTime().After(s.ModTime) {
 				s.ModTime = m.ModTime()
 			}
 			data, err := readLimited(file)
@@ -587,8 +597,8 @@ func (l Legacy) Sessions() []LegacySession {
 				s.Err = fmt.Errorf("%s: %s", file, describeBad(data))
 			default:
 				doc := gjson.ParseBytes(data)
-				if id := doc.Get("id").Str; id != "" {
-					s.ID = id
+				if id := doc.Get("id").Str; safeName(id) {
+					s.ID = id // the file's own id; its folders are still found by the name
 				}
 				s.ParentID = doc.Get("parentID").Str
 				s.Directory = doc.Get("directory").Str
@@ -652,7 +662,17 @@ func (l Legacy) write(s LegacySession, w io.Writer) error {
 			return err
 		}
 	}
-	mdir := filepath.Join(l.Root, "message", s.ID)
+	key := s.key
+	if key == "" {
+		key = s.ID
+	}
+	if !safeName(key) {
+		return enc.bad(s.file, "session id "+key+" cannot name a folder: its messages are not read")
+	}
+	mdir := filepath.Join(l.Root, "message", key)
+	if !realDir(mdir) {
+		return nil
+	}
 	for _, name := range sortedJSON(mdir) {
 		file := filepath.Join(mdir, name)
 		id := strings.TrimSuffix(name, ".json")
@@ -667,6 +687,9 @@ func (l Legacy) write(s LegacySession, w io.Writer) error {
 			return err
 		}
 		pdir := filepath.Join(l.Root, "part", id)
+		if !realDir(pdir) {
+			continue
+		}
 		for _, pname := range sortedJSON(pdir) {
 			pfile := filepath.Join(pdir, pname)
 			pdata, err := readLimited(pfile)

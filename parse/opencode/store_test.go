@@ -198,3 +198,40 @@ func TestReopensAChangedDatabase(t *testing.T) {
 		t.Fatalf("sessions %q after the change", got)
 	}
 }
+
+// A legacy store is hostile input: an id that is a path and a folder that is
+// a symbolic link lead nowhere outside it.
+func TestLegacyFollowsNoLink(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(outside, "msg_x.json"), `{"id":"msg_x","role":"user","time":{"created":1}}`)
+	write(filepath.Join(root, "session", "p", "ses_a.json"), `{"id":"../../`+filepath.Base(outside)+`","directory":"/w","time":{"created":1,"updated":2}}`)
+	write(filepath.Join(root, "session", "p", "ses_b.json"), `{"id":"ses_b","directory":"/w","time":{"created":1,"updated":2}}`)
+	if err := os.MkdirAll(filepath.Join(root, "message"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "message", "ses_b")); err != nil {
+		t.Fatal(err)
+	}
+	l := Legacy{Root: root}
+	for _, s := range l.Sessions() {
+		if s.ID != "ses_a" && s.ID != "ses_b" {
+			t.Errorf("id %q taken from the file", s.ID)
+		}
+		rc := l.Records(s)
+		data, _ := io.ReadAll(rc)
+		rc.Close()
+		if strings.Contains(string(data), "msg_x") {
+			t.Errorf("%s: read a message outside the store:\n%s", s.ID, data)
+		}
+	}
+}
