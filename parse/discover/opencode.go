@@ -99,14 +99,8 @@ func (f *Finder) opencodeDB(path, name string, since time.Time, harness string) 
 			Listed: &Listed{Cwd: s.Directory, First: s.Created, Last: s.Updated}}
 		c.open = func() (io.ReadCloser, error) { return db.Records(s), nil }
 		c.children = func() []Candidate {
-			// Every session of the store, whatever the window: a subagent's
-			// session belongs with its parent.
-			all, err := db.Sessions(time.Time{})
-			if err != nil {
-				return nil
-			}
 			var kids []Candidate
-			for _, k := range descendants(s.ID, all) {
+			for _, k := range db.Descendants(s.ID) {
 				k := k
 				kc := Candidate{Name: name + "#" + k.ID, Agent: manifest.AgentOpencode, ModTime: k.Updated, ID: k.ID, Harness: harness,
 					Listed: &Listed{Cwd: k.Directory, First: k.Created, Last: k.Updated}}
@@ -120,48 +114,39 @@ func (f *Finder) opencodeDB(path, name string, since time.Time, harness string) 
 	return out, nil
 }
 
-// descendants returns the sessions started from id, and from those, in the
-// store's order; a loop of parents (a damaged store) is walked once.
-func descendants(id string, all []opencode.SessionInfo) []opencode.SessionInfo {
-	seen := map[string]bool{id: true}
-	var out []opencode.SessionInfo
-	for grew := true; grew; {
-		grew = false
-		for _, s := range all {
-			if !seen[s.ID] && s.ParentID != "" && seen[s.ParentID] {
-				seen[s.ID] = true
-				out = append(out, s)
-				grew = true
-			}
-		}
-	}
-	return out
-}
-
 // opencodeLegacy lists the sessions of a legacy opencode file store whose
 // activity is not older than the window.
 func (f *Finder) opencodeLegacy(storage string, w Window, harness string) []Candidate {
 	l := opencode.Legacy{Root: storage}
+	sessions := l.Sessions()
+	// The store's family tree, built once for all its sessions.
+	var once sync.Once
+	var kids map[string][]opencode.SessionInfo
+	byID := map[string]opencode.LegacySession{}
+	family := func(id string) []opencode.SessionInfo {
+		once.Do(func() {
+			infos := make([]opencode.SessionInfo, len(sessions))
+			for i, a := range sessions {
+				infos[i] = a.SessionInfo
+				byID[a.ID] = a
+			}
+			kids = opencode.ChildrenOf(infos)
+		})
+		return opencode.Descendants(id, kids)
+	}
 	var out []Candidate
-	for _, s := range l.Sessions() {
+	for _, s := range sessions {
 		s := s
 		if !w.Since.IsZero() && s.ModTime.Before(w.Since) {
 			continue
 		}
 		c := legacyCandidate(l, s, harness)
 		c.children = func() []Candidate {
-			all := l.Sessions()
-			infos := make([]opencode.SessionInfo, len(all))
-			byID := map[string]opencode.LegacySession{}
-			for i, a := range all {
-				infos[i] = a.SessionInfo
-				byID[a.ID] = a
+			var out []Candidate
+			for _, k := range family(s.ID) {
+				out = append(out, legacyCandidate(l, byID[k.ID], harness))
 			}
-			var kids []Candidate
-			for _, k := range descendants(s.ID, infos) {
-				kids = append(kids, legacyCandidate(l, byID[k.ID], harness))
-			}
-			return kids
+			return out
 		}
 		out = append(out, c)
 	}

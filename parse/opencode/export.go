@@ -40,7 +40,12 @@ func ExportHead(b []byte) (id, dir string, created, updated int64) {
 func ExportRecords(r io.Reader, name string) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(writeExport(r, name, pw))
+		bw := bufio.NewWriterSize(pw, 32<<10)
+		err := writeExport(r, name, bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
 	}()
 	return pr
 }

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -58,6 +59,51 @@ type DB struct {
 	Note    string
 	cleanup func()
 	sig     string
+	// kids maps a session to those started from it, listed once.
+	kidsOnce sync.Once
+	kids     map[string][]SessionInfo
+}
+
+// Descendants returns the sessions started from id (opencode's subagent
+// sessions, whose parent_id is id), and theirs, in the database's order. The
+// database's sessions are listed once per handle for it; a loop of parents
+// (a damaged database) is walked once.
+func (d *DB) Descendants(id string) []SessionInfo {
+	d.kidsOnce.Do(func() {
+		all, _ := d.Sessions(time.Time{})
+		d.kids = ChildrenOf(all)
+	})
+	return Descendants(id, d.kids)
+}
+
+// ChildrenOf maps each session id to the sessions whose parent it is.
+func ChildrenOf(all []SessionInfo) map[string][]SessionInfo {
+	kids := map[string][]SessionInfo{}
+	for _, s := range all {
+		if s.ParentID != "" && s.ParentID != s.ID {
+			kids[s.ParentID] = append(kids[s.ParentID], s)
+		}
+	}
+	return kids
+}
+
+// Descendants walks kids from id, breadth first.
+func Descendants(id string, kids map[string][]SessionInfo) []SessionInfo {
+	seen := map[string]bool{id: true}
+	var out []SessionInfo
+	queue := []string{id}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, k := range kids[cur] {
+			if !seen[k.ID] {
+				seen[k.ID] = true
+				out = append(out, k)
+				queue = append(queue, k.ID)
+			}
+		}
+	}
+	return out
 }
 
 // inPlace says whether a database with a log is first read in place (tests
@@ -333,7 +379,14 @@ func (d *DB) Records(s SessionInfo) io.ReadCloser {
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		pw.CloseWithError(d.write(ctx, s, pw))
+		// Rows are small: batching them into the pipe saves a hand-over
+		// between goroutines per row.
+		bw := bufio.NewWriterSize(pw, 32<<10)
+		err := d.write(ctx, s, bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
 	}()
 	return &pipeCloser{PipeReader: pr, cancel: cancel}
 }
@@ -635,7 +688,12 @@ func readLimited(name string) ([]byte, error) {
 func (l Legacy) Records(s LegacySession) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
-		pw.CloseWithError(l.write(s, pw))
+		bw := bufio.NewWriterSize(pw, 32<<10)
+		err := l.write(s, bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		pw.CloseWithError(err)
 	}()
 	return pr
 }
