@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/rs/zerolog"
@@ -24,7 +25,13 @@ type app struct {
 	quiet   bool
 	noColor bool
 	maxLine string
-	cmdName string
+	cmdPath string // "sandbox recover": for hints
+	// ownsInterrupts: the command handles ^C itself (sandbox run: a
+	// second ^C kills the agent, and the exit is the agent's).
+	ownsInterrupts *atomic.Bool
+	// wroteJSON: a --json document is on stdout (an error then goes in it,
+	// not in a second one).
+	wroteJSON bool
 
 	log zerolog.Logger
 	// planOnly is set while recover makes a plan to show before asking.
@@ -34,7 +41,7 @@ type app struct {
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
-	return &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	return &app{stdin: stdin, stdout: stdout, stderr: stderr, ownsInterrupts: new(atomic.Bool)}
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -48,8 +55,9 @@ semantics, and writes the result onto the host with dry-run diffs, conflict
 detection, three-way merge and atomic writes.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       readVersion().String(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			a.cmdName = cmd.Name()
+			a.cmdPath = cmd.CommandPath()
 			a.setupLog()
 			n, err := parseSize(a.maxLine)
 			if err != nil || n < 1<<10 {
@@ -72,8 +80,9 @@ detection, three-way merge and atomic writes.`,
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		a.cmdName = c.Name()
+		a.cmdPath = c.CommandPath()
 		return &UsageError{err}
 	})
 	root.AddCommand(a.recoverCommand())
@@ -85,7 +94,9 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.inspectCommand())
 	root.AddCommand(a.logCommand())
 	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
-		a.gcCommand(), a.snapshotCommand(), a.restoreCommand())
+		a.gcCommand(), a.snapshotCommand(), a.restoreCommand(), a.execCommand(), a.versionCommand())
+	a.registerCompletions(root)
+	addExitStatus(root)
 	return root
 }
 

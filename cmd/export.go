@@ -96,6 +96,8 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 			}
 		}
 	}
+	bar := a.counting("reading transcripts", sel)
+	defer bar.end()
 	streams, err := a.openSelected(ctx, sel)
 	defer func() {
 		for _, s := range streams {
@@ -127,6 +129,7 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
 	st, err := recov.Export(ctx, sources, &recov.DryRunFS{Read: fsys}, opts, manifest.NewWriter(out), red)
+	bar.end()
 	a.logStreams(ctx, streams)
 	if err != nil {
 		if tmp != nil {

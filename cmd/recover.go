@@ -85,11 +85,7 @@ markers: write it with <<<<<<< conflict markers).
 
 Writes are atomic (temporary file, fsync, rename), read back and checked by
 sha256; if any write fails, the changes already made are rolled back.
---dry-run prints each file's action and a unified diff and writes nothing.
-
-Exit status: 0 success or nothing to do, 1 failure (the host is unchanged),
-2 usage error, 3 finished but some files were not recovered (conflict, skipped,
-outside-root, unrecoverable), 130 interrupted.`,
+--dry-run prints each file's action and a unified diff and writes nothing.`,
 		Example: `  # the last day's sessions, back where they ran (asks first)
   sandbox recover --since 24h
 
@@ -211,6 +207,12 @@ func projectsHint(err error) error {
 // finish validates an apply (when asked), prints its report and maps the
 // outcome to an error.
 func (a *app) finish(ctx context.Context, res *recov.Result, rerr error, dry bool, af applyFlags) error {
+	if ctx.Err() != nil {
+		res.Report.Interrupted = true
+		if rerr == nil || errors.Is(rerr, context.Canceled) {
+			rerr = errInterrupted
+		}
+	}
 	if rerr != nil {
 		res.Report.Error = rerr.Error()
 	}
@@ -255,6 +257,7 @@ func emptyReport(dry bool) recov.Report {
 }
 
 func (a *app) writeJSON(v any) error {
+	a.wroteJSON = true
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -264,6 +267,9 @@ func (a *app) writeJSON(v any) error {
 // recoverOnce opens the selected sessions (and their subagents) and runs
 // one recovery.
 func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options) (*recov.Result, error) {
+	sel = append([]parse.Selected(nil), sel...) // counted for this pass only
+	bar := a.counting("reading transcripts", sel)
+	defer bar.end()
 	streams, err := a.openSelected(ctx, sel)
 	defer func() {
 		for _, s := range streams {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/parse"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 )
 
@@ -56,18 +55,9 @@ func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
 		return err
 	}
 	sel = append(sel, parse.SelectedCompanions(sel)...)
-	var total int64
-	for _, s := range sel {
-		total += s.Size
-	}
-	var progress func(int64)
-	if isTerminal(a.stderr) && !a.quiet && total > 256<<20 {
-		bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionShowBytes(true),
-			progressbar.OptionSetDescription("reading transcripts"), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
-		progress = func(n int64) { _ = bar.Add64(n) }
-		defer bar.Finish()
-	}
-	sums, errs := parse.Summarize(ctx, sel, progress)
+	bar := a.counting("reading transcripts", sel)
+	sums, errs := parse.Summarize(ctx, sel, nil)
+	bar.end()
 	for _, e := range errs {
 		a.log.Warn().Err(e).Msg("transcript not read")
 	}
@@ -113,4 +103,16 @@ func joinLooked(l []string) string {
 		out += ", " + x
 	}
 	return out
+}
+
+// timeCell writes a time for a table: local with its zone on a terminal,
+// RFC 3339 in UTC when piped (for machines, with no space inside).
+func (a *app) timeCell(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if isTerminal(a.stdout) {
+		return t.Local().Format("2006-01-02 15:04 MST")
+	}
+	return t.UTC().Format(time.RFC3339)
 }

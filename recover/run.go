@@ -221,6 +221,11 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	if err != nil {
 		return nil, err
 	}
+	// A parse cut short by ^C ends its stream early, as damage would: its
+	// ops are not the session's, so nothing is planned or written.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	files, stats := rc.Finish()
 	plans, err := Plan(files, m, fsys, opts.OnConflict)
 	if err != nil {
@@ -331,6 +336,9 @@ type Report struct {
 	Warnings []manifest.Warning `json:"warnings"`
 	// Error is set when the apply failed (and was rolled back).
 	Error string `json:"error,omitempty"`
+	// Interrupted is set when ^C or TERM cut the command short: the
+	// report is not the whole of it.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Journals are the journal directories the apply wrote (for undo).
 	Journals []string `json:"journals,omitempty"`
 	// Validation is the result of --validate, when it ran.
