@@ -94,11 +94,18 @@ func (r *Reconstructor) opencodeEdit(op *manifest.Op) {
 	}
 	f.cur = replayed
 	if diff != "" && !creates {
-		if out, ok := ApplyOpencodeDiff(pre, diff); ok && out != text {
+		if out, indent, ok := applyOpencodeDiff(pre, diff); ok && out != text {
 			// The diff was taken after the formatter ran: it is the better
 			// account of what the file became.
 			f.cur.Text = out
 			f.res.Notes = append(f.res.Notes, where(op)+": the recorded diff differs from the replayed replacement (opencode's formatter ran): the diff is followed")
+			if indent != "" {
+				// trimDiff took the lines' common indentation off: put back
+				// on the added lines, it is the context's, which is likely
+				// but not proven.
+				f.pinned = false
+				f.res.Notes = append(f.res.Notes, where(op)+": the diff's indentation was trimmed by opencode and is restored from the surrounding lines: not exact")
+			}
 		}
 	}
 	f.remember()
@@ -593,6 +600,14 @@ func expandJS(repl, s string, at int, match string) string {
 // line, and put back on every line. ok is false when the diff does not fit
 // pre, or its indentation cannot be told.
 func ApplyOpencodeDiff(pre, diff string) (string, bool) {
+	text, _, ok := applyOpencodeDiff(pre, diff)
+	return text, ok
+}
+
+// applyOpencodeDiff is ApplyOpencodeDiff that also returns the indentation
+// it put back on the diff's lines ("" when the diff was not trimmed): the
+// added lines get it too, which is a guess when it is not empty.
+func applyOpencodeDiff(pre, diff string) (string, string, bool) {
 	lines := strings.Split(pre, "\n")
 	finalNL := strings.HasSuffix(pre, "\n")
 	if finalNL {
@@ -625,7 +640,7 @@ func ApplyOpencodeDiff(pre, diff string) (string, bool) {
 		}
 	}
 	if len(hunks) == 0 {
-		return "", false
+		return "", "", false
 	}
 	// The indentation trimDiff took off: from the first old line with text.
 	prefix, found := "", false
@@ -636,12 +651,12 @@ func ApplyOpencodeDiff(pre, diff string) (string, bool) {
 				continue
 			}
 			if at >= len(lines) {
-				return "", false
+				return "", "", false
 			}
 			if strings.TrimSpace(l[1:]) != "" {
 				real := lines[at]
 				if !strings.HasSuffix(real, l[1:]) || strings.TrimSpace(real[:len(real)-len(l)+1]) != "" {
-					return "", false
+					return "", "", false
 				}
 				prefix, found = real[:len(real)-len(l)+1], true
 				break
@@ -653,7 +668,7 @@ func ApplyOpencodeDiff(pre, diff string) (string, bool) {
 		}
 	}
 	if !found {
-		return "", false
+		return "", "", false
 	}
 	restore := func(d string) string {
 		if strings.TrimSpace(d) == "" && d == "" {
@@ -673,7 +688,7 @@ func ApplyOpencodeDiff(pre, diff string) (string, bool) {
 	newFinalNL := finalNL
 	for _, h := range hunks {
 		if h.start < pos || h.start > len(lines) {
-			return "", false
+			return "", "", false
 		}
 		out = append(out, lines[pos:h.start]...)
 		at := h.start
@@ -682,7 +697,7 @@ func ApplyOpencodeDiff(pre, diff string) (string, bool) {
 			switch l[0] {
 			case ' ', '-':
 				if at >= len(lines) || !fits(lines[at], l[1:]) {
-					return "", false
+					return "", "", false
 				}
 				if l[0] == ' ' {
 					out = append(out, lines[at])
@@ -715,5 +730,5 @@ func ApplyOpencodeDiff(pre, diff string) (string, bool) {
 	if newFinalNL && len(out) > 0 {
 		text += "\n"
 	}
-	return text, true
+	return text, prefix, true
 }

@@ -89,6 +89,15 @@ func TestOpencodeEditReplay(t *testing.T) {
 	if f.Final.Text != "x = 2  # formatted\n" || f.Confidence != Exact || len(f.Drift) != 0 || len(f.Notes) != 1 {
 		t.Fatalf("formatted edit: %+v", f)
 	}
+	// A newer version's diff, taken after the formatter, is followed; its
+	// trimmed indentation put back is a guess, so the file is not exact.
+	prePy := manifest.Evidence{Path: "/w/a.py", Kind: manifest.EvidencePre, Content: "class A:\n    def f(self):\n        return 1\n"}
+	trimmed := manifest.Evidence{Path: "/w/a.py", Kind: manifest.EvidenceDiff, Content: "@@ -2,2 +2,2 @@\n def f(self):\n-    return 1\n+    return (2)\n"}
+	res, _ = Reconstruct([]manifest.Op{oc("return 1", "return 2", prePy, trimmed)}, nil, ReconstructOptions{})
+	f = res[0]
+	if f.Final.Text != "class A:\n    def f(self):\n        return (2)\n" || f.Confidence == Exact || len(f.Notes) != 2 {
+		t.Fatalf("trimmed diff: %+v", f)
+	}
 	host := func(string) ([]byte, bool, bool) { return []byte("  x = 1  \ny = 2\n"), true, true }
 	failed := oc("y = 2", "y = 9")
 	failed.Outcome = manifest.OutcomeFailed
