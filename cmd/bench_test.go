@@ -42,7 +42,7 @@ func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, e
 		b.Fatal(err)
 	}
 	f.Close()
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME"} {
 		b.Setenv(k, dir)
 	}
 	b.SetBytes(st.Bytes)
@@ -58,6 +58,46 @@ func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, e
 		}
 	}
 }
+
+// BenchmarkSessionsOpencode measures `sandbox sessions --from opencode.db
+// --json` on a generated database of BENCH_OPENCODE_SESSIONS sessions
+// (default 10000): listing, parsing every session and counting its
+// operations. The target is under a second for 10,000 sessions.
+func BenchmarkSessionsOpencode(b *testing.B) {
+	n := 10000
+	if v := os.Getenv("BENCH_OPENCODE_SESSIONS"); v != "" {
+		n = 0
+		for _, c := range v {
+			n = n*10 + int(c-'0')
+		}
+	}
+	dir := b.TempDir()
+	db := filepath.Join(dir, "opencode.db")
+	size, err := gen.OpencodeDB(db, n, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME"} {
+		b.Setenv(k, dir)
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var out countWriter
+		if code := Main([]string{"sessions", "--from", db, "--json"}, nil, &out, io.Discard); code != ExitOK {
+			b.Fatalf("exit %d", code)
+		}
+		if out.n == 0 {
+			b.Fatal("no output")
+		}
+	}
+	b.ReportMetric(float64(n), "sessions")
+}
+
+type countWriter struct{ n int }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
 
 // BenchmarkInspectReport measures inspect's reports on a generated Codex
 // session of about 1,000 tool calls and 200 files: the whole command with

@@ -21,7 +21,7 @@ var fixedValues = map[string][]string{
 	"unknown":     {"skip\tlist their files, write nothing", "apply\treplay them"},
 	"runtime":     {"docker", "podman", "bwrap", "local\tno isolation"},
 	"network":     {"none", "host"},
-	"agent":       {"codex", "claude"},
+	"agent":       {"codex", "claude", "opencode"},
 }
 
 // harnessArgs are the commands whose arguments are harness session names.

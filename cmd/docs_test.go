@@ -61,7 +61,7 @@ func TestHelpComplete(t *testing.T) {
 
 // TestExitCodes checks Main's mapping of outcomes to exit codes.
 func TestExitCodes(t *testing.T) {
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME"} {
 		t.Setenv(k, t.TempDir())
 	}
 	sample := "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"
@@ -87,7 +87,7 @@ func TestExitCodes(t *testing.T) {
 // TestInterrupted checks that a cancelled run exits 130 and leaves nothing
 // behind: the transcript is read, but nothing is written.
 func TestInterrupted(t *testing.T) {
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME"} {
 		t.Setenv(k, t.TempDir())
 	}
 	ctx, cancel := context.WithCancel(context.Background())

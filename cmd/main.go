@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/parse/discover"
 )
 
 // Exit codes (DESIGN.md).
@@ -81,6 +82,7 @@ func forceOnSecond(sigs <-chan os.Signal, done <-chan struct{}, owned func() boo
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	defer discover.RemoveSpools()
 	app := newApp(stdin, stdout, stderr)
 	// A second ^C forces: whatever the command was doing, it ends now
 	// (writes are journaled and atomic, so what is on disk is either the

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 	"github.com/agentsandbox/sandbox/manifest"
 	recov "github.com/agentsandbox/sandbox/recover"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -42,7 +43,7 @@ func checkSchema(t *testing.T, data []byte) {
 }
 
 func hermetic(t *testing.T) {
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"} {
 		t.Setenv(k, t.TempDir())
 	}
 }
@@ -215,4 +216,46 @@ func TestDetect(t *testing.T) {
 		}
 	}
 	_ = context.Background
+}
+
+// TestOpencodeExportApply checks that an opencode session's export manifest
+// follows the schema and applies to the same tree and actions as recover.
+func TestOpencodeExportApply(t *testing.T) {
+	hermetic(t)
+	script, err := os.ReadFile("../fixtures/opencode/sessions.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "opencode.db")
+	if err := ocdb.Build(db, string(script)); err != nil {
+		t.Fatal(err)
+	}
+	a, b, m := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "m.json")
+	rec, stderr, code := runApp(t, "recover", "--from", db, "--session", "ses_7a1c2f", "--dest", a, "--json")
+	if code != ExitPartial {
+		t.Fatalf("recover: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runApp(t, "export", "--from", db, "--session", "ses_7a1c2f", "-o", m); code != ExitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"agent": "opencode"`) {
+		t.Fatal("the manifest does not name the agent")
+	}
+	checkSchema(t, data)
+	app, stderr, code := runApp(t, "apply", m, "--dest", b, "--json")
+	if code != ExitPartial {
+		t.Fatalf("apply: exit %d: %s", code, stderr)
+	}
+	ra, rb := actions(t, rec), actions(t, app)
+	if len(ra) != 5 || fmt.Sprint(ra) != fmt.Sprint(rb) {
+		t.Errorf("recover says %v, apply says %v", ra, rb)
+	}
+	if ta, tb := dirContents(t, a), dirContents(t, b); len(ta) != 4 || fmt.Sprint(ta) != fmt.Sprint(tb) {
+		t.Errorf("trees differ:\nrecover %v\napply   %v", keys(ta), keys(tb))
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -33,6 +34,10 @@ func TestMain(m *testing.M) {
 // gets its own HOME and agent homes, so no test can see this machine's.
 func TestScripts(t *testing.T) {
 	sample, err := filepath.Abs("../fixtures/sample")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ocfix, err := filepath.Abs("../fixtures/opencode")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +55,8 @@ func TestScripts(t *testing.T) {
 				env.Setenv(k, p)
 			}
 			env.Setenv("XDG_STATE_HOME", filepath.Join(env.WorkDir, "home/.local/state"))
+			env.Setenv("XDG_DATA_HOME", filepath.Join(env.WorkDir, "home/.local/share"))
+			env.Setenv("OPENCODE_FIXTURES", ocfix)
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("TZ", "UTC")
 			env.Setenv("SAMPLE", sample)
@@ -62,6 +69,8 @@ func TestScripts(t *testing.T) {
 			"mtime":     cmdMtime,
 			"exits":     cmdExits,
 			"cmpnoeol":  cmdCmpNoEOL,
+			"ocdb":      cmdOcdb,
+			"truncate":  cmdTruncate,
 		},
 	})
 }
@@ -246,4 +255,27 @@ func cmdMtime(ts *testscript.TestScript, neg bool, args []string) {
 	for _, f := range args[1:] {
 		ts.Check(os.Chtimes(ts.MkAbs(f), t, t))
 	}
+}
+
+// cmdOcdb builds an opencode database with opencode's schema and the rows
+// of a SQL script: ocdb SCRIPT.sql DB.
+func cmdOcdb(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: ocdb SCRIPT.sql DB")
+	}
+	script, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	db := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(filepath.Dir(db), 0o755))
+	ts.Check(ocdb.Build(db, string(script)))
+}
+
+// cmdTruncate cuts a file to its first N bytes: truncate N FILE.
+func cmdTruncate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: truncate N FILE")
+	}
+	n, err := strconv.ParseInt(args[0], 10, 64)
+	ts.Check(err)
+	ts.Check(os.Truncate(ts.MkAbs(args[1]), n))
 }

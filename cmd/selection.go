@@ -36,7 +36,7 @@ func (o *selectOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.Until, "until", "", "sessions active until `TIME` (same forms as --since)")
 	f.StringArrayVar(&o.Sessions, "session", nil, "sessions whose id (or harness name) starts with `PREFIX` (repeatable)")
 	f.StringVar(&o.Cwd, "cwd", "", "sessions whose working directory is `DIR` or below")
-	f.StringVar(&o.Agent, "agent", "", "only sessions of this `AGENT`: codex or claude")
+	f.StringVar(&o.Agent, "agent", "", "only sessions of this `AGENT`: codex, claude or opencode")
 }
 
 // now is the clock for --since/--until; SANDBOX_NOW (RFC 3339) fixes it,
@@ -54,8 +54,9 @@ func (o selectOptions) filter() (parse.Filter, error) {
 	f := parse.Filter{Prefixes: o.Sessions, Cwd: o.Cwd, Agent: manifest.Agent(o.Agent)}
 	switch o.Agent {
 	case "", "codex", "claude":
+	case "opencode":
 	default:
-		return f, usagef("--agent %q: use codex or claude", o.Agent)
+		return f, usagef("--agent %q: use codex, claude or opencode", o.Agent)
 	}
 	t := now()
 	var err error
@@ -126,6 +127,9 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 			homes.Claude = o.HomeClaude
 		}
 		cands = finder.Homes(homes, filter.Window)
+		for _, p := range finder.Problems {
+			a.log.Warn().Str("store", p.Name).Msg(p.Why)
+		}
 	}
 	a.log.Debug().Int("candidates", len(cands)).Msg("transcripts found")
 	sel, skipped, err := parse.Select(cands, filter, finder.Looked)
@@ -140,7 +144,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 		case se != nil && named[se.Name]:
 			// A file named with --transcript that cannot be read is the error.
 			if errors.Is(e, parse.ErrUnknownFormat) {
-				return nil, finder.Looked, &HintError{e, "sandbox reads Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl) and Claude Code transcripts (~/.claude/projects/…/<session>.jsonl), plain, .gz or .zst"}
+				return nil, finder.Looked, &HintError{e, "sandbox reads Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl) and Claude Code transcripts (~/.claude/projects/…/<session>.jsonl), plain, .gz or .zst, and opencode sessions (~/.local/share/opencode/opencode.db, storage/, opencode export JSON)"}
 			}
 			return nil, finder.Looked, fmt.Errorf("reading transcript: %w", e)
 		case errors.Is(e, parse.ErrUnknownFormat):

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 )
 
 // These tests use the local runtime (plain processes), so they run
@@ -17,7 +19,7 @@ import (
 
 func hermetic(t *testing.T) *Store {
 	t.Helper()
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME"} {
 		t.Setenv(k, t.TempDir())
 	}
 	return &Store{Root: os.Getenv("SANDBOX_HOME")}
@@ -112,6 +114,11 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"/usr/bin/codex", "x"}, []string{"/usr/bin/codex", "resume", "ID", "x"}, ""},
 		{[]string{"codex", "exec", "--json", "x"}, []string{"codex", "exec", "resume", "ID", "--json", "x"}, ""},
 		{[]string{"pi", "x"}, []string{"pi", "x"}, "SANDBOX_RESUME_ID=ID"},
+		{[]string{"opencode"}, []string{"opencode", "--session", "ID"}, ""},
+		{[]string{"opencode", "/workspace"}, []string{"opencode", "--session", "ID", "/workspace"}, ""},
+		{[]string{"/opt/bin/opencode", "run", "go on"}, []string{"/opt/bin/opencode", "run", "--session", "ID", "go on"}, ""},
+		{[]string{"opencode", "run", "-c", "go on"}, []string{"opencode", "run", "-c", "go on"}, ""},
+		{[]string{"opencode", "--session=ses_x"}, []string{"opencode", "--session=ses_x"}, ""},
 	} {
 		got, env := ResumeCommand(tc.in, "ID")
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") || strings.Join(env, "") != tc.env {
@@ -410,6 +417,35 @@ func TestFindAgentSessionCodex(t *testing.T) {
 	// Resuming it is codex's "resume ID".
 	got, _ := ResumeCommand([]string{"codex", "exec", "go on"}, sess.AgentSessionID)
 	if strings.Join(got, " ") != "codex exec resume 019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55 go on" {
+		t.Fatalf("resume command %v", got)
+	}
+}
+
+// An opencode workspace keeps its sessions in one database: the newest
+// session is the one to resume, passed back as --session ID.
+func TestFindsOpencodeSession(t *testing.T) {
+	st := hermetic(t)
+	sess := &Session{ID: "oc", Name: "oc", Runtime: "local", Project: t.TempDir()}
+	if err := st.Save(sess); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile("../fixtures/opencode/sessions.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(st.Home("oc"), ".local", "share", "opencode")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := ocdb.Build(filepath.Join(dir, "opencode.db"), string(script)); err != nil {
+		t.Fatal(err)
+	}
+	st.FindAgentSession(sess)
+	if sess.AgentSessionID != "ses_7a1c30b41ffe9Hs2Kd7LmQpZ3c" || sess.Agent != "opencode" {
+		t.Fatalf("found %s %q", sess.Agent, sess.AgentSessionID)
+	}
+	got, _ := ResumeCommand([]string{"opencode", "run", "go on"}, sess.AgentSessionID)
+	if strings.Join(got, " ") != "opencode run --session ses_7a1c30b41ffe9Hs2Kd7LmQpZ3c go on" {
 		t.Fatalf("resume command %v", got)
 	}
 }

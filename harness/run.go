@@ -101,8 +101,9 @@ func projectDir(p string) (string, error) {
 }
 
 // ResumeCommand passes the agent's session id back to it: --resume ID for
-// Claude Code, resume ID for Codex (exec resume ID for codex exec); other
-// commands get SANDBOX_RESUME_ID.
+// Claude Code, resume ID for Codex (exec resume ID for codex exec),
+// --session ID for opencode (after run for opencode run); other commands
+// get SANDBOX_RESUME_ID.
 func ResumeCommand(command []string, id string) ([]string, []string) {
 	base := filepath.Base(command[0])
 	switch base {
@@ -115,8 +116,30 @@ func ResumeCommand(command []string, id string) ([]string, []string) {
 			return append([]string{command[0], command[1], "resume", id}, command[2:]...), nil
 		}
 		return append([]string{command[0], "resume", id}, command[1:]...), nil
+	case "opencode":
+		return opencodeResume(command, id), nil
 	}
 	return command, []string{"SANDBOX_RESUME_ID=" + id}
+}
+
+// opencodeResume adds --session ID to an opencode command (its TUI, or
+// opencode run), unless the command already picks a session itself.
+func opencodeResume(command []string, id string) []string {
+	for _, a := range command[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "-s" || a == "-c" || a == "--continue" || a == "--session" || strings.HasPrefix(a, "--session=") {
+			return command
+		}
+	}
+	at := 1
+	if len(command) > 1 && command[1] == "run" {
+		at = 2
+	}
+	out := append([]string{}, command[:at]...)
+	out = append(out, "--session", id)
+	return append(out, command[at:]...)
 }
 
 // Run runs a command in a session's sandbox to its end and records how it
@@ -320,12 +343,13 @@ func (sess *Session) ExitStatus() int {
 func (s *Store) FindAgentSession(sess *Session) {
 	home := s.Home(sess.ID)
 	var f discover.Finder
-	cands := f.Homes(discover.Homes{Codex: filepath.Join(home, ".codex"), Claude: filepath.Join(home, ".claude")}, discover.Window{})
+	cands := f.Homes(discover.Homes{Codex: filepath.Join(home, ".codex"), Claude: filepath.Join(home, ".claude"),
+		Opencode: filepath.Join(home, ".local", "share", "opencode")}, discover.Window{})
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].ModTime.After(cands[b].ModTime) })
 	for i := range cands {
 		c := &cands[i]
-		if c.Size == 0 {
-			continue
+		if c.Size == 0 && c.Listed == nil {
+			continue // an empty file; a listed session has no size of its own
 		}
 		// The id the transcript itself records, by the parsers' probe;
 		// the file name's when it records none.

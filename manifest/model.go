@@ -12,8 +12,9 @@ type Agent string
 
 // Agents known to sandbox.
 const (
-	AgentCodex  Agent = "codex"
-	AgentClaude Agent = "claude"
+	AgentCodex    Agent = "codex"
+	AgentClaude   Agent = "claude"
+	AgentOpencode Agent = "opencode"
 )
 
 // OpKind says what a file operation does.

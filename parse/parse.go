@@ -9,6 +9,7 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/codex"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/agentsandbox/sandbox/parse/opencode"
 	"github.com/tidwall/gjson"
 )
 
@@ -32,7 +33,9 @@ type head struct {
 	// quotes a record: a README, a spec); single when they are the
 	// single-JSON layout of the TypeScript codex-cli.
 	notJSON, single bool
-	votes           [2]int // Codex, Claude Code
+	// opencode is set when the bytes are an opencode record stream.
+	opencode bool
+	votes    [2]int // Codex, Claude Code
 	// The first of each the records give.
 	claudeID, codexID, cwd string
 	span
@@ -54,6 +57,14 @@ func (s *span) add(ts string) {
 	}
 }
 
+// addMillis adds a time in milliseconds since the epoch (opencode's), when
+// there is one.
+func (s *span) addMillis(v int64) {
+	if v > 0 {
+		s.add(time.UnixMilli(v).UTC().Format(time.RFC3339Nano))
+	}
+}
+
 // agent decides by the votes; a tie goes to Codex, whose marks are the
 // more specific.
 func (h *head) agent() (manifest.Agent, bool) {
@@ -62,6 +73,8 @@ func (h *head) agent() (manifest.Agent, bool) {
 		return "", false
 	case h.single:
 		return manifest.AgentCodex, true
+	case h.opencode:
+		return manifest.AgentOpencode, true
 	case h.votes[0] == 0 && h.votes[1] == 0:
 		return "", false
 	case h.votes[1] > h.votes[0]:
@@ -74,8 +87,25 @@ func (h *head) agent() (manifest.Agent, bool) {
 func readHead(b []byte) *head {
 	h := &head{}
 	b = jsonl.TrimBOM(b)
-	if t := bytes.TrimLeft(b, " \t\r\n\x00"); len(t) == 0 || t[0] != '{' {
+	t := bytes.TrimLeft(b, " \t\r\n\x00")
+	if len(t) == 0 || t[0] != '{' {
 		h.notJSON = true
+		return h
+	}
+	if opencode.IsExport(t) {
+		h.opencode = true
+		id, dir, created, updated := opencode.ExportHead(t)
+		h.codexID, h.cwd = id, dir
+		h.addMillis(created)
+		h.addMillis(updated)
+		return h
+	}
+	if opencode.IsStream(t) {
+		h.opencode = true
+		doc := gjson.Parse(firstLine(t))
+		h.codexID, h.cwd = doc.Get("id").Str, doc.Get("directory").Str
+		h.addMillis(doc.Get("created").Int())
+		h.addMillis(doc.Get("updated").Int())
 		return h
 	}
 	if codex.SingleJSON(b) {
@@ -207,4 +237,11 @@ func (r *record) times(s *span) {
 	if inner.Type == gjson.String {
 		s.add(inner.Str)
 	}
+}
+
+func firstLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }

@@ -35,6 +35,11 @@ const probeBytes = 64 << 10
 // Probe reads a candidate's head (and its tail, or all of it when the tail
 // cannot be had directly) for its agent, id, cwd and time span.
 func Probe(c *discover.Candidate) (Info, error) {
+	if l := c.Listed; l != nil {
+		// A store of many sessions (an opencode database) listed this one:
+		// what a probe would find is known without reading it.
+		return Info{Agent: c.Agent, ID: c.ID, Cwd: l.Cwd, First: l.First, Last: l.Last}, nil
+	}
 	rc, err := c.Open()
 	if err != nil {
 		return Info{}, err
@@ -68,7 +73,9 @@ func Probe(c *discover.Candidate) (Info, error) {
 		if agent == manifest.AgentClaude {
 			info.ID = h.claudeID
 		}
-		info.ID = strings.ToLower(info.ID)
+		if agent != manifest.AgentOpencode { // opencode's ids are case-sensitive
+			info.ID = strings.ToLower(info.ID)
+		}
 	}
 	first, last := h.first, h.last
 	if rerr == nil { // more than the head: find the end

@@ -17,6 +17,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/agentsandbox/sandbox/parse/opencode"
 )
 
 // Stream is a transcript being parsed in the background: its operations
@@ -122,6 +123,9 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 func parseAs(ctx context.Context, agent manifest.Agent, body io.Reader, name string, backups func(string, string) ([]byte, bool), h emit.Handler) (manifest.Session, error) {
 	if agent == manifest.AgentClaude {
 		return claude.Stream(ctx, body, name, claude.Options{Backup: backups}, h)
+	}
+	if agent == manifest.AgentOpencode {
+		return opencode.Stream(ctx, body, name, h)
 	}
 	return codex.Stream(ctx, body, name, h)
 }

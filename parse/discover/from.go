@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agentsandbox/sandbox/parse/opencode"
 )
 
 // Skipped is something a source held that is not read, and why.
@@ -82,6 +84,12 @@ func (f *Finder) file(name string, info fs.FileInfo) ([]Candidate, []Skipped, er
 		return nil, nil, err
 	}
 	defer fh.Close()
+	magic := make([]byte, len(opencode.SQLiteMagic))
+	if n, _ := fh.ReadAt(magic, 0); isSQLite(magic[:n]) {
+		// An opencode database on the host: SQLite reads it in place.
+		cands, err := f.opencodeDB(name, name, time.Time{}, "")
+		return cands, nil, err
+	}
 	reopen := func() (io.ReaderAt, func(), error) {
 		g, err := f.fs().Open(name)
 		if err != nil {
@@ -156,6 +164,10 @@ func (f *Finder) readerAt(name string, ra io.ReaderAt, size int64, mod time.Time
 	if name != "<stdin>" {
 		return nil, nil, nil // a plain file: the caller's candidate
 	}
+	if isSQLite(head) {
+		cands, err := f.spoolDB(name, io.NewSectionReader(ra, 0, size), nil)
+		return cands, nil, err
+	}
 	c := Candidate{Name: name, Size: size, ModTime: mod, ID: IDFromName(name)}
 	c.open = func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(ra, 0, size)), nil }
 	c.readAt = func() (io.ReaderAt, int64, func(), error) { return ra, size, func() {}, nil }
@@ -180,6 +192,7 @@ func memberOK(name string, mode fs.FileMode) (bool, string) {
 func (f *Finder) zipMembers(name string, zr *zip.Reader, reopen func() (*zip.Reader, func(), error)) ([]Candidate, []Skipped, error) {
 	var out []Candidate
 	var skipped []Skipped
+	dbs := &dbSpools{}
 	for i, m := range zr.File {
 		ok, why := memberOK(m.Name, m.Mode())
 		if !ok {
@@ -187,6 +200,16 @@ func (f *Finder) zipMembers(name string, zr *zip.Reader, reopen func() (*zip.Rea
 				skipped = append(skipped, Skipped{name + "!" + m.Name, why})
 			}
 			continue
+		}
+		if rc, err := m.Open(); err == nil {
+			if done, err := dbs.offer(name+"!"+m.Name, rc); done || err != nil {
+				rc.Close()
+				if err != nil {
+					skipped = append(skipped, Skipped{name + "!" + m.Name, err.Error()})
+				}
+				continue
+			}
+			rc.Close()
 		}
 		idx := i
 		c := Candidate{Name: name + "!" + m.Name, ModTime: m.Modified, Size: int64(m.UncompressedSize64), ID: IDFromName(m.Name)}
@@ -204,6 +227,7 @@ func (f *Finder) zipMembers(name string, zr *zip.Reader, reopen func() (*zip.Rea
 		}
 		out = append(out, c)
 	}
+	out = append(out, dbs.open(f, &skipped)...)
 	sortCandidates(out)
 	return out, skipped, nil
 }
@@ -228,6 +252,7 @@ func (f *Finder) tarMembers(name string, stream func() (io.Reader, func(), error
 	}
 	defer done()
 	tr := tar.NewReader(bufio.NewReaderSize(r, 1<<20))
+	dbs := &dbSpools{}
 	for idx := 0; ; idx++ {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -252,11 +277,18 @@ func (f *Finder) tarMembers(name string, stream func() (io.Reader, func(), error
 			}
 			continue
 		}
+		if done, err := dbs.offer(name+"!"+h.Name, tr); done || err != nil {
+			if err != nil {
+				skipped = append(skipped, Skipped{name + "!" + h.Name, err.Error()})
+			}
+			continue
+		}
 		at := idx
 		c := Candidate{Name: name + "!" + h.Name, ID: IDFromName(h.Name), ModTime: h.ModTime, Size: h.Size}
 		c.open = func() (io.ReadCloser, error) { return openTarMember(name, stream, at) }
 		out = append(out, c)
 	}
+	out = append(out, dbs.open(f, &skipped)...)
 	sortCandidates(out)
 	return out, skipped, nil
 }
@@ -300,8 +332,13 @@ func (f *Finder) dir(root string) ([]Candidate, []Skipped, error) {
 			switch {
 			case e.Type()&fs.ModeSymlink != 0:
 				skipped = append(skipped, Skipped{p, "symbolic link: not followed"})
+			case e.IsDir() && e.Name() == "storage" && opencode.IsLegacy(p):
+				// An opencode file store: its sessions, not its files one by one.
+				out = append(out, f.opencodeLegacy(p, Window{}, "")...)
 			case e.IsDir():
 				walk(p)
+			case strings.HasSuffix(e.Name(), ".db-wal") || strings.HasSuffix(e.Name(), ".db-shm"):
+				// SQLite's log and index: read with their database.
 			case e.Type().IsRegular():
 				info, err := e.Info()
 				if err != nil {
