@@ -262,6 +262,10 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 			if err != nil {
 				return err
 			}
+			if res.NotWritable != nil {
+				// Asking to write what cannot be written is no question.
+				return &HintError{res.NotWritable, notWritableHint}
+			}
 			if res.Report.Summary.Written == 0 {
 				o.DryRun = true
 				opts.DryRun = true
@@ -284,6 +288,8 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 	}
 	return a.finish(ctx, res, rerr, o.DryRun, o.applyFlags)
 }
+
+const notWritableHint = "choose a --dest you can write, or make the directory writable; nothing was changed"
 
 // projectsHint makes the refusal to mix projects in one destination a usage
 // error with the way out.
@@ -310,6 +316,16 @@ func (a *app) finish(ctx context.Context, res *recov.Result, rerr error, dry boo
 	}
 	if rerr != nil {
 		res.Report.Error = rerr.Error()
+	}
+	var nw *recov.NotWritableError
+	if errors.As(rerr, &nw) && !a.json {
+		// Refused before the first write: no plan is shown for a write
+		// that cannot happen.
+		return &HintError{rerr, notWritableHint}
+	}
+	if dry && res.NotWritable != nil {
+		a.log.Warn().Msgf("%d file(s) could not be written: %s is not writable by you (permission denied); a real run would fail and change nothing",
+			len(res.NotWritable.Paths), printable(res.NotWritable.Dirs[0]))
 	}
 	var v *validation
 	if rerr == nil && !dry && af.Validate != "" {

@@ -179,6 +179,9 @@ type Result struct {
 	Journals *JournalSet
 	// Starts are the start commits found for the sessions.
 	Starts *Starts
+	// NotWritable, when set, lists the files a write would be refused
+	// (a dry run says so; a real run is refused before its first write).
+	NotWritable *NotWritableError
 	// warnings from the replay, for the report.
 	warnings []manifest.Warning
 }
@@ -269,7 +272,11 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 // the plan and its write is reported as the conflict it became.
 func finishRun(ctx context.Context, res *Result, sessions []manifest.Session, counts []int, stats Stats, fsys FS, opts Options, journals *JournalSet) (*Result, error) {
 	var err error
-	if !opts.DryRun {
+	res.NotWritable = unwritable(res.Plans, fsys)
+	switch {
+	case !opts.DryRun && res.NotWritable != nil:
+		err = res.NotWritable
+	case !opts.DryRun:
 		res.Journals = journals
 		err = Apply(ctx, res.Plans, fsys, journals)
 	}
