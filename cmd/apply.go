@@ -28,7 +28,7 @@ func (a *app) applyCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "apply MANIFEST (--dest DIR | --map FROM=TO...)",
 		Short: "Write the files of an export manifest onto the host",
-		Long: `Apply is the plan and apply of recover, from an export manifest (sandbox export)
+		Long: `sandbox apply is the plan and apply of recover, from an export manifest (sandbox export)
 or the simple form an agent writes inside a sandbox ({"session", "exports":
 [{"path", "content", "type", "created"}]}) instead of from transcripts: every
 file is compared with the host copy, merged three ways when the host moved on,

@@ -154,7 +154,7 @@ func (a *app) diffCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "diff [--since TIME | --session ID | --transcript FILE | --from PATH]... [--dest DIR | --map FROM=TO...] [--against host|start]",
 		Short: "Print a session's recovered changes as a patch for git apply or git am",
-		Long: `Diff replays the selected sessions as recover does and prints the result as one
+		Long: `sandbox diff replays the selected sessions as recover does and prints the result as one
 patch in git's format-patch form, writing nothing: a mail header naming the agent
 (so git am takes it) and a diff --git section per file (so git apply takes it).
 

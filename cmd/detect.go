@@ -20,7 +20,7 @@ func (a *app) detectCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "detect",
 		Short: "Say whether sandbox runs inside a sandbox, and which",
-		Long: `Detect looks for the marks sandboxes leave: DOCKER_SANDBOX and SANDBOX_SESSION
+		Long: `sandbox detect looks for the marks sandboxes leave: DOCKER_SANDBOX and SANDBOX_SESSION
 (set by sandbox run), CODEX_SANDBOX_MODE (Codex's own sandbox), /.dockerenv and
 /run/.containerenv, container cgroups (docker, podman, containerd, kubepods,
 lxc), and bubblewrap (a process 1 that is bwrap, or the container=bwrap mark).

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 var update = flag.Bool("update", false, "rewrite generated files")
@@ -45,6 +46,12 @@ func TestHelpComplete(t *testing.T) {
 		}
 		if !strings.Contains(c.Long, "\nEXIT STATUS\n") || strings.Count(c.Long, "EXIT STATUS") != 1 {
 			t.Errorf("%s: needs one EXIT STATUS section, from the exit-code table (cmd/exitstatus.go)", c.Name())
+		}
+		if !strings.HasPrefix(c.Long, "sandbox "+c.Name()+" ") {
+			t.Errorf("%s: its long help starts %.20q; every command's starts with \"sandbox %s\"", c.Name(), c.Long, c.Name())
+		}
+		if r := []rune(c.Short); len(r) == 0 || !unicode.IsUpper(r[0]) || strings.HasSuffix(c.Short, ".") {
+			t.Errorf("%s: its short help %q: a capital first, no final period", c.Name(), c.Short)
 		}
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			// A flag that takes a value names it (FILE, DIR, SIZE…) in its

@@ -14,7 +14,7 @@ func (a *app) execCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "exec SESSION [--env K=V]... -- CMD...",
 		Short: "Run a command inside a running session, beside its agent",
-		Long: `exec runs a command in a running session's sandbox, as the agent sees it:
+		Long: `sandbox exec runs a command in a running session's sandbox, as the agent sees it:
 in its container (docker or podman exec), in its namespaces (bwrap, through
 nsenter), or for local in its project with its HOME. The command runs as
 you, in /workspace, with HOME=/home/sandbox and the session's variables; it

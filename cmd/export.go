@@ -30,7 +30,7 @@ func (a *app) exportCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "export [selection flags] [-o FILE] [--redact] | export --add PATH...",
 		Short: "Write the export manifest of sessions, or add files to the in-sandbox manifest",
-		Long: `Export writes the export manifest (schema sandbox.manifest/v1, docs/manifest.md)
+		Long: `sandbox export writes the export manifest (schema sandbox.manifest/v1, docs/manifest.md)
 of the sessions the selection flags pick, as recover would find them: every
 session with its transcript's sha256, every file operation in replay order
 with its outcome, evidence and provenance, and every file's reconstruction

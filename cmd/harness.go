@@ -38,7 +38,7 @@ func (a *app) runCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run [--name N] [--runtime docker|podman|bwrap|local] [--image I] [--project DIR] [--resume] -- CMD...",
 		Short: "Run an agent in a sandbox whose work, transcripts and exit survive it",
-		Long: `Run runs a command (an agent) in a sandbox with a per-session workspace on the
+		Long: `sandbox run runs a command (an agent) in a sandbox with a per-session workspace on the
 host. The workspace ($SANDBOX_HOME/sessions/<id>/home) is mounted read-write
 as /home/sandbox with HOME set to it, so the agent's transcripts and settings
 survive the sandbox; the project (--project, default the current directory)
@@ -260,7 +260,7 @@ func (a *app) stopCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "stop SESSION [--grace 10s]",
 		Short: "Stop a running session: TERM, then KILL after the grace period",
-		Long: `stop sends the session's agent SIGTERM, waits up to --grace for it to exit,
+		Long: `sandbox stop sends the session's agent SIGTERM, waits up to --grace for it to exit,
 then sends SIGKILL. The exit is recorded like any other (sandbox_stopped),
 by the running harness or, for a session whose harness died but whose
 container still runs, by stop itself.`,
@@ -292,7 +292,7 @@ func (a *app) gcCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "gc [--idle 30m] [--ttl 24h] [--dry-run]",
 		Short: "Stop idle sessions, remove expired ones (archiving their records), remove leftover containers",
-		Long: `gc stops running sessions that have been idle (no output, no record change)
+		Long: `sandbox gc stops running sessions that have been idle (no output, no record change)
 for --idle, and removes sessions that ended and have been inactive for
 --ttl. Before a session is removed its record, manifest and logs are kept in
 $SANDBOX_HOME/archive/<id>-<time>.tar.gz, so nothing is lost to cleanup. It
@@ -347,7 +347,7 @@ func (a *app) snapshotCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "snapshot SESSION -o FILE.tar.gz",
 		Short: "Write a checksummed archive of a session's workspace and record",
-		Long: `snapshot writes a session (its record, workspace, logs and manifest) as a
+		Long: `sandbox snapshot writes a session (its record, workspace, logs and manifest) as a
 gzipped tarball with a SHA256SUMS member; sandbox restore checks it and
 brings the session back, agent session id and all, so that
 sandbox run --name N --resume continues the conversation.`,
@@ -399,7 +399,7 @@ func (a *app) restoreCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "restore FILE.tar.gz [--name M]",
 		Short: "Bring back a session from a snapshot, checking its checksums",
-		Long: `restore unpacks a snapshot written by sandbox snapshot as a session (under
+		Long: `sandbox restore unpacks a snapshot written by sandbox snapshot as a session (under
 --name, or its own name), after checking every file against the snapshot's
 SHA256SUMS: a corrupt or incomplete archive, or one whose members would land
 outside the session's directory, is refused and leaves nothing behind. The

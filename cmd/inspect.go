@@ -29,7 +29,7 @@ func (a *app) inspectCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "inspect SESSION",
 		Short: "Tell what an agent session did, what failed, and how it ended",
-		Long: `Inspect is post-incident analysis of one session (an id prefix, a harness session
+		Long: `sandbox inspect is post-incident analysis of one session (an id prefix, a harness session
 name, or a transcript path): a timeline of every turn and tool call with its
 time, tool, target and outcome (applied, failed with its error, rejected,
 unknown) and the file operations it made; the end of the session stated

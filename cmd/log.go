@@ -23,7 +23,7 @@ func (a *app) logCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "log PATH [selection flags]",
 		Short: "Show every operation on one file across sessions: who changed it, and when",
-		Long: `Log lists every operation on one file across all selected sessions (the source
+		Long: `sandbox log lists every operation on one file across all selected sessions (the source
 and selection flags of recover), oldest first: session, time, tool, outcome,
 and the diff it made (for a shell command, the command). PATH is the file as
 an agent saw it (an absolute path), or a path relative to the sessions'

@@ -31,7 +31,7 @@ func (a *app) logsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "logs SESSION [-f] [-n N] [--run K] [--since TIME] [--runtime-log]",
 		Short: "Print a session's output, or its runtime log",
-		Long: `logs prints what a session's agent wrote (logs/output.log), run by run: when
+		Long: `sandbox logs prints what a session's agent wrote (logs/output.log), run by run: when
 more than one run is printed, each starts with a header line
 "==> run K: started TIME, ENDED <==". --run K prints only run K's output
 (sandbox ps shows how many runs a session had), --since TIME only the runs

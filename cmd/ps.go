@@ -105,7 +105,7 @@ func (a *app) psCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ps [--filter KEY=VALUE]... [--format TEMPLATE] [-q]",
 		Short: "List harness sessions and how each last run ended",
-		Long: `ps lists the harness's sessions: state (running, exited with its code, killed
+		Long: `sandbox ps lists the harness's sessions: state (running, exited with its code, killed
 by a signal, OOM, dropped, error), runtime, image, age, idle time, runs, the
 agent's own session id, project and last command. A session marked running
 whose harness has died (its lock is free: dead pid, missing container) is

@@ -106,7 +106,7 @@ func (a *app) recoverCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "recover [--since TIME | --session ID | --transcript FILE | --from PATH]... [--dest DIR | --map FROM=TO...]",
 		Short: "Get the files an agent session wrote back onto the host",
-		Long: `Recover reads agent transcripts (OpenAI Codex CLI rollouts, Claude Code session
+		Long: `sandbox recover reads agent transcripts (OpenAI Codex CLI rollouts, Claude Code session
 files), extracts every file-changing tool call, replays the applied ones with
 the agent's own semantics and writes the resulting files onto the host. A Claude
 Code session's subagent transcripts (<session>/subagents/agent-*.jsonl, or the

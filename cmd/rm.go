@@ -30,7 +30,7 @@ func (a *app) rmCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "rm SESSION... [-f] [--dry-run] [--purge [--yes]]",
 		Short: "Remove sessions, keeping each as a restorable archive unless --purge",
-		Long: `rm removes sessions: their record, workspace (the agent's transcripts
+		Long: `sandbox rm removes sessions: their record, workspace (the agent's transcripts
 included), logs and manifest, and any container left behind. Before a
 session is removed it is written whole to
 $SANDBOX_HOME/archive/<id>-<time>.tar.gz, a snapshot that sandbox restore

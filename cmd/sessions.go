@@ -22,7 +22,7 @@ func (a *app) sessionsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "sessions [--since TIME] [--session ID] [--cwd DIR] [--agent A] [--from PATH]...",
 		Short: "List the agent sessions there are to recover from",
-		Long: `Sessions lists the agent sessions found in the agents' homes ($CODEX_HOME or
+		Long: `sandbox sessions lists the agent sessions found in the agents' homes ($CODEX_HOME or
 ~/.codex, $CLAUDE_CONFIG_DIR or ~/.claude, the harness's workspaces under
 $SANDBOX_HOME), or in what --transcript and --from name, with the selection flags
 of recover: the agent, the session id, when it started and was last active, its

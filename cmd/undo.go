@@ -25,7 +25,7 @@ func (a *app) undoCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "undo [--dest DIR] [JOURNAL]",
 		Short: "Reverse the last apply, from its journal",
-		Long: `Undo reverses an apply made by recover or apply, from the journal it left under
+		Long: `sandbox undo reverses an apply made by recover or apply, from the journal it left under
 the destination (DIR/.sandbox/journal/<time>/): every file it changed or deleted
 gets its before-image back (content and mode), and every file it created is
 removed, last change first. A file that changed again since the apply is

@@ -66,7 +66,7 @@ func (a *app) versionCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date of sandbox",
-		Long: `version prints sandbox's module version (set by go install …@VERSION), the
+		Long: `sandbox version prints sandbox's module version (set by go install …@VERSION), the
 commit it was built from, that commit's date, whether the tree had local
 changes, and the Go version and platform. sandbox --version prints the same
 line.`,
