@@ -65,8 +65,13 @@ func Probe(c *discover.Candidate) (Info, error) {
 	info := Info{Agent: agent, ID: c.ID, Cwd: h.cwd}
 	if info.ID == "" {
 		info.ID = h.codexID
-		if agent == manifest.AgentClaude {
+		switch agent {
+		case manifest.AgentClaude:
 			info.ID = h.claudeID
+		case manifest.AgentGemini:
+			info.ID = h.geminiID
+		case manifest.AgentPi:
+			info.ID = h.piID
 		}
 		info.ID = strings.ToLower(info.ID)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/codex"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
@@ -110,8 +111,11 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 
 // parseAs parses body as a transcript of agent.
 func parseAs(ctx context.Context, agent manifest.Agent, body io.Reader, name string, backups func(string, string) ([]byte, bool), h emit.Handler) (manifest.Session, error) {
-	if agent == manifest.AgentClaude {
+	switch agent {
+	case manifest.AgentClaude:
 		return claude.Stream(ctx, body, name, claude.Options{Backup: backups}, h)
+	case manifest.AgentGemini:
+		return gemini.Stream(ctx, body, name, gemini.Options{Cwd: geminiRoot(name, backups != nil)}, h)
 	}
 	return codex.Stream(ctx, body, name, h)
 }
