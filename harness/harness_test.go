@@ -107,7 +107,9 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"claude", "-p", "x"}, []string{"claude", "--resume", "ID", "-p", "x"}, ""},
 		{[]string{"/usr/bin/codex", "x"}, []string{"/usr/bin/codex", "resume", "ID", "x"}, ""},
 		{[]string{"codex", "exec", "--json", "x"}, []string{"codex", "exec", "resume", "ID", "--json", "x"}, ""},
-		{[]string{"pi", "x"}, []string{"pi", "x"}, "SANDBOX_RESUME_ID=ID"},
+		{[]string{"gemini", "-p", "x"}, []string{"gemini", "--resume", "ID", "-p", "x"}, ""},
+		{[]string{"pi", "-p", "x"}, []string{"pi", "--session", "ID", "-p", "x"}, ""},
+		{[]string{"aider", "x"}, []string{"aider", "x"}, "SANDBOX_RESUME_ID=ID"},
 	} {
 		got, env := ResumeCommand(tc.in, "ID")
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") || strings.Join(env, "") != tc.env {

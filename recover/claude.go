@@ -70,6 +70,11 @@ func (r *Reconstructor) edit(op *manifest.Op) {
 	if len(op.Paths) == 0 {
 		return
 	}
+	switch op.Provenance.Carrier {
+	case carrierGemini:
+		r.geminiEdit(op)
+		return
+	}
 	creates := len(op.Edits) > 0 && op.Edits[0].Old == ""
 	f := r.file(op.Paths[0], op, !creates)
 	f.res.Ops++

@@ -598,6 +598,31 @@ func (p *parser) opFor(at loc, id, name, ts string, tc gjson.Result, o manifest.
 			}
 			return op, true
 		}, true
+	case "read_file":
+		// A whole text file read shows its content (CRLF turned into LF,
+		// no BOM): evidence, as Claude Code's full Read is. A partial or
+		// shortened read says so in its display or output.
+		fp := strings.Clone(argPath(args))
+		out := tc.Get("result.0.functionResponse.response.output")
+		if o != manifest.OutcomeApplied || fp == "" || out.Type != gjson.String || (rd.Exists() && rd.Str != "") ||
+			strings.HasPrefix(strings.TrimSpace(out.Str), "IMPORTANT: The file content has been truncated") {
+			return nil, false
+		}
+		for _, k := range []string{"offset", "limit", "start_line", "end_line"} {
+			if args.Get(k).Exists() {
+				return nil, false
+			}
+		}
+		content := strings.Clone(out.Str)
+		op := base
+		op.Kind = manifest.KindObserve
+		return func(cwd string) (manifest.Op, bool) {
+			op := op
+			op.Cwd = cwd
+			op.Paths = []string{resolve(cwd, fp)}
+			op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: content, Source: "full-file read_file", LFNormalized: true}}
+			return op, true
+		}, true
 	case "run_shell_command":
 		cmd := strings.Clone(args.Get("command").Str)
 		sh := shellcmd.Parse(cmd)
