@@ -18,6 +18,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/agentsandbox/sandbox/parse/pi"
 )
 
 // Stream is a transcript being parsed in the background: its operations
@@ -116,6 +117,8 @@ func parseAs(ctx context.Context, agent manifest.Agent, body io.Reader, name str
 		return claude.Stream(ctx, body, name, claude.Options{Backup: backups}, h)
 	case manifest.AgentGemini:
 		return gemini.Stream(ctx, body, name, gemini.Options{Cwd: geminiRoot(name, backups != nil)}, h)
+	case manifest.AgentPi:
+		return pi.Stream(ctx, body, name, h)
 	}
 	return codex.Stream(ctx, body, name, h)
 }

@@ -74,6 +74,9 @@ func (r *Reconstructor) edit(op *manifest.Op) {
 	case carrierGemini:
 		r.geminiEdit(op)
 		return
+	case carrierPi:
+		r.piEdit(op)
+		return
 	}
 	creates := len(op.Edits) > 0 && op.Edits[0].Old == ""
 	f := r.file(op.Paths[0], op, !creates)

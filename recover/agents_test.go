@@ -1,0 +1,78 @@
+package recover
+
+import (
+	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
+)
+
+func TestApplyGeminiEdit(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		e        manifest.Edit
+		want     string
+		err      bool
+	}{
+		{"one", "a\nb\n", manifest.Edit{Old: "a", New: "x"}, "x\nb\n", false},
+		{"two refused", "a a\n", manifest.Edit{Old: "a", New: "x"}, "", true},
+		{"allow_multiple", "a a\n", manifest.Edit{Old: "a", New: "x", ReplaceAll: true}, "x x\n", false},
+		{"expected matches", "a a\n", manifest.Edit{Old: "a", New: "x", Expected: 2, ReplaceAll: true}, "x x\n", false},
+		{"expected differs", "a a a\n", manifest.Edit{Old: "a", New: "x", Expected: 2, ReplaceAll: true}, "", true},
+		{"crlf old_string", "a\nb\n", manifest.Edit{Old: "a\r\nb", New: "c"}, "c\n", false},
+		// Deleting text keeps the newline after it (unlike Claude Code),
+		// and the final newline is kept as the file had it.
+		{"delete keeps newline", "a\nb\n", manifest.Edit{Old: "a", New: ""}, "\nb\n", false},
+		{"final newline kept", "a\nb\n", manifest.Edit{Old: "b\n", New: "c"}, "a\nc\n", false},
+		{"no final newline added", "a\nb", manifest.Edit{Old: "b", New: "c\n"}, "a\nc", false},
+		{"dollar literal", "a\n", manifest.Edit{Old: "a", New: "$&$1"}, "$&$1\n", false},
+		{"not found", "a\n", manifest.Edit{Old: "z", New: "y"}, "", true},
+		{"empty old", "a\n", manifest.Edit{Old: "", New: "y"}, "", true},
+	} {
+		got, err := ApplyGeminiEdit(tc.in, tc.e)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("%s: got %q, %v; want %q (error %v)", tc.name, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestApplyPiEdit(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		edits    []manifest.Edit
+		want     string
+		fuzzy    bool
+		err      bool
+	}{
+		{"exact", "a\nb\n", []manifest.Edit{{Old: "a", New: "x"}}, "x\nb\n", false, false},
+		{"crlf kept", "a\r\nb\r\n", []manifest.Edit{{Old: "a\nb", New: "c\nd"}}, "c\r\nd\r\n", false, false},
+		{"bom kept", "\uFEFFa\n", []manifest.Edit{{Old: "a", New: "b"}}, "\uFEFFb\n", false, false},
+		{"not unique", "a\na\n", []manifest.Edit{{Old: "a", New: "b"}}, "", false, true},
+		// The fuzzy pass: smart quotes and trailing spaces; the whole file
+		// takes the normalisation, as pi does.
+		{"fuzzy", "say \u201chi\u201d  \nkeep \u2014 dash\n", []manifest.Edit{{Old: `say "hi"`, New: `say "yo"`}}, "say \"yo\"\nkeep - dash\n", true, false},
+		{"several in the original", "a\nb\nc\n", []manifest.Edit{{Old: "c", New: "z"}, {Old: "a", New: "y"}}, "y\nb\nz\n", false, false},
+		{"overlap", "abc\n", []manifest.Edit{{Old: "ab", New: "x"}, {Old: "bc", New: "y"}}, "", false, true},
+		{"no change", "a\n", []manifest.Edit{{Old: "a", New: "a"}}, "", false, true},
+		{"missing", "a\n", []manifest.Edit{{Old: "q", New: "a"}}, "", false, true},
+	} {
+		got, fuzzy, err := ApplyPiEdit(tc.in, tc.edits)
+		if (err != nil) != tc.err || got != tc.want || (err == nil && fuzzy != tc.fuzzy) {
+			t.Errorf("%s: got %q fuzzy=%v, %v; want %q fuzzy=%v (error %v)", tc.name, got, fuzzy, err, tc.want, tc.fuzzy, tc.err)
+		}
+	}
+}
+
+// FuzzApplyPiEdit checks that no input makes pi's edit replay panic or
+// accept an exact edit that changes nothing.
+func FuzzApplyPiEdit(f *testing.F) {
+	f.Add("say \u201chi\u201d  \r\nx\n", "say \"hi\"", "y")
+	f.Add("\uFEFFa\nb\n", "b", "")
+	f.Fuzz(func(t *testing.T, in, old, repl string) {
+		out, fuzzy, err := ApplyPiEdit(in, []manifest.Edit{{Old: old, New: repl}})
+		// Without the fuzzy pass (which normalises the whole file), pi
+		// refuses an edit that changes nothing.
+		if err == nil && !fuzzy && out == in {
+			t.Fatalf("an exact edit that changes nothing was accepted")
+		}
+	})
+}
