@@ -46,6 +46,10 @@ func (r *Reconstructor) geminiEdit(op *manifest.Op) {
 		err = fmt.Errorf("the host has no copy to start from (--base DIR can point at the files as they were when the session started)")
 	default:
 		out, err = ApplyGeminiEdit(f.cur.Text, e)
+		if err != nil && post == nil && !f.pinned && reversible(f.cur.Text, op.Edits, func(text string, e []manifest.Edit) bool { _, err := ApplyGeminiEdit(text, e[0]); return err == nil }) {
+			out, err = f.cur.Text, nil
+			f.res.Notes = append(f.res.Notes, where(op)+": the host copy already has this change")
+		}
 	}
 	if post != nil {
 		// The recorded content settles it; say when the inputs alone would not.

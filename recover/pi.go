@@ -32,6 +32,12 @@ func (r *Reconstructor) piEdit(op *manifest.Op) {
 		return
 	}
 	out, fuzzy, err := ApplyPiEdit(f.cur.Text, op.Edits)
+	if err != nil && !f.pinned && reversible(f.cur.Text, op.Edits, func(text string, e []manifest.Edit) bool { _, _, err := ApplyPiEdit(text, e); return err == nil }) {
+		// The host copy already holds the change (recovered before, or made
+		// by hand): it is the result, as patch(1) would say.
+		out, fuzzy, err = f.cur.Text, false, nil
+		f.res.Notes = append(f.res.Notes, where(op)+": the host copy already has this change")
+	}
 	if err != nil {
 		f.res.Reason = fmt.Sprintf("%s: the edit would not apply: %v", where(op), err)
 		if f.pinned {
@@ -138,4 +144,17 @@ func piFuzzy(s string) string {
 		lines[i] = strings.TrimRight(l, " \t\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 	}
 	return piPunct.Replace(strings.Join(lines, "\n"))
+}
+
+// reversible reports whether edits are already in text: their reverse
+// applies, and the forward edits do not (the caller knows).
+func reversible(text string, edits []manifest.Edit, apply func(string, []manifest.Edit) bool) bool {
+	rev := make([]manifest.Edit, len(edits))
+	for i, e := range edits {
+		if e.New == "" {
+			return false // a pure deletion leaves nothing to find
+		}
+		rev[i] = manifest.Edit{Old: e.New, New: e.Old, ReplaceAll: e.ReplaceAll, Expected: e.Expected}
+	}
+	return apply(text, rev)
 }
