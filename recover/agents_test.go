@@ -42,20 +42,28 @@ func TestApplyPiEdit(t *testing.T) {
 		want     string
 		fuzzy    bool
 		err      bool
+		preserve bool
 	}{
-		{"exact", "a\nb\n", []manifest.Edit{{Old: "a", New: "x"}}, "x\nb\n", false, false},
-		{"crlf kept", "a\r\nb\r\n", []manifest.Edit{{Old: "a\nb", New: "c\nd"}}, "c\r\nd\r\n", false, false},
-		{"bom kept", "\uFEFFa\n", []manifest.Edit{{Old: "a", New: "b"}}, "\uFEFFb\n", false, false},
-		{"not unique", "a\na\n", []manifest.Edit{{Old: "a", New: "b"}}, "", false, true},
+		{"exact", "a\nb\n", []manifest.Edit{{Old: "a", New: "x"}}, "x\nb\n", false, false, false},
+		{"crlf kept", "a\r\nb\r\n", []manifest.Edit{{Old: "a\nb", New: "c\nd"}}, "c\r\nd\r\n", false, false, false},
+		{"bom kept", "\uFEFFa\n", []manifest.Edit{{Old: "a", New: "b"}}, "\uFEFFb\n", false, false, false},
+		{"not unique", "a\na\n", []manifest.Edit{{Old: "a", New: "b"}}, "", false, true, false},
 		// The fuzzy pass: smart quotes and trailing spaces; the whole file
 		// takes the normalisation, as pi does.
-		{"fuzzy", "say \u201chi\u201d  \nkeep \u2014 dash\n", []manifest.Edit{{Old: `say "hi"`, New: `say "yo"`}}, "say \"yo\"\nkeep - dash\n", true, false},
-		{"several in the original", "a\nb\nc\n", []manifest.Edit{{Old: "c", New: "z"}, {Old: "a", New: "y"}}, "y\nb\nz\n", false, false},
-		{"overlap", "abc\n", []manifest.Edit{{Old: "ab", New: "x"}, {Old: "bc", New: "y"}}, "", false, true},
-		{"no change", "a\n", []manifest.Edit{{Old: "a", New: "a"}}, "", false, true},
-		{"missing", "a\n", []manifest.Edit{{Old: "q", New: "a"}}, "", false, true},
+		{"fuzzy", "say \u201chi\u201d  \nkeep \u2014 dash\n", []manifest.Edit{{Old: `say "hi"`, New: `say "yo"`}}, "say \"yo\"\nkeep - dash\n", true, false, false},
+		{"several in the original", "a\nb\nc\n", []manifest.Edit{{Old: "c", New: "z"}, {Old: "a", New: "y"}}, "y\nb\nz\n", false, false, false},
+		{"overlap", "abc\n", []manifest.Edit{{Old: "ab", New: "x"}, {Old: "bc", New: "y"}}, "", false, true, false},
+		{"no change", "a\n", []manifest.Edit{{Old: "a", New: "a"}}, "", false, true, false},
+		{"missing", "a\n", []manifest.Edit{{Old: "q", New: "a"}}, "", false, true, false},
+		// Since edits[]: after a fuzzy match only the lines changed take the
+		// normalisation; the others keep their bytes.
+		{"fuzzy keeps other lines", "say \u201chi\u201d  \nkeep \u2014 dash  \n", []manifest.Edit{{Old: `say "hi"`, New: `say "yo"`}}, "say \"yo\"\nkeep \u2014 dash  \n", true, false, true},
+		{"fuzzy two edits", "a\u2019\nb\nc\u2019 \n", []manifest.Edit{{Old: "a'", New: "A"}, {Old: "c'", New: "C"}}, "A\nb\nC\n", true, false, true},
+		// Before edits[], uniqueness was counted in the normalised text even
+		// for an exact match; since, in the text matched.
+		{"old: unique only exactly", "x \nx\n", []manifest.Edit{{Old: "x\n", New: "y\n"}}, "", false, true, false},
 	} {
-		got, fuzzy, err := ApplyPiEdit(tc.in, tc.edits)
+		got, fuzzy, err := ApplyPiEdit(tc.in, tc.edits, tc.preserve)
 		if (err != nil) != tc.err || got != tc.want || (err == nil && fuzzy != tc.fuzzy) {
 			t.Errorf("%s: got %q fuzzy=%v, %v; want %q fuzzy=%v (error %v)", tc.name, got, fuzzy, err, tc.want, tc.fuzzy, tc.err)
 		}
@@ -65,14 +73,33 @@ func TestApplyPiEdit(t *testing.T) {
 // FuzzApplyPiEdit checks that no input makes pi's edit replay panic or
 // accept an exact edit that changes nothing.
 func FuzzApplyPiEdit(f *testing.F) {
-	f.Add("say \u201chi\u201d  \r\nx\n", "say \"hi\"", "y")
-	f.Add("\uFEFFa\nb\n", "b", "")
-	f.Fuzz(func(t *testing.T, in, old, repl string) {
-		out, fuzzy, err := ApplyPiEdit(in, []manifest.Edit{{Old: old, New: repl}})
+	f.Add("say \u201chi\u201d  \r\nx\n", "say \"hi\"", "y", true)
+	f.Add("\uFEFFa\nb\n", "b", "", false)
+	f.Fuzz(func(t *testing.T, in, old, repl string, preserve bool) {
+		out, fuzzy, err := ApplyPiEdit(in, []manifest.Edit{{Old: old, New: repl}}, preserve)
 		// Without the fuzzy pass (which normalises the whole file), pi
 		// refuses an edit that changes nothing.
 		if err == nil && !fuzzy && out == in {
 			t.Fatalf("an exact edit that changes nothing was accepted")
 		}
 	})
+}
+
+func TestCheckPiDiff(t *testing.T) {
+	before, after := "a\nb\nc\n", "a\nB\nc\n"
+	for _, tc := range []struct {
+		diff string
+		ok   bool
+	}{
+		{"  1 a\n-2 b\n+2 B\n  3 c", true},
+		// Context lines are not checked (some versions misnumber them).
+		{"    ...\n  1 zz\n-2 b\n+2 B", true},
+		{"-2 x\n+2 B", false},
+		{"-2 b\n+2 X", false},
+		{"-9 b", false},
+	} {
+		if got := checkPiDiff(tc.diff, before, after); (got == "") != tc.ok {
+			t.Errorf("%q: %q", tc.diff, got)
+		}
+	}
 }

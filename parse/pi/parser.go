@@ -309,11 +309,16 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 				p.warn(rec, "edit call %s has no oldText or edits", id)
 				return
 			}
-			if d := details.Get("patch"); d.Type == gjson.String && d.Str != "" {
-				op.Note = "pi recorded a unified diff of the change (details.patch)"
-			}
 		}
 		op.Paths = []string{resolve(p.cwd, fp)}
+		// pi's record of the change: a unified diff (details.patch, since
+		// edits[]) and its own numbered diff (details.diff); neither holds
+		// the whole file, so they check the replay rather than replace it.
+		for _, k := range []string{"patch", "diff"} {
+			if d := details.Get(k); c.name == "edit" && d.Type == gjson.String && d.Str != "" {
+				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidenceDiff, Content: strings.Clone(d.Str), Source: "details." + k})
+			}
+		}
 	case "bash":
 		cmd := args.Get("command").Str
 		sh := shellcmd.Parse(cmd)
