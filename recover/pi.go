@@ -71,7 +71,11 @@ func (r *Reconstructor) piEdit(op *manifest.Op) {
 	for _, e := range op.Evidence {
 		if e.Kind == manifest.EvidenceDiff && e.Source == "details.diff" {
 			if msg := checkPiDiff(e.Content, before, out); msg != "" {
-				f.res.Drift = append(f.res.Drift, where(op)+": pi's recorded diff (details.diff) "+msg)
+				// The file was changed outside the tools (a formatter, a
+				// shell command): the replay is not what pi wrote.
+				d := where(op) + ": pi's recorded diff (details.diff) " + msg
+				f.res.Drift = append(f.res.Drift, d)
+				f.stale = d + "; the file was changed outside the tools, so the replayed content is not proven"
 			}
 		}
 	}

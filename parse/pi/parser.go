@@ -34,6 +34,7 @@ func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 
 type call struct {
 	name, args, ts string
+	stopped        string // when the conversation went on without its result
 	line           int
 	offset         int64
 }
@@ -46,9 +47,12 @@ type parser struct {
 
 	cwd     string
 	pending map[string]*call
-	done    map[string]bool
-	seq     int
-	headed  bool
+	// interrupted are calls without a result when a later user message
+	// came: the session went on without them.
+	interrupted map[string]*call
+	done        map[string]bool
+	seq         int
+	headed      bool
 
 	// The tree: each entry's parent, the last entry (the current position),
 	// and the entry each operation's result is in.
@@ -64,7 +68,7 @@ type parser struct {
 // Stream reads a pi session from r and hands each operation to h as soon
 // as its result is read. It returns the session.
 func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, pending: map[string]*call{}, done: map[string]bool{}, parent: map[string]string{}}
+	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, done: map[string]bool{}, parent: map[string]string{}}
 	p.sess = manifest.Session{Agent: manifest.AgentPi, Transcript: file, ID: idFromFilename(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
@@ -150,6 +154,13 @@ func (p *parser) record(rec jsonl.Record) {
 	m := v.Get("message")
 	switch m.Get("role").Str {
 	case "user":
+		// The conversation went on: a call still without its result was
+		// interrupted (the session did not die in it).
+		for id, c := range p.pending {
+			c.stopped = strings.Clone(ts)
+			p.interrupted[id] = c
+			delete(p.pending, id)
+		}
 		if p.h.Event != nil {
 			if text := contentText(m.Get("content")); text != "" {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
@@ -367,19 +378,32 @@ func (p *parser) header() {
 
 func (p *parser) finish() {
 	// Calls that never got a result: reported, not replayed.
-	ids := make([]string, 0, len(p.pending))
-	for id := range p.pending {
+	open := map[string]*call{}
+	for id, c := range p.interrupted {
+		open[id] = c
+	}
+	for id, c := range p.pending {
+		open[id] = c
+	}
+	ids := make([]string, 0, len(open))
+	for id := range open {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].line < p.pending[ids[b]].line })
+	sort.Slice(ids, func(a, b int) bool { return open[ids[a]].line < open[ids[b]].line })
 	for _, id := range ids {
-		c := p.pending[id]
+		c := open[id]
+		detail, why := "no toolResult: still running when the session ends", "no toolResult: the call never finished (interrupted or crashed)"
+		if p.pending[id] == nil {
+			detail = "no toolResult: interrupted, the conversation went on without it"
+			why = detail
+		}
 		if p.h.Event != nil {
 			t, _ := time.Parse(time.RFC3339Nano, c.ts)
+			ended, _ := time.Parse(time.RFC3339Nano, c.stopped)
 			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(gjson.Parse(c.args)),
-				CallID: id, Outcome: manifest.OutcomeUnknown, Detail: "no toolResult: still running when the session ends"})
+				CallID: id, Outcome: manifest.OutcomeUnknown, Detail: detail, Ended: ended})
 		}
-		p.build(jsonl.Record{Line: c.line, Offset: c.offset}, id, c, manifest.OutcomeUnknown, "no toolResult: the call never finished (interrupted or crashed)", "", gjson.Result{})
+		p.build(jsonl.Record{Line: c.line, Offset: c.offset}, id, c, manifest.OutcomeUnknown, why, "", gjson.Result{})
 	}
 	// The current branch: from the last entry back to the root.
 	if p.leaf != "" {
