@@ -192,24 +192,28 @@ func (p *parser) single(r io.Reader) error {
 func (p *parser) learnAll(msgs gjson.Result) {
 	msgs.ForEach(func(_, m gjson.Result) bool {
 		m.Get("toolCalls").ForEach(func(_, tc gjson.Result) bool {
-			p.learn(tc)
+			c := readCall(tc)
+			p.learn(&c)
 			return p.cwd == ""
 		})
 		return p.cwd == ""
 	})
 }
 
-// record handles one line of the JSON Lines layout.
+// record handles one line of the JSON Lines layout. Its top-level fields
+// are found without reading the values they hold (a message can hold whole
+// files): only what a record is, its id and its tool calls are read.
 func (p *parser) record(rec jsonl.Record) {
 	at := loc{line: rec.Line, offset: rec.Offset}
-	v := gjson.ParseBytes(rec.Data)
-	switch {
-	case v.Get(`\$rewindTo`).Exists():
-		p.rewind(at, v.Get(`\$rewindTo`).String())
-	case v.Get(`\$set`).IsObject():
-		set := v.Get(`\$set`)
-		p.stamp(set.Get("lastUpdated").Str)
-		if msgs := set.Get("messages"); msgs.IsArray() {
+	if rt := rec.Field("$rewindTo"); rt != nil {
+		id, _ := jsonl.String(rt)
+		p.rewind(at, string(id))
+		return
+	}
+	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
+		v := gjson.ParseBytes(set)
+		p.stamp(v.Get("lastUpdated").Str)
+		if msgs := v.Get("messages"); msgs.IsArray() {
 			// A checkpoint: the conversation is the list given.
 			p.live, p.isLive = nil, map[string]bool{}
 			msgs.ForEach(func(_, m gjson.Result) bool {
@@ -219,7 +223,11 @@ func (p *parser) record(rec jsonl.Record) {
 				return true
 			})
 		}
-	case v.Get("projectHash").Exists() || (v.Get("sessionId").Exists() && !v.Get("type").Exists()):
+		return
+	}
+	typ := rec.Field("type")
+	if rec.Field("projectHash") != nil || (rec.Field("sessionId") != nil && typ == nil) {
+		v := gjson.ParseBytes(rec.Data)
 		p.metadata(v)
 		v.Get("messages").ForEach(func(_, m gjson.Result) bool {
 			if m.IsObject() {
@@ -227,11 +235,20 @@ func (p *parser) record(rec jsonl.Record) {
 			}
 			return true
 		})
-	case v.Get("id").Type == gjson.String && v.Get("type").Type == gjson.String:
-		p.message(at, v)
-	default:
-		p.warn(at, "record is neither a message nor session metadata")
+		return
 	}
+	id, idOK := jsonl.String(rec.Field("id"))
+	t, typOK := jsonl.String(typ)
+	if !idOK || !typOK {
+		p.warn(at, "record is neither a message nor session metadata")
+		return
+	}
+	ts, _ := jsonl.String(rec.Field("timestamp"))
+	var content gjson.Result
+	if p.h.Event != nil && string(t) == "user" {
+		content = gjson.ParseBytes(rec.Field("content"))
+	}
+	p.messageOf(at, string(id), string(t), string(ts), content, gjson.ParseBytes(rec.Field("toolCalls")))
 }
 
 // metadata takes the session's identity and span from its metadata.
@@ -266,12 +283,32 @@ func (p *parser) stamp(ts string) {
 	}
 }
 
-// message handles one message record: a new message, or a later copy of
-// one whose tool calls have moved on.
+// message handles one message of a list (the legacy document, a $set
+// checkpoint, metadata that holds messages), read in one pass over its keys.
 func (p *parser) message(at loc, m gjson.Result) {
-	id := m.Get("id").Str
-	typ := m.Get("type").Str
-	ts := m.Get("timestamp").Str
+	var id, typ, ts string
+	var content, calls gjson.Result
+	m.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			id = v.Str
+		case "type":
+			typ = v.Str
+		case "timestamp":
+			ts = v.Str
+		case "content":
+			content = v
+		case "toolCalls":
+			calls = v
+		}
+		return true
+	})
+	p.messageOf(at, id, typ, ts, content, calls)
+}
+
+// messageOf handles a message: a new one, or a later copy of one whose tool
+// calls have moved on.
+func (p *parser) messageOf(at loc, id, typ, ts string, content, calls gjson.Result) {
 	p.stamp(ts)
 	if id != "" && !p.isLive[id] {
 		p.isLive[strings.Clone(id)] = true
@@ -279,13 +316,15 @@ func (p *parser) message(at loc, m gjson.Result) {
 	}
 	if typ == "user" && p.h.Event != nil && id != "" && !p.turns[id] {
 		p.turns[strings.Clone(id)] = true
-		if text := contentText(m.Get("content")); text != "" {
+		if text := contentText(content); text != "" {
 			t, _ := time.Parse(time.RFC3339Nano, ts)
 			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
 		}
 	}
-	m.Get("toolCalls").ForEach(func(_, tc gjson.Result) bool {
-		p.call(at, id, tc)
+	calls.ForEach(func(_, tc gjson.Result) bool {
+		if tc.IsObject() {
+			p.call(at, id, tc)
+		}
 		return true
 	})
 }
@@ -312,40 +351,151 @@ func final(status string) bool {
 	return false
 }
 
+// tcall is a tool call's fields, read in one pass; strings are unescaped,
+// the tool's arguments, result and display are left as they are written.
+type tcall struct {
+	id, name, status, ts         string
+	args, result, display, whole gjson.Result
+	// out and txt cache the answer, as written and as text.
+	out    []byte
+	outSet bool
+	txt    *string
+}
+
+func readCall(tc gjson.Result) tcall {
+	c := tcall{whole: tc}
+	tc.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			c.id = v.Str
+		case "name":
+			c.name = v.Str
+		case "status":
+			c.status = v.Str
+		case "timestamp":
+			c.ts = v.Str
+		case "args":
+			c.args = v
+		case "result":
+			c.result = v
+		case "resultDisplay":
+			c.display = v
+		}
+		return true
+	})
+	return c
+}
+
+// output returns the JSON string the tool answered with (its output, or
+// its error), as written, without reading the rest of the result.
+func (c *tcall) output() []byte {
+	if c.outSet {
+		return c.out
+	}
+	c.outSet = true
+	if c.result.Type == gjson.String {
+		c.out = []byte(c.result.Raw)
+		return c.out
+	}
+	var out []byte
+	c.result.ForEach(func(_, part gjson.Result) bool {
+		if t := part.Get("text"); t.Type == gjson.String {
+			out = []byte(t.Raw)
+			return false
+		}
+		resp := jsonl.Record{Data: []byte(part.Get("functionResponse.response").Raw)}
+		for _, k := range []string{"output", "error", "content"} {
+			if v := resp.Field(k); len(v) > 0 && v[0] == '"' {
+				out = v
+				return false
+			}
+		}
+		return true
+	})
+	if out == nil && c.display.Type == gjson.String {
+		out = []byte(c.display.Raw)
+	}
+	c.out = out
+	return out
+}
+
+// text is the tool's whole answer (a copy: it outlives the line).
+func (c *tcall) text() string {
+	if c.txt == nil {
+		// gjson copies the bytes it parses, so the text does not alias the line.
+		t := ""
+		if out := c.output(); len(out) > 0 && out[0] == '"' {
+			t = gjson.ParseBytes(out).Str
+		}
+		c.txt = &t
+	}
+	return *c.txt
+}
+
+// first is the first line of the tool's answer, read from a bounded prefix
+// unless the whole answer was read already.
+func (c *tcall) first() string {
+	if c.txt != nil {
+		return emit.FirstLine(*c.txt)
+	}
+	h, _ := jsonl.Head(c.output(), 2048)
+	return emit.FirstLine(h)
+}
+
 // call handles one tool call of a message: settled the first time it is
-// seen in a final status, waiting until then.
+// seen in a final status, waiting until then. Calls that change no file are
+// told apart first, from their name and command, before their (often
+// large) results are read.
 func (p *parser) call(at loc, msg string, tc gjson.Result) {
-	id := tc.Get("id").Str
-	name := tc.Get("name").Str
-	if id == "" || p.settled[id] {
+	if id := tc.Get("id"); id.Type != gjson.String || id.Str == "" || p.settled[id.Str] {
 		return
 	}
-	status := tc.Get("status").Str
-	ts := firstNonEmpty(tc.Get("timestamp").Str, "")
-	if !final(status) {
-		if p.pending[id] == nil {
-			p.pending[strings.Clone(id)] = &pending{name: strings.Clone(name), target: target(tc.Get("args")), ts: strings.Clone(ts), at: at, msg: strings.Clone(msg)}
+	c := readCall(tc)
+	var sh *shellcmd.Result
+	changes := relevant(c.name)
+	if c.name == "run_shell_command" {
+		r := shellcmd.Parse(c.args.Get("command").Str)
+		sh, changes = &r, r.Writes()
+	}
+	if !final(c.status) {
+		pc := p.pending[c.id]
+		if pc == nil {
+			pc = &pending{name: strings.Clone(c.name), target: target(c.args), ts: strings.Clone(c.ts), at: at, msg: strings.Clone(msg)}
+			p.pending[strings.Clone(c.id)] = pc
 		}
-		if relevant(name) {
-			p.pending[id].raw = strings.Clone(tc.Raw)
+		if changes {
+			pc.raw = strings.Clone(tc.Raw)
 		}
 		return
 	}
-	delete(p.pending, id)
-	p.settled[strings.Clone(id)] = true
-	p.stamp(ts)
-	p.learn(tc)
-	o, why := outcome(name, status, resultText(tc))
+	delete(p.pending, c.id)
+	p.settled[strings.Clone(c.id)] = true
+	p.stamp(c.ts)
+	if !p.cwdVerified {
+		p.learn(&c)
+	}
+	if !changes && c.name != "read_file" && p.h.Event == nil {
+		return
+	}
+	if c.name == "read_file" && c.status == "success" {
+		c.text() // its content is evidence: read once, whole
+	}
+	o, why := outcome(&c, changes)
 	if p.h.Event != nil {
-		t, _ := time.Parse(time.RFC3339Nano, ts)
-		p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: at.line, Tool: strings.Clone(name), Target: target(tc.Get("args")),
-			CallID: strings.Clone(id), Outcome: o, Detail: why, Ended: t})
+		t, _ := time.Parse(time.RFC3339Nano, c.ts)
+		p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: at.line, Tool: strings.Clone(c.name), Target: target(c.args),
+			CallID: strings.Clone(c.id), Outcome: o, Detail: why, Ended: t})
 	}
-	build, ok := p.opFor(at, id, name, ts, tc, o, why)
+	if !changes && c.name != "read_file" {
+		return
+	}
+	build, ok := p.opFor(at, &c, sh, o, why)
 	if !ok {
 		return
 	}
-	p.ops[msg] = append(p.ops[msg], fmt.Sprintf("%s call %s (line %d)", name, id, at.line))
+	if c.name != "read_file" {
+		p.ops[msg] = append(p.ops[msg], fmt.Sprintf("%s call %s (line %d)", c.name, c.id, at.line))
+	}
 	p.held = append(p.held, held{msg: strings.Clone(msg), build: build})
 	p.flush(false)
 }
@@ -364,65 +514,57 @@ func (p *parser) flush(force bool) {
 	p.held = p.held[:0]
 }
 
-var (
-	exitCode = regexp.MustCompile(`(?m)^Exit Code: (-?\d+)`)
-)
-
 // outcome classifies a finished call from its status (and, for a shell
-// command, its exit code, which Gemini reports as a success of the tool).
-func outcome(name, status, text string) (manifest.Outcome, string) {
-	first := emit.FirstLine(text)
-	switch status {
+// command that writes, its exit code, which Gemini reports as a success of
+// the tool).
+func outcome(c *tcall, changes bool) (manifest.Outcome, string) {
+	first := c.first()
+	switch c.status {
 	case "error":
 		return manifest.OutcomeFailed, "status error: " + first
 	case "cancelled":
-		if name == "run_shell_command" && strings.Contains(text, "before it could complete") {
+		if c.name == "run_shell_command" && changes && strings.Contains(c.text(), "before it could complete") {
 			return manifest.OutcomeUnknown, "status cancelled while running: " + first
 		}
 		return manifest.OutcomeRejected, "status cancelled: " + first
 	case "success":
 	default:
-		return manifest.OutcomeUnknown, "status " + status
+		return manifest.OutcomeUnknown, "status " + c.status
 	}
-	if name == "run_shell_command" {
+	if c.name == "run_shell_command" && changes {
+		text := c.text()
 		if strings.Contains(text, "was cancelled by user before it could complete") || strings.Contains(text, "automatically cancelled because it exceeded the timeout") {
 			return manifest.OutcomeUnknown, "status success, but the command was stopped: " + first
 		}
-		if m := exitCode.FindStringSubmatch(text); m != nil && m[1] != "0" {
-			return manifest.OutcomeFailed, "output: Exit Code: " + m[1]
+		if code, ok := exitCode(text); ok && code != "0" {
+			return manifest.OutcomeFailed, "output: Exit Code: " + code
 		}
 	}
 	return manifest.OutcomeApplied, "status success: " + first
 }
 
-// resultText is what the tool told the model: its output (or error).
-func resultText(tc gjson.Result) string {
-	res := tc.Get("result")
-	if res.Type == gjson.String {
-		return res.Str
+// exitCode finds the "Exit Code: N" line of a shell command's output block.
+func exitCode(text string) (string, bool) {
+	for rest := text; ; {
+		i := strings.Index(rest, "Exit Code: ")
+		if i < 0 {
+			return "", false
+		}
+		if i == 0 || rest[i-1] == '\n' {
+			j := i + len("Exit Code: ")
+			k := j
+			if k < len(rest) && rest[k] == '-' {
+				k++
+			}
+			for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+				k++
+			}
+			if k > j {
+				return rest[j:k], true
+			}
+		}
+		rest = rest[i+1:]
 	}
-	var sb strings.Builder
-	res.ForEach(func(_, part gjson.Result) bool {
-		r := part.Get("functionResponse.response")
-		switch {
-		case r.Get("output").Type == gjson.String:
-			sb.WriteString(r.Get("output").Str)
-		case r.Get("error").Type == gjson.String:
-			sb.WriteString(r.Get("error").Str)
-		case r.Get("content").Type == gjson.String:
-			sb.WriteString(r.Get("content").Str)
-		}
-		if t := part.Get("text"); t.Type == gjson.String {
-			sb.WriteString(t.Str)
-		}
-		return true
-	})
-	if sb.Len() == 0 {
-		if d := tc.Get("resultDisplay"); d.Type == gjson.String {
-			return d.Str
-		}
-	}
-	return sb.String()
 }
 
 func argPath(args gjson.Result) string {
@@ -439,25 +581,24 @@ func argPath(args gjson.Result) string {
 // absolute argument), read up to the root whose sha256 is the session's
 // projectHash, or, when that cannot be checked, as the absolute path less
 // the relative one the model gave.
-func (p *parser) learn(tc gjson.Result) {
+func (p *parser) learn(c *tcall) {
 	if p.cwdVerified {
 		return
 	}
-	args := tc.Get("args")
-	rel := argPath(args)
+	rel := argPath(c.args)
 	var abs []string
-	if fp := tc.Get("resultDisplay.filePath"); fp.Type == gjson.String && path.IsAbs(fp.Str) {
+	if fp := c.display.Get("filePath"); fp.Type == gjson.String && path.IsAbs(fp.Str) {
 		abs = append(abs, fp.Str)
 	}
 	if path.IsAbs(rel) {
 		abs = append(abs, rel)
 	}
 	for _, k := range []string{"dir_path", "directory"} {
-		if d := args.Get(k).Str; path.IsAbs(d) {
+		if d := c.args.Get(k).Str; path.IsAbs(d) {
 			abs = append(abs, d)
 		}
 	}
-	first := emit.FirstLine(resultText(tc))
+	first := c.first()
 	if i := strings.Index(first, ": /"); i >= 0 {
 		rest := first[i+2:]
 		if rel != "" && !path.IsAbs(rel) {
@@ -511,13 +652,13 @@ func resolve(cwd, p string) string {
 // opFor returns how to build the operation of a finished file-changing
 // call, once the working directory is known; ok is false for a call that
 // changes no file.
-func (p *parser) opFor(at loc, id, name, ts string, tc gjson.Result, o manifest.Outcome, why string) (func(string) (manifest.Op, bool), bool) {
-	args := tc.Get("args")
-	text := resultText(tc)
-	t, _ := time.Parse(time.RFC3339Nano, ts)
+func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome, why string) (func(string) (manifest.Op, bool), bool) {
+	args := c.args
+	id, name := c.id, c.name
+	t, _ := time.Parse(time.RFC3339Nano, c.ts)
 	base := manifest.Op{Tool: strings.Clone(name), Outcome: o, OutcomeEvidence: why, Identity: "gemini:" + id,
 		Provenance: manifest.Provenance{Transcript: p.file, Line: at.line, Offset: at.offset, Time: t, CallID: strings.Clone(id), Carrier: "gemini_tool_call"}}
-	rd := tc.Get("resultDisplay")
+	rd := c.display
 	switch name {
 	case "write_file":
 		fp := strings.Clone(argPath(args))
@@ -536,7 +677,7 @@ func (p *parser) opFor(at loc, id, name, ts string, tc gjson.Result, o manifest.
 			if !rd.Get("isNewFile").Bool() && orig.Type == gjson.String && strings.Contains(orig.Str, "\r\n") {
 				content = toCRLF(content)
 			}
-		} else if strings.Contains(text, "User modified the `content`") {
+		} else if strings.Contains(c.text(), "User modified the `content`") {
 			op.Note = "the user modified the proposed content before accepting it, and the transcript does not record the content written"
 			op.LowConfidence = true
 		}
@@ -579,7 +720,7 @@ func (p *parser) opFor(at loc, id, name, ts string, tc gjson.Result, o manifest.
 			s := strings.Clone(newc.Str)
 			post = &s
 		}
-		if strings.Contains(text, "User modified the `new_string`") {
+		if strings.Contains(c.text(), "User modified the `new_string`") {
 			op.Note = "the user modified the proposed new_string before accepting it"
 			if post == nil {
 				op.LowConfidence = true
@@ -603,9 +744,8 @@ func (p *parser) opFor(at loc, id, name, ts string, tc gjson.Result, o manifest.
 		// no BOM): evidence, as Claude Code's full Read is. A partial or
 		// shortened read says so in its display or output.
 		fp := strings.Clone(argPath(args))
-		out := tc.Get("result.0.functionResponse.response.output")
-		if o != manifest.OutcomeApplied || fp == "" || out.Type != gjson.String || (rd.Exists() && rd.Str != "") ||
-			strings.HasPrefix(strings.TrimSpace(out.Str), "IMPORTANT: The file content has been truncated") {
+		out := c.output()
+		if o != manifest.OutcomeApplied || fp == "" || len(out) == 0 || c.result.Type == gjson.String || (rd.Exists() && rd.Str != "") {
 			return nil, false
 		}
 		for _, k := range []string{"offset", "limit", "start_line", "end_line"} {
@@ -613,7 +753,10 @@ func (p *parser) opFor(at loc, id, name, ts string, tc gjson.Result, o manifest.
 				return nil, false
 			}
 		}
-		content := strings.Clone(out.Str)
+		content := c.text()
+		if strings.HasPrefix(strings.TrimSpace(content), "IMPORTANT: The file content has been truncated") {
+			return nil, false
+		}
 		op := base
 		op.Kind = manifest.KindObserve
 		return func(cwd string) (manifest.Op, bool) {
@@ -625,7 +768,10 @@ func (p *parser) opFor(at loc, id, name, ts string, tc gjson.Result, o manifest.
 		}, true
 	case "run_shell_command":
 		cmd := strings.Clone(args.Get("command").Str)
-		sh := shellcmd.Parse(cmd)
+		if sh == nil {
+			r := shellcmd.Parse(cmd)
+			sh = &r
+		}
 		if !sh.Writes() {
 			return nil, false
 		}
@@ -639,7 +785,7 @@ func (p *parser) opFor(at loc, id, name, ts string, tc gjson.Result, o manifest.
 			if dir != "" {
 				op.Cwd = resolve(cwd, dir)
 			}
-			shellcmd.Fill(&op, sh, op.Cwd, resolve)
+			shellcmd.Fill(&op, *sh, op.Cwd, resolve)
 			return op, true
 		}, true
 	}
@@ -721,8 +867,8 @@ func (p *parser) finish() {
 	for _, id := range ids {
 		pc := p.pending[id]
 		if pc.raw != "" {
-			tc := gjson.Parse(pc.raw)
-			if build, ok := p.opFor(pc.at, id, pc.name, pc.ts, tc, manifest.OutcomeUnknown, "no final status: the call never finished (interrupted or crashed)"); ok {
+			c := readCall(gjson.Parse(pc.raw))
+			if build, ok := p.opFor(pc.at, &c, nil, manifest.OutcomeUnknown, "no final status: the call never finished (interrupted or crashed)"); ok {
 				p.held = append(p.held, held{msg: pc.msg, build: build})
 			}
 		}

@@ -35,6 +35,7 @@ func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 type call struct {
 	name, args, ts string
 	stopped        string // when the conversation went on without its result
+	inert          bool   // changes no file
 	line           int
 	offset         int64
 }
@@ -111,13 +112,17 @@ func (p *parser) stamp(ts string) {
 	}
 }
 
+// record handles one line. Its top-level fields are found without reading
+// the values they hold (a result can hold a whole file), and a result that
+// no tracked call waits for is left unread.
 func (p *parser) record(rec jsonl.Record) {
-	v := gjson.ParseBytes(rec.Data)
-	typ := v.Get("type").Str
-	ts := v.Get("timestamp").Str
+	str := func(k string) string { b, _ := jsonl.String(rec.Field(k)); return string(b) }
+	typ := str("type")
+	ts := str("timestamp")
 	p.stamp(ts)
-	id := v.Get("id").Str
+	id := str("id")
 	if typ == "session" {
+		v := gjson.ParseBytes(rec.Data)
 		if p.sess.ID == "" || !uuidRe.MatchString(path.Base(p.file)) {
 			if id != "" {
 				p.sess.ID = strings.ToLower(strings.Clone(id))
@@ -141,18 +146,16 @@ func (p *parser) record(rec jsonl.Record) {
 	entry := ""
 	if id != "" {
 		entry = strings.Clone(id)
-		if par := v.Get("parentId"); par.Type == gjson.String {
-			p.parent[entry] = strings.Clone(par.Str)
-		} else {
-			p.parent[entry] = ""
-		}
+		par, _ := jsonl.String(rec.Field("parentId"))
+		p.parent[entry] = string(par)
 		p.leaf = entry
 	}
 	if typ != "message" {
 		return
 	}
-	m := v.Get("message")
-	switch m.Get("role").Str {
+	m := gjson.ParseBytes(rec.Field("message"))
+	role := m.Get("role").Str
+	switch role {
 	case "user":
 		// The conversation went on: a call still without its result was
 		// interrupted (the session did not die in it).
@@ -193,6 +196,9 @@ func (p *parser) record(rec jsonl.Record) {
 				p.build(rec, cid, c, manifest.OutcomeFailed, why, entry, gjson.Result{})
 				return true
 			}
+			// A call that changes no file is still tracked (the session may
+			// die in it), but its result will not be read.
+			c.inert = !relevant(c.name) || (c.name == "bash" && !shellcmd.Parse(gjson.Get(c.args, "command").Str).Writes())
 			p.pending[strings.Clone(cid)] = c
 			return true
 		})
@@ -201,6 +207,11 @@ func (p *parser) record(rec jsonl.Record) {
 		c := p.pending[cid]
 		if c == nil {
 			return
+		}
+		if c.inert && p.h.Event == nil {
+			delete(p.pending, cid)
+			p.done[strings.Clone(cid)] = true
+			return // read, grep, …: nothing to build, the result stays unread
 		}
 		delete(p.pending, cid)
 		p.done[strings.Clone(cid)] = true
@@ -238,6 +249,16 @@ func (p *parser) record(rec jsonl.Record) {
 		op.Outcome, op.OutcomeEvidence = o, why
 		p.emitOp(op, entry, "user bash command (line "+fmt.Sprint(rec.Line)+")")
 	}
+}
+
+// relevant reports whether a tool's call can change files (a bash command
+// is read further when its result comes).
+func relevant(name string) bool {
+	switch name {
+	case "write", "edit", "bash":
+		return true
+	}
+	return false
 }
 
 func contentText(c gjson.Result) string {
