@@ -1,7 +1,10 @@
 package recover
 
 import (
+	"strings"
 	"testing"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/agentsandbox/sandbox/manifest"
 )
@@ -101,5 +104,26 @@ func TestCheckPiDiff(t *testing.T) {
 		if got := checkPiDiff(tc.diff, before, after); (got == "") != tc.ok {
 			t.Errorf("%q: %q", tc.diff, got)
 		}
+	}
+}
+
+// TestPiFuzzyShortcut checks that the ASCII shortcut of pi's normalisation
+// gives what the normalisation gives.
+func TestPiFuzzyShortcut(t *testing.T) {
+	for _, s := range []string{"a\nb\n", "a \nb", "a\t\n", "x\r", "caf\u00e9 \u201cq\u201d", "", "\n\n", "a\u00a0\n"} {
+		slow := s
+		if plainASCII(s) {
+			lines := strings.Split(norm.NFKC.String(s), "\n")
+			for i, l := range lines {
+				lines[i] = strings.TrimRight(l, " \t\v\f\r")
+			}
+			slow = strings.Join(lines, "\n")
+		}
+		if got := piFuzzy(s); plainASCII(s) && got != slow {
+			t.Errorf("%q: shortcut %q, normalisation %q", s, got, slow)
+		}
+	}
+	if plainASCII("a \nb") || plainASCII("a\t") || !plainASCII("a b\nc") || plainASCII("\u00e9") {
+		t.Error("plainASCII misjudges")
 	}
 }

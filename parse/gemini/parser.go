@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"path"
 	"regexp"
@@ -78,18 +79,20 @@ type parser struct {
 	cwdVerified bool
 	guess       string // a root read from a result, not confirmed by projectHash
 
-	settled map[string]bool
+	// Ids are kept as their hashes: a few bytes each, whatever their length.
+	seed    maphash.Seed
+	settled map[uint64]bool
 	pending map[string]*pending
 	held    []held
 	seq     int
 	headed  bool
-	turns   map[string]bool // user messages already told as turns
+	turns   map[uint64]bool // user messages already told as turns
 
 	// live is the conversation's messages in order, as Gemini CLI keeps
 	// them; ops says which operations each message carried, for $rewindTo.
-	live    []string
-	isLive  map[string]bool
-	ops     map[string][]string
+	live    []uint64
+	isLive  map[uint64]bool
+	ops     map[uint64][]string
 	firstTS string
 	maxTS   string
 }
@@ -97,8 +100,8 @@ type parser struct {
 // Stream reads a Gemini CLI session from r and hands each operation to h
 // once its call has reached a final status. It returns the session.
 func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, opts: opts, settled: map[string]bool{}, pending: map[string]*pending{},
-		turns: map[string]bool{}, isLive: map[string]bool{}, ops: map[string][]string{}}
+	p := &parser{file: file, h: h, opts: opts, settled: map[uint64]bool{}, pending: map[string]*pending{},
+		turns: map[uint64]bool{}, isLive: map[uint64]bool{}, ops: map[uint64][]string{}, seed: maphash.MakeSeed()}
 	p.sess = manifest.Session{Agent: manifest.AgentGemini, Transcript: file, ID: idFromFilename(file)}
 	if opts.Cwd != "" {
 		p.cwd, p.cwdVerified = path.Clean(opts.Cwd), true
@@ -215,7 +218,7 @@ func (p *parser) record(rec jsonl.Record) {
 		p.stamp(v.Get("lastUpdated").Str)
 		if msgs := v.Get("messages"); msgs.IsArray() {
 			// A checkpoint: the conversation is the list given.
-			p.live, p.isLive = nil, map[string]bool{}
+			p.live, p.isLive = nil, map[uint64]bool{}
 			msgs.ForEach(func(_, m gjson.Result) bool {
 				if m.IsObject() {
 					p.message(at, m)
@@ -310,12 +313,13 @@ func (p *parser) message(at loc, m gjson.Result) {
 // calls have moved on.
 func (p *parser) messageOf(at loc, id, typ, ts string, content, calls gjson.Result) {
 	p.stamp(ts)
-	if id != "" && !p.isLive[id] {
-		p.isLive[strings.Clone(id)] = true
-		p.live = append(p.live, strings.Clone(id))
+	h := p.hash(id)
+	if id != "" && !p.isLive[h] {
+		p.isLive[h] = true
+		p.live = append(p.live, h)
 	}
-	if typ == "user" && p.h.Event != nil && id != "" && !p.turns[id] {
-		p.turns[strings.Clone(id)] = true
+	if typ == "user" && p.h.Event != nil && id != "" && !p.turns[h] {
+		p.turns[h] = true
 		if text := contentText(content); text != "" {
 			t, _ := time.Parse(time.RFC3339Nano, ts)
 			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
@@ -447,7 +451,7 @@ func (c *tcall) first() string {
 // told apart first, from their name and command, before their (often
 // large) results are read.
 func (p *parser) call(at loc, msg string, tc gjson.Result) {
-	if id := tc.Get("id"); id.Type != gjson.String || id.Str == "" || p.settled[id.Str] {
+	if id := tc.Get("id"); id.Type != gjson.String || id.Str == "" || p.settled[p.hash(id.Str)] {
 		return
 	}
 	c := readCall(tc)
@@ -469,7 +473,7 @@ func (p *parser) call(at loc, msg string, tc gjson.Result) {
 		return
 	}
 	delete(p.pending, c.id)
-	p.settled[strings.Clone(c.id)] = true
+	p.settled[p.hash(c.id)] = true
 	p.stamp(c.ts)
 	if !p.cwdVerified {
 		p.learn(&c)
@@ -494,7 +498,7 @@ func (p *parser) call(at loc, msg string, tc gjson.Result) {
 		return
 	}
 	if c.name != "read_file" {
-		p.ops[msg] = append(p.ops[msg], fmt.Sprintf("%s call %s (line %d)", c.name, c.id, at.line))
+		p.ops[p.hash(msg)] = append(p.ops[p.hash(msg)], fmt.Sprintf("%s call %s (line %d)", c.name, c.id, at.line))
 	}
 	p.held = append(p.held, held{msg: strings.Clone(msg), build: build})
 	p.flush(false)
@@ -792,6 +796,8 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 	return nil, false
 }
 
+func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
+
 // toCRLF turns every line end into CRLF, as Gemini CLI does when it keeps
 // a file's CRLF line endings.
 func toCRLF(s string) string {
@@ -803,8 +809,9 @@ func toCRLF(s string) string {
 // replay, as Claude Code's rewound branches do; each is reported.
 func (p *parser) rewind(at loc, id string) {
 	i := -1
+	want := p.hash(id)
 	for k, m := range p.live {
-		if m == id {
+		if m == want {
 			i = k
 			break
 		}

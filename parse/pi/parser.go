@@ -3,6 +3,7 @@ package pi
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"path"
 	"regexp"
@@ -40,6 +41,13 @@ type call struct {
 	offset         int64
 }
 
+// opAt is where an operation's result is in the tree.
+type opAt struct {
+	entry uint64
+	what  string
+	line  int
+}
+
 type parser struct {
 	warns jsonl.Warner
 	file  string
@@ -51,25 +59,25 @@ type parser struct {
 	// interrupted are calls without a result when a later user message
 	// came: the session went on without them.
 	interrupted map[string]*call
-	done        map[string]bool
+	done        map[uint64]bool // calls settled, by the hash of their id
 	seq         int
 	headed      bool
 
 	// The tree: each entry's parent, the last entry (the current position),
 	// and the entry each operation's result is in.
-	parent  map[string]string
-	leaf    string
-	opEntry []struct {
-		entry, what string
-		line        int
-	}
+	// parent maps each entry to its parent by the hashes of their ids (a
+	// few bytes an entry, whatever the ids' length); root is hash("").
+	seed           maphash.Seed
+	parent         map[uint64]uint64
+	leaf           string
+	opEntry        []opAt
 	firstTS, maxTS string
 }
 
 // Stream reads a pi session from r and hands each operation to h as soon
 // as its result is read. It returns the session.
 func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, done: map[string]bool{}, parent: map[string]string{}}
+	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, done: map[uint64]bool{}, parent: map[uint64]uint64{}, seed: maphash.MakeSeed()}
 	p.sess = manifest.Session{Agent: manifest.AgentPi, Transcript: file, ID: idFromFilename(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
@@ -147,7 +155,7 @@ func (p *parser) record(rec jsonl.Record) {
 	if id != "" {
 		entry = strings.Clone(id)
 		par, _ := jsonl.String(rec.Field("parentId"))
-		p.parent[entry] = string(par)
+		p.parent[p.hash(entry)] = p.hash(string(par))
 		p.leaf = entry
 	}
 	if typ != "message" {
@@ -180,13 +188,13 @@ func (p *parser) record(rec jsonl.Record) {
 				return true
 			}
 			cid := b.Get("id").Str
-			if cid == "" || p.done[cid] || p.pending[cid] != nil {
+			if cid == "" || p.done[p.hash(cid)] || p.pending[cid] != nil {
 				return true
 			}
 			c := &call{name: strings.Clone(b.Get("name").Str), args: strings.Clone(b.Get("arguments").Raw),
 				ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset}
 			if cut {
-				p.done[strings.Clone(cid)] = true
+				p.done[p.hash(cid)] = true
 				why := "assistant reply stopped (" + stop + ": " + emit.FirstLine(m.Get("errorMessage").Str) + "): its tool calls were never run"
 				if p.h.Event != nil {
 					t, _ := time.Parse(time.RFC3339Nano, ts)
@@ -210,11 +218,11 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 		if c.inert && p.h.Event == nil {
 			delete(p.pending, cid)
-			p.done[strings.Clone(cid)] = true
+			p.done[p.hash(cid)] = true
 			return // read, grep, …: nothing to build, the result stays unread
 		}
 		delete(p.pending, cid)
-		p.done[strings.Clone(cid)] = true
+		p.done[p.hash(cid)] = true
 		text := contentText(m.Get("content"))
 		o, why := manifest.OutcomeApplied, "toolResult: "+emit.FirstLine(text)
 		if m.Get("isError").Bool() {
@@ -250,6 +258,8 @@ func (p *parser) record(rec jsonl.Record) {
 		p.emitOp(op, entry, "user bash command (line "+fmt.Sprint(rec.Line)+")")
 	}
 }
+
+func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
 
 // relevant reports whether a tool's call can change files (a bash command
 // is read further when its result comes).
@@ -369,10 +379,7 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 
 func (p *parser) emitOp(op manifest.Op, entry, what string) {
 	if entry != "" {
-		p.opEntry = append(p.opEntry, struct {
-			entry, what string
-			line        int
-		}{entry, what, op.Provenance.Line})
+		p.opEntry = append(p.opEntry, opAt{p.hash(entry), what, op.Provenance.Line})
 	}
 	op.Session = p.sess.ID
 	op.Seq = p.seq
@@ -428,8 +435,9 @@ func (p *parser) finish() {
 	}
 	// The current branch: from the last entry back to the root.
 	if p.leaf != "" {
-		on := map[string]bool{}
-		for e, n := p.leaf, 0; e != "" && !on[e] && n <= len(p.parent); e, n = p.parent[e], n+1 {
+		on := map[uint64]bool{}
+		root := p.hash("")
+		for e, n := p.hash(p.leaf), 0; e != root && !on[e] && n <= len(p.parent); e, n = p.parent[e], n+1 {
 			on[e] = true
 		}
 		for _, oe := range p.opEntry {
