@@ -206,7 +206,7 @@ func (p *parser) record(rec jsonl.Record) {
 			}
 			// A call that changes no file is still tracked (the session may
 			// die in it), but its result will not be read.
-			c.inert = !relevant(c.name) || (c.name == "bash" && !shellcmd.Parse(gjson.Get(c.args, "command").Str).Writes())
+			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(gjson.Get(c.args, "command").Str).Writes())
 			p.pending[strings.Clone(cid)] = c
 			return true
 		})
@@ -233,6 +233,10 @@ func (p *parser) record(rec jsonl.Record) {
 			end, _ := time.Parse(time.RFC3339Nano, ts)
 			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(gjson.Parse(c.args)),
 				CallID: strings.Clone(cid), Outcome: o, Detail: why, Ended: end})
+		}
+		if c.name == "read" {
+			p.read(rec, cid, c, m, o)
+			return
 		}
 		p.build(rec, cid, c, o, why, entry, m.Get("details"))
 	case "bashExecution":
@@ -324,6 +328,39 @@ func edits(args gjson.Result) []manifest.Edit {
 		out = append(out, manifest.Edit{Old: strings.Clone(o.Str), New: strings.Clone(args.Get("newText").Str)})
 	}
 	return out
+}
+
+// read turns a whole-file read into evidence: pi's read without offset or
+// limit, and not truncated (pi then says so in details.truncation and in a
+// closing note), answers with the file's text exactly as it is (BOM and
+// CRLF included).
+func (p *parser) read(rec jsonl.Record, id string, c *call, m gjson.Result, o manifest.Outcome) {
+	args := gjson.Parse(c.args)
+	fp := firstNonEmpty(args.Get("path").Str, args.Get("file_path").Str)
+	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || m.Get("details.truncation").Exists() {
+		return
+	}
+	blocks := m.Get("content")
+	if n := blocks.Get("#").Int(); n != 1 || blocks.Get("0.type").Str != "text" {
+		return // an image, or more than the text
+	}
+	text := blocks.Get("0.text").Str
+	if i := strings.LastIndex(text, "\n\n["); i >= 0 && strings.Contains(text[i:], "Use offset=") {
+		return // a partial read that says where to go on
+	}
+	op := p.newOp(c, id, manifest.KindObserve)
+	op.Paths = []string{resolve(p.cwd, fp)}
+	op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: strings.Clone(text), Source: "full-file read"}}
+	op.Outcome, op.OutcomeEvidence = o, "toolResult of a whole-file read"
+	op.Provenance.Line, op.Provenance.Offset = rec.Line, rec.Offset
+	p.emitOp(op, "", "")
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // build makes the operation of a finished call.
