@@ -829,7 +829,9 @@ func (p *parser) rewind(at loc, id string) {
 	p.live = p.live[:i]
 	if p.h.Event != nil {
 		t, _ := time.Parse(time.RFC3339Nano, p.maxTS)
-		p.h.Event(manifest.Event{Kind: manifest.EventAborted, Time: t, Line: at.line, Text: "conversation rewound to before message " + excerpt(id, 60)})
+		// The user's /rewind: a turn of the timeline, not an abort (the
+		// session goes on).
+		p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: "/rewind: the conversation goes back to before message " + excerpt(id, 60) + "; the changes made since stay on disk"})
 	}
 }
 
