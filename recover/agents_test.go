@@ -30,8 +30,13 @@ func TestApplyGeminiEdit(t *testing.T) {
 		{"dollar literal", "a\n", manifest.Edit{Old: "a", New: "$&$1"}, "$&$1\n", false},
 		{"not found", "a\n", manifest.Edit{Old: "z", New: "y"}, "", true},
 		{"empty old", "a\n", manifest.Edit{Old: "", New: "y"}, "", true},
+		// The flexible strategy: whole lines, indentation ignored, the
+		// replacement re-indented like the match.
+		{"flexible", "if a {\n\t\treturn 1\n}\n", manifest.Edit{Old: "    return 1", New: "    return 2"}, "if a {\n\t\treturn 2\n}\n", false},
+		{"flexible lines", "  a\n    b\nc\n", manifest.Edit{Old: "a\n  b", New: "x\n  y"}, "  x\n    y\nc\n", false},
+		{"flexible twice refused", " a\n  a\n", manifest.Edit{Old: "a ", New: "b"}, "", true},
 	} {
-		got, err := ApplyGeminiEdit(tc.in, tc.e)
+		got, _, err := ApplyGeminiEdit(tc.in, tc.e)
 		if (err != nil) != tc.err || got != tc.want {
 			t.Errorf("%s: got %q, %v; want %q (error %v)", tc.name, got, err, tc.want, tc.err)
 		}
@@ -126,4 +131,27 @@ func TestPiFuzzyShortcut(t *testing.T) {
 	if plainASCII("a \nb") || plainASCII("a\t") || !plainASCII("a b\nc") || plainASCII("\u00e9") {
 		t.Error("plainASCII misjudges")
 	}
+}
+
+// FuzzApplyGeminiEdit checks that Gemini's replace replay never panics,
+// takes the exact strategy exactly when old_string occurs literally, and
+// never loses the text's final newline.
+func FuzzApplyGeminiEdit(f *testing.F) {
+	f.Add("if a {\n\t\treturn 1\n}\n", "    return 1", "    return 2", false)
+	f.Add("a a\n", "a", "b", true)
+	f.Fuzz(func(t *testing.T, in, old, repl string, all bool) {
+		in = lf(in)
+		out, flexible, err := ApplyGeminiEdit(in, manifest.Edit{Old: old, New: repl, ReplaceAll: all})
+		if err != nil {
+			return
+		}
+		if exact := strings.Contains(in, lf(old)); exact == flexible {
+			t.Fatalf("flexible=%v, but old_string occurs literally: %v", flexible, exact)
+		}
+		// Gemini adds a final newline the text had and the edit lost; it
+		// removes one the edit added (only one: "\n0" with 0 -> "\n" stays "\n").
+		if strings.HasSuffix(in, "\n") && !strings.HasSuffix(out, "\n") {
+			t.Fatalf("final newline lost: %q -> %q", in, out)
+		}
+	})
 }

@@ -45,8 +45,12 @@ func (r *Reconstructor) geminiEdit(op *manifest.Op) {
 	case !f.cur.Exists:
 		err = fmt.Errorf("the host has no copy to start from (--base DIR can point at the files as they were when the session started)")
 	default:
-		out, err = ApplyGeminiEdit(f.cur.Text, e)
-		if err != nil && post == nil && !f.pinned && reversible(f.cur.Text, op.Edits, func(text string, e []manifest.Edit) bool { _, err := ApplyGeminiEdit(text, e[0]); return err == nil }) {
+		var flexible bool
+		out, flexible, err = ApplyGeminiEdit(f.cur.Text, e)
+		if err == nil && flexible && post == nil && !f.pinned {
+			f.res.Fuzz = append(f.res.Fuzz, where(op)+": matched by Gemini's flexible strategy (whole lines, indentation ignored) on the host's copy")
+		}
+		if err != nil && post == nil && !f.pinned && reversible(f.cur.Text, op.Edits, func(text string, e []manifest.Edit) bool { _, _, err := ApplyGeminiEdit(text, e[0]); return err == nil }) {
 			out, err = f.cur.Text, nil
 			f.res.Notes = append(f.res.Notes, where(op)+": the host copy already has this change")
 		}
@@ -77,30 +81,112 @@ func (r *Reconstructor) geminiEdit(op *manifest.Op) {
 }
 
 // ApplyGeminiEdit applies one Gemini CLI replace to LF text with Gemini's
-// exact strategy: old_string and new_string have CRLF turned into LF, the
-// number of occurrences must be expected_replacements (one by default, any
-// with allow_multiple), every occurrence is replaced literally, and the
-// text keeps whether it ended in a newline.
-func ApplyGeminiEdit(orig string, e manifest.Edit) (string, error) {
+// first two strategies (docs/formats/gemini.md): old_string and new_string
+// have CRLF turned into LF; the exact strategy replaces every literal
+// occurrence, and when there is none the flexible one matches whole lines
+// ignoring their surrounding whitespace and re-indents new_string like the
+// match. The number of occurrences must be expected_replacements (one by
+// default, any with allow_multiple, and more than one exact occurrence never
+// falls through); the text keeps whether it ended in a newline. Gemini's
+// later strategies (a token regex, Levenshtein recovery, an LLM rewriting
+// old_string) are not replayed: a call only they could match is an error
+// here. flexible says the flexible strategy matched.
+func ApplyGeminiEdit(orig string, e manifest.Edit) (out string, flexible bool, err error) {
 	old, repl := lf(e.Old), lf(e.New)
 	if old == "" {
-		return "", fmt.Errorf("an empty old_string on an existing file: Gemini CLI refuses to create a file that exists")
+		return "", false, fmt.Errorf("an empty old_string on an existing file: Gemini CLI refuses to create a file that exists")
 	}
-	n := strings.Count(orig, old)
-	switch {
-	case n == 0:
-		return "", fmt.Errorf("old_string not found exactly (Gemini's looser matching is not replayed): %q", firstLine(e.Old))
-	case e.Expected > 0 && n != e.Expected:
-		return "", fmt.Errorf("old_string occurs %d times, expected_replacements is %d", n, e.Expected)
-	case e.Expected == 0 && !e.ReplaceAll && n != 1:
-		return "", fmt.Errorf("old_string occurs %d times and allow_multiple is false: refusing to pick one", n)
+	check := func(n int) error {
+		switch {
+		case e.Expected > 0 && n != e.Expected:
+			return fmt.Errorf("old_string occurs %d times, expected_replacements is %d", n, e.Expected)
+		case e.Expected == 0 && !e.ReplaceAll && n != 1:
+			return fmt.Errorf("old_string occurs %d times and allow_multiple is false: refusing to pick one", n)
+		}
+		return nil
 	}
-	out := strings.ReplaceAll(orig, old, repl)
+	if n := strings.Count(orig, old); n > 0 {
+		if err := check(n); err != nil {
+			return "", false, err
+		}
+		return keepFinalNewline(orig, strings.ReplaceAll(orig, old, repl)), false, nil
+	}
+	text, n := geminiFlexible(orig, old, repl)
+	if n == 0 {
+		return "", false, fmt.Errorf("old_string not found, exactly or line by line ignoring indentation (Gemini's regex, fuzzy and LLM-corrected matching are not replayed): %q", firstLine(e.Old))
+	}
+	if err := check(n); err != nil {
+		return "", true, err
+	}
+	return keepFinalNewline(orig, text), true, nil
+}
+
+// geminiFlexible is Gemini's flexible strategy: every run of whole lines
+// whose trimmed text is old_string's trimmed lines is replaced by
+// new_string's lines, re-indented from the run's first line.
+func geminiFlexible(orig, old, repl string) (string, int) {
+	src := strings.SplitAfter(orig, "\n")
+	if src[len(src)-1] == "" {
+		src = src[:len(src)-1]
+	}
+	search := strings.Split(old, "\n")
+	for i := range search {
+		search[i] = strings.TrimSpace(search[i])
+	}
+	replLines := strings.Split(repl, "\n")
+	n := 0
+	for i := 0; i+len(search) <= len(src); i++ {
+		match := true
+		for j := range search {
+			if strings.TrimSpace(src[i+j]) != search[j] {
+				match = false
+				break
+			}
+		}
+		if !match {
+			continue
+		}
+		n++
+		first := src[i]
+		indent := first[:len(first)-len(strings.TrimLeft(first, " \t"))]
+		text := strings.Join(reindent(replLines, indent), "\n")
+		if repl != "" && strings.HasSuffix(src[i+len(search)-1], "\n") && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		src = append(src[:i], append([]string{text}, src[i+len(search):]...)...)
+	}
+	return strings.Join(src, ""), n
+}
+
+// reindent gives lines the indentation of a match: the first line's own
+// indentation is replaced by it on every line that has it, other lines are
+// put at it, blank lines are emptied.
+func reindent(lines []string, indent string) []string {
+	if len(lines) == 0 {
+		return nil
+	}
+	ref := lines[0][:len(lines[0])-len(strings.TrimLeft(lines[0], " \t"))]
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		switch {
+		case strings.TrimSpace(l) == "":
+			out[i] = ""
+		case strings.HasPrefix(l, ref):
+			out[i] = indent + l[len(ref):]
+		default:
+			out[i] = indent + strings.TrimLeft(l, " \t\n\v\f\r")
+		}
+	}
+	return out
+}
+
+// keepFinalNewline makes out end in a newline exactly when orig does.
+func keepFinalNewline(orig, out string) string {
 	switch {
 	case strings.HasSuffix(orig, "\n") && !strings.HasSuffix(out, "\n"):
-		out += "\n"
+		return out + "\n"
 	case !strings.HasSuffix(orig, "\n") && strings.HasSuffix(out, "\n"):
-		out = strings.TrimSuffix(out, "\n")
+		return strings.TrimSuffix(out, "\n")
 	}
-	return out, nil
+	return out
 }
