@@ -216,6 +216,9 @@ func (p *parser) record(rec jsonl.Record) {
 	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
 		v := gjson.ParseBytes(set)
 		p.stamp(v.Get("lastUpdated").Str)
+		v.Get("directories").ForEach(func(_, d gjson.Result) bool { // /dir add
+			return !p.tryRoot(d.Str)
+		})
 		if msgs := v.Get("messages"); msgs.IsArray() {
 			// A checkpoint: the conversation is the list given.
 			p.live, p.isLive = nil, map[uint64]bool{}
