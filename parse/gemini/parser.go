@@ -367,6 +367,9 @@ type tcall struct {
 	out    []byte
 	outSet bool
 	txt    *string
+	// plain: txt is the response's output string (not an error, not a
+	// part of another kind).
+	plain bool
 }
 
 func readCall(tc gjson.Result) tcall {
@@ -429,14 +432,24 @@ func (c *tcall) output() []byte {
 // text is the tool's whole answer (a copy: it outlives the line).
 func (c *tcall) text() string {
 	if c.txt == nil {
-		// gjson copies the bytes it parses, so the text does not alias the line.
+		// The usual place is read in one pass, unescaped once; the text is
+		// cloned, as it outlives the record.
 		t := ""
-		if out := c.output(); len(out) > 0 && out[0] == '"' {
+		if v := c.result.Get("0.functionResponse.response.output"); v.Type == gjson.String {
+			t, c.plain = strings.Clone(v.Str), true
+		} else if out := c.output(); len(out) > 0 && out[0] == '"' {
 			t = gjson.ParseBytes(out).Str
 		}
 		c.txt = &t
 	}
 	return *c.txt
+}
+
+// plainOutput reports whether the tool answered with an output string (a
+// read_file of a text file, not an image or an error).
+func (c *tcall) plainOutput() bool {
+	c.text()
+	return c.plain
 }
 
 // first is the first line of the tool's answer, read from a bounded prefix
@@ -751,8 +764,7 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		// no BOM): evidence, as Claude Code's full Read is. A partial or
 		// shortened read says so in its display or output.
 		fp := strings.Clone(argPath(args))
-		out := c.output()
-		if o != manifest.OutcomeApplied || fp == "" || len(out) == 0 || c.result.Type == gjson.String || (rd.Exists() && rd.Str != "") {
+		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (rd.Exists() && rd.Str != "") {
 			return nil, false
 		}
 		for _, k := range []string{"offset", "limit", "start_line", "end_line"} {
