@@ -47,7 +47,9 @@ func (r *Reconstructor) write(op *manifest.Op) {
 	if op.Content == nil || len(op.Paths) == 0 {
 		return
 	}
-	r.writeWhole(r.file(op.Paths[0], op, false), *op.Content)
+	f := r.file(op.Paths[0], op, false)
+	r.writeWhole(f, *op.Content)
+	unproven(f, op)
 }
 
 // writeWhole replaces a file's content with text written as sent.

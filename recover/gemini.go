@@ -78,6 +78,18 @@ func (r *Reconstructor) geminiEdit(op *manifest.Op) {
 	}
 	f.cur = Content{Known: true, Exists: true, Text: out}
 	f.remember()
+	unproven(f, op)
+}
+
+// unproven grades a file stale after a Gemini call whose written content
+// the transcript does not hold: the user modified the proposal before
+// accepting it, and no resultDisplay.newContent records the result (the
+// parser marks such a call low-confidence). The proposal is kept as the
+// best content known, never graded exact.
+func unproven(f *fstate, op *manifest.Op) {
+	if op.Provenance.Carrier == carrierGemini && op.LowConfidence {
+		f.stale = where(op) + ": " + op.Note
+	}
 }
 
 // ApplyGeminiEdit applies one Gemini CLI replace to LF text with Gemini's
