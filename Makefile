@@ -5,10 +5,16 @@ BENCH ?= .
 BENCHCOUNT ?= 6
 FUZZEXECS ?=
 
-.PHONY: build test race lint fuzz cover bench bench-big docs demo
+.PHONY: build install test race lint fuzz cover bench bench-big docs demo
 
+# -buildvcs=true: sandbox version names the commit even where GOFLAGS
+# turns VCS stamping off.
 build:
-	$(GO) build -o bin/sandbox ./cmd/sandbox
+	$(GO) build -buildvcs=true -o bin/sandbox ./cmd/sandbox
+
+# Into $(go env GOBIN), else $(go env GOPATH)/bin.
+install:
+	$(GO) install -buildvcs=true ./cmd/sandbox
 
 test:
 	$(GO) test $(PKGS)
@@ -41,7 +47,7 @@ cover:
 # to make a baseline).
 bench:
 	mkdir -p bench
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCHCOUNT) ./parse/... ./cmd ./harness | tee bench/new.txt
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCHCOUNT) ./parse/... ./recover ./cmd ./harness | tee bench/new.txt
 	@if [ -f bench/old.txt ]; then $(GO) run golang.org/x/perf/cmd/benchstat@latest bench/old.txt bench/new.txt; \
 	else $(GO) run golang.org/x/perf/cmd/benchstat@latest bench/new.txt; fi
 

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/rs/zerolog"
@@ -24,7 +25,15 @@ type app struct {
 	quiet   bool
 	noColor bool
 	maxLine string
-	cmdName string
+	// logFormat is text (human lines) or json (zerolog's JSON lines).
+	logFormat string
+	cmdPath   string // "sandbox recover": for hints
+	// ownsInterrupts: the command handles ^C itself (sandbox run: a
+	// second ^C kills the agent, and the exit is the agent's).
+	ownsInterrupts *atomic.Bool
+	// wroteJSON: a --json document is on stdout (an error then goes in it,
+	// not in a second one).
+	wroteJSON bool
 
 	log zerolog.Logger
 	// planOnly is set while recover makes a plan to show before asking.
@@ -34,7 +43,7 @@ type app struct {
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
-	return &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	return &app{stdin: stdin, stdout: stdout, stderr: stderr, ownsInterrupts: new(atomic.Bool)}
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -48,8 +57,12 @@ semantics, and writes the result onto the host with dry-run diffs, conflict
 detection, three-way merge and atomic writes.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       readVersion().String(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			a.cmdName = cmd.Name()
+			a.cmdPath = cmd.CommandPath()
+			if a.logFormat != "text" && a.logFormat != "json" {
+				return usagef("--log-format %q: use text or json", a.logFormat)
+			}
 			a.setupLog()
 			n, err := parseSize(a.maxLine)
 			if err != nil || n < 1<<10 {
@@ -69,14 +82,17 @@ detection, three-way merge and atomic writes.`,
 	pf.CountVarP(&a.verbose, "verbose", "v", "log more on stderr (-v, -vv)")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only errors on stderr")
 	pf.BoolVar(&a.noColor, "no-color", false, "never colour the output")
+	pf.StringVar(&a.logFormat, "log-format", "text", "how stderr's log lines look: text (sandbox: warning: …) or json (one JSON object a line)")
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		a.cmdName = c.Name()
+		a.cmdPath = c.CommandPath()
 		return &UsageError{err}
 	})
 	root.AddCommand(a.recoverCommand())
+	root.AddCommand(a.diffCommand())
 	root.AddCommand(a.sessionsCommand())
 	root.AddCommand(a.undoCommand())
 	root.AddCommand(a.exportCommand())
@@ -85,7 +101,9 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.inspectCommand())
 	root.AddCommand(a.logCommand())
 	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
-		a.gcCommand(), a.snapshotCommand(), a.restoreCommand())
+		a.gcCommand(), a.snapshotCommand(), a.restoreCommand(), a.execCommand(), a.versionCommand())
+	a.registerCompletions(root)
+	addExitStatus(root)
 	return root
 }
 
@@ -123,8 +141,27 @@ func (a *app) setupLog() {
 		level = zerolog.DebugLevel
 	}
 	var w io.Writer = a.stderr
-	if isTerminal(a.stderr) {
-		w = zerolog.ConsoleWriter{Out: a.stderr, NoColor: a.noColor, PartsExclude: []string{zerolog.TimestampFieldName}}
+	if a.logFormat != "json" {
+		// One human format, on a terminal or not, like sandbox's own
+		// "sandbox: error:" lines: "sandbox: warning: … (key=value)".
+		color := !a.noColor && os.Getenv("NO_COLOR") == "" && isTerminal(a.stderr)
+		w = zerolog.ConsoleWriter{Out: a.stderr, NoColor: !color, PartsOrder: []string{zerolog.LevelFieldName, zerolog.MessageFieldName},
+			FormatLevel: func(i any) string {
+				l, _ := i.(string)
+				word := map[string]string{"warn": "warning", "error": "error", "info": "info", "debug": "debug", "trace": "trace"}[l]
+				if word == "" {
+					word = l
+				}
+				if color && l == "warn" {
+					return "sandbox: \x1b[33m" + word + "\x1b[0m:"
+				}
+				return "sandbox: " + word + ":"
+			},
+			FormatFieldName:     func(i any) string { return fmt.Sprintf("(%s=", i) },
+			FormatFieldValue:    func(i any) string { return fmt.Sprintf("%s)", i) },
+			FormatErrFieldName:  func(i any) string { return "(" },
+			FormatErrFieldValue: func(i any) string { return fmt.Sprintf("%s)", i) },
+			PartsExclude:        []string{zerolog.TimestampFieldName}}
 	}
 	a.log = zerolog.New(w).Level(level).With().Timestamp().Logger()
 }

@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 
 	recov "github.com/agentsandbox/sandbox/recover"
@@ -65,7 +64,8 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 	if opts.Dest == "" && len(opts.Maps) == 0 {
 		return &HintError{usagef("nowhere to write: give --dest DIR or --map FROM=TO"), "--dest ./proj puts the session's working directory at ./proj"}
 	}
-	var in io.Reader = a.stdin
+	in := interruptible(ctx, a.stdin)
+	var bar *progress
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
@@ -73,7 +73,12 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 		}
 		defer f.Close()
 		in = f
+		if st, err := f.Stat(); err == nil {
+			bar = a.startProgress("reading the manifest", st.Size())
+			in = &progressReader{r: f, p: bar}
+		}
 	}
+	defer bar.end()
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
 	var target recov.FS = fsys

@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
@@ -56,4 +59,66 @@ func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, e
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkInspectReport measures inspect's reports on a generated Codex
+// session of about 1,000 tool calls and 200 files: the whole command with
+// --html (parse, replay, diffs, page), and the HTML and Markdown rendering
+// alone from a built inspection. Bytes are the report's.
+func BenchmarkInspectReport(b *testing.B) {
+	dir := b.TempDir()
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME"} {
+		b.Setenv(k, dir)
+	}
+	name := filepath.Join(dir, "rollout-2026-11-20T09-12-03-019e0001-0000-7000-8000-000000000001.jsonl")
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := gen.Rollout(f, gen.Options{Size: 8700 << 10, Seed: 1, Files: 60, PatchEvery: 20}); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	var js bytes.Buffer
+	if code := Main([]string{"inspect", name, "--json"}, strings.NewReader(""), &js, io.Discard); code != ExitOK {
+		b.Fatalf("inspect --json: exit %d", code)
+	}
+	var in inspection
+	if err := json.Unmarshal(js.Bytes(), &in); err != nil {
+		b.Fatal(err)
+	}
+	var page, md bytes.Buffer
+	renderHTML(&page, newReport(&in, false))
+	writeMarkdown(&md, newReport(&in, false))
+	b.Run("html-command", func(b *testing.B) {
+		out := filepath.Join(dir, "report.html")
+		b.SetBytes(int64(page.Len()))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			a := newApp(nil, io.Discard, io.Discard)
+			a.quiet = true
+			a.setupLog()
+			if err := a.runInspect(context.Background(), name, inspectOptions{HTML: out, Format: "text"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("html-render", func(b *testing.B) {
+		b.SetBytes(int64(page.Len()))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := renderHTML(io.Discard, newReport(&in, false)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("md-render", func(b *testing.B) {
+		b.SetBytes(int64(md.Len()))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := writeMarkdown(io.Discard, newReport(&in, false)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

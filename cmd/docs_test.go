@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -40,6 +41,12 @@ func TestHelpComplete(t *testing.T) {
 		}
 		if c.Long == "" || c.Example == "" || c.Short == "" {
 			t.Errorf("%s: needs Short, Long and Example", c.Name())
+		}
+		if !strings.Contains(c.Long, "\nEXIT STATUS\n") || strings.Count(c.Long, "EXIT STATUS") != 1 {
+			t.Errorf("%s: needs one EXIT STATUS section, from the exit-code table (cmd/exitstatus.go)", c.Name())
+		}
+		if strings.Contains(strings.ToLower(c.Long), "exit status:") {
+			t.Errorf("%s: an exit status paragraph of its own; the table says it", c.Name())
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
@@ -19,6 +20,7 @@ type exportOptions struct {
 	Output         string
 	Redact         bool
 	Base           string
+	Repo           string
 	Maps           []string
 	IncludeUnknown bool
 	Add            bool
@@ -65,7 +67,8 @@ the simple-form manifest named by $SANDBOX_EXPORTS (default
 	o.selectOptions.register(f)
 	f.StringVarP(&o.Output, "output", "o", "", "write the manifest to `FILE` (default standard output); it is created only once complete")
 	f.BoolVar(&o.Redact, "redact", false, "replace likely secrets with placeholders, and list them")
-	f.StringVar(&o.Base, "base", "", "read host copies from `DIR` (the sessions' directories re-rooted there)")
+	f.StringVar(&o.Base, "base", "", "read host copies from `DIR` (the sessions' directories re-rooted there), or the files' start from a revision's tree as git:REV")
+	f.StringVar(&o.Repo, "repo", "", "look for the sessions' start commit in the git repository at `DIR` (default: the one holding the host copies)")
 	f.StringArrayVar(&o.Maps, "map", nil, "read host copies through a `FROM=TO` mapping (repeatable)")
 	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "also replay calls whose outcome is unknown")
 	f.BoolVar(&o.Add, "add", false, "add the named files to $SANDBOX_EXPORTS instead (inside a sandbox)")
@@ -76,7 +79,13 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	if !o.explicit() && o.Since == "" && o.Until == "" && len(o.Sessions) == 0 && o.Cwd == "" {
 		return &HintError{usagef("which sessions? none named"), "select with --since 24h or --session ID, or name files with --transcript / --from"}
 	}
-	opts := recov.Options{Base: o.Base, IncludeUnknown: o.IncludeUnknown}
+	opts := recov.Options{Base: o.Base, Repo: o.Repo, IncludeUnknown: o.IncludeUnknown}
+	if rev, ok := strings.CutPrefix(o.Base, "git:"); ok {
+		if rev == "" {
+			return usagef("--base git:REV needs a revision, e.g. git:HEAD~2")
+		}
+		opts.Base, opts.BaseRev = "", rev
+	}
 	for _, m := range o.Maps {
 		r, err := parseMap(m)
 		if err != nil {
@@ -88,7 +97,7 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	if err != nil {
 		return err
 	}
-	if o.Base == "" {
+	if opts.Base == "" {
 		// Host copies come from where the sessions ran, if that is here.
 		for _, s := range sel {
 			if to, ok := a.hostDir(s); ok {
@@ -96,6 +105,8 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 			}
 		}
 	}
+	bar := a.counting("reading transcripts", sel)
+	defer bar.end()
 	streams, err := a.openSelected(ctx, sel)
 	defer func() {
 		for _, s := range streams {
@@ -127,12 +138,13 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
 	st, err := recov.Export(ctx, sources, &recov.DryRunFS{Read: fsys}, opts, manifest.NewWriter(out), red)
+	bar.end()
 	a.logStreams(ctx, streams)
 	if err != nil {
 		if tmp != nil {
 			tmp.Close()
 		}
-		return err
+		return projectsHint(err)
 	}
 	if red != nil {
 		for _, r := range red.Redactions() {
@@ -150,12 +162,17 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 			return err
 		}
 	}
-	a.log.Info().Int("ops", st.Ops).Msg("manifest written")
+	a.log.Info().Msgf("manifest written: %d ops", st.Ops)
 	return nil
 }
 
 // openSelected opens the selected sessions and their subagents as streams.
 func (a *app) openSelected(ctx context.Context, sel []parse.Selected) ([]*parse.Stream, error) {
+	return a.openSelectedTurns(ctx, sel, false)
+}
+
+// openSelectedTurns is openSelected, keeping the user's prompts with turns.
+func (a *app) openSelectedTurns(ctx context.Context, sel []parse.Selected, turns bool) ([]*parse.Stream, error) {
 	cands := make([]discover.Candidate, 0, len(sel))
 	for _, s := range sel {
 		cands = append(cands, s.Candidate)
@@ -163,7 +180,7 @@ func (a *app) openSelected(ctx context.Context, sel []parse.Selected) ([]*parse.
 	cands = append(cands, parse.CompanionsOf(sel)...)
 	var streams []*parse.Stream
 	for i := range cands {
-		s, err := parse.OpenCandidate(ctx, &cands[i])
+		s, err := parse.OpenCandidateTurns(ctx, &cands[i], turns)
 		if err != nil {
 			return streams, fmt.Errorf("reading transcript: %w", err)
 		}

@@ -89,7 +89,14 @@ func (a *app) runExportAdd(paths []string) error {
 	}); err != nil {
 		return err
 	}
-	if !a.quiet && !a.json {
+	if a.json {
+		paths := make([]string, 0, len(adds))
+		for _, e := range adds {
+			paths = append(paths, e.Path)
+		}
+		return a.writeJSON(map[string]any{"schema": "sandbox.export-add/v1", "manifest": target, "added": paths, "exports": len(doc.Exports)})
+	}
+	if !a.quiet {
 		fmt.Fprintf(a.stderr, "sandbox: added %d file(s) to %s\n", len(adds), target)
 	}
 	return nil

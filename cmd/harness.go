@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/agentsandbox/sandbox/harness"
@@ -35,6 +34,7 @@ func (a *app) note(format string, args ...any) {
 
 func (a *app) runCommand() *cobra.Command {
 	var o harness.RunOptions
+	var d runDefaults // run_config.go
 	c := &cobra.Command{
 		Use:   "run [--name N] [--runtime docker|podman|bwrap|local] [--image I] [--project DIR] [--resume] -- CMD...",
 		Short: "Run an agent in a sandbox whose work, transcripts and exit survive it",
@@ -70,6 +70,9 @@ killed (137 for an OOM kill).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Command = args
+			if err := a.applyDefaults(cmd, &o, &d); err != nil { // run_config.go
+				return err
+			}
 			return a.runRun(cmd.Context(), &o)
 		},
 	}
@@ -84,19 +87,17 @@ killed (137 for an OOM kill).`,
 	f.StringVar(&o.Network, "network", "none", "none or host")
 	f.StringArrayVar(&o.Env, "env", nil, "set `K=V` in the sandbox (repeatable)")
 	f.BoolVar(&o.Resume, "resume", false, "resume the agent's own session recorded by the last run")
+	d.attach(c) // run_config.go: --volume, --env-file, and their help
 	return c
 }
 
 func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
-	if o.Network != "none" && o.Network != "host" {
-		return usagef("--network %q: use none or host", o.Network)
-	}
-	for _, e := range o.Env {
-		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
-			return usagef("--env %q: want K=V", e)
-		}
-	}
 	o.Stdin, o.Stdout, o.Stderr, o.Note = a.stdin, a.stdout, a.stderr, a.note
+	if a.json {
+		// stdout is the document's: the agent's output goes to stderr
+		// (and logs/output.log, as always).
+		o.Stdout = a.stderr
+	}
 	if o.Stdout == nil {
 		o.Stdout = io.Discard
 	}
@@ -116,8 +117,16 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 	if created {
 		a.note("session %s: runtime %s, project %s", sess.ID, sess.Runtime, sess.Project)
 	}
-	// A ^C or TERM stops the agent (TERM, then KILL) and is recorded like
-	// any other end.
+	// A ^C or TERM stops the agent (TERM, then KILL after the grace) and
+	// is recorded like any other end; a second one kills it at once.
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted before the agent started
+	}
+	a.ownsInterrupts.Store(true)
+	if !o.TTY {
+		stop := a.interrupts(ctx, sess.ID, o)
+		defer stop()
+	}
 	if err := st.Run(ctx, sess, o); err != nil {
 		return err
 	}
@@ -125,14 +134,73 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := a.writeSessionManifest(ctx, st, sess); err != nil {
-		a.log.Warn().Err(err).Str("session", sess.ID).Msg("manifest not written")
+	if created && sess.State == harness.StateError {
+		// The agent never ran: a session made for this run is not kept
+		// as junk in ps (the error is said below).
+		if rerr := st.Remove(context.WithoutCancel(ctx), sess); rerr == nil {
+			err := fmt.Errorf("session %s: %s; nothing was kept", sess.ID, describeEnd(sess))
+			if code := sess.ExitCode; code >= 125 && code <= 127 {
+				return &codeError{err, code}
+			}
+			return err
+		}
 	}
-	a.note("session %s: %s", sess.ID, describeEnd(sess))
+	if err := a.writeSessionManifest(ctx, st, sess); err != nil {
+		a.log.Warn().Msgf("session %s: manifest not written: %v", sess.ID, err)
+	}
+	if a.json {
+		if err := a.writeJSON(map[string]any{"schema": "sandbox.run/v1", "session": sess, "status": describeEnd(sess),
+			"exit_status": sess.ExitStatus()}); err != nil {
+			return err
+		}
+	} else {
+		a.note("session %s: %s", sess.ID, describeEnd(sess))
+	}
 	if code := sess.ExitStatus(); code != 0 {
 		return &silentExit{code}
 	}
 	return nil
+}
+
+// interrupts says what a ^C does while a run stops, and turns a second ^C
+// (or TERM) into a kill at once.
+func (a *app) interrupts(ctx context.Context, name string, o *harness.RunOptions) func() {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	kill := make(chan struct{})
+	o.Kill = kill
+	done := make(chan struct{})
+	grace := o.Grace
+	if grace == 0 {
+		grace = harness.StopGrace
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-done:
+			return
+		}
+		a.note("stopping %s: TERM sent, KILL in %s (^C again to kill now)", name, grace)
+		seen := 0
+		for {
+			select {
+			case <-sigs:
+				// The signal that cancelled ctx is the first one here.
+				if seen++; seen < 2 {
+					continue
+				}
+				a.note("killing %s now", name)
+				close(kill)
+				return
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
 }
 
 // writeSessionManifest writes a session's export manifest from its
@@ -176,90 +244,6 @@ func describeEnd(sess *harness.Session) string {
 	return b.String()
 }
 
-// psRow is one session in sandbox ps --json.
-type psRow struct {
-	*harness.Session
-	Status  string  `json:"status"`
-	AgeS    float64 `json:"age_seconds"`
-	IdleS   float64 `json:"idle_seconds"`
-	Dir     string  `json:"dir"`
-	Running bool    `json:"running"`
-}
-
-func (a *app) psCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "ps",
-		Short: "List harness sessions and how each last run ended",
-		Long: `ps lists the harness's sessions: state (running, exited with its code, killed
-by a signal, OOM, dropped), runtime, age, idle time and the agent's own
-session id. A session marked running whose harness has died (its lock is
-free: dead pid, missing container) is marked dropped here, with a
-session_drop event holding the evidence still there.`,
-		Example: `  sandbox ps
-  sandbox ps --json | jq '.sessions[] | select(.state == "oom") | .id'`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st := a.store()
-			list, damaged, err := st.List()
-			if err != nil {
-				return err
-			}
-			for _, d := range damaged {
-				a.log.Warn().Msgf("skipped a damaged session record: %v", d)
-			}
-			now := now()
-			rows := make([]psRow, 0, len(list))
-			for _, s := range list {
-				if st.Check(cmd.Context(), s) {
-					a.note("session %s: its harness died; marked dropped", s.ID)
-				}
-				rows = append(rows, psRow{Session: s, Status: describeEnd(s), AgeS: now.Sub(s.Created).Seconds(),
-					IdleS: now.Sub(st.LastActive(s)).Seconds(), Dir: st.Dir(s.ID), Running: st.Running(s)})
-			}
-			if a.json {
-				return a.writeJSON(map[string]any{"schema": "sandbox.ps/v1", "sessions": rows})
-			}
-			if len(rows) == 0 {
-				a.note("no sessions in %s", st.Root)
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SESSION\tRUNTIME\tSTATE\tAGE\tIDLE\tAGENT SESSION\tRUNS")
-			for _, r := range rows {
-				agent := "-"
-				if r.AgentSessionID != "" {
-					agent = r.Agent + " " + r.AgentSessionID
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.ID, r.Runtime, shortState(r.Session), shortDur(r.AgeS), shortDur(r.IdleS), agent, r.Runs)
-			}
-			return tw.Flush()
-		},
-	}
-}
-
-func shortState(s *harness.Session) string {
-	switch s.State {
-	case harness.StateExited:
-		return fmt.Sprintf("exited(%d)", s.ExitCode)
-	case harness.StateKilled:
-		return "killed(" + s.Signal + ")"
-	}
-	return string(s.State)
-}
-
-func shortDur(sec float64) string {
-	d := time.Duration(sec * float64(time.Second))
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
 func (a *app) loadSession(name string) (*harness.Store, *harness.Session, error) {
 	st := a.store()
 	s, err := st.Load(name)
@@ -270,60 +254,6 @@ func (a *app) loadSession(name string) (*harness.Store, *harness.Session, error)
 		return nil, nil, &HintError{err, "the session's record is damaged: repair that file, or remove " + st.Dir(name) + " once you have kept what you need from it"}
 	}
 	return st, s, nil
-}
-
-func (a *app) logsCommand() *cobra.Command {
-	var runtimeLog bool
-	var tail int
-	c := &cobra.Command{
-		Use:   "logs SESSION [--runtime-log]",
-		Short: "Print a session's output, or its runtime log",
-		Long: `logs prints what a session's agent wrote (logs/output.log), or with
---runtime-log the harness's events (logs/runtime.jsonl: session_created,
-sandbox_started, sandbox_stopped with exit code, signal, OOM flag, error and
-last output, container_removed, agent_session, session_drop, …).`,
-		Example: `  sandbox logs fix-tests
-  sandbox logs fix-tests --runtime-log -n 5`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			st, s, err := a.loadSession(args[0])
-			if err != nil {
-				return err
-			}
-			// Opened without following a link: a log that is one is an
-			// error, never another file printed in its place.
-			name := harness.OutputLogName
-			if runtimeLog {
-				name = harness.RuntimeLogName
-			}
-			if tail > 0 {
-				lines, err := st.Tail(s.ID, name, 0, tail)
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil // nothing written yet
-				}
-				if err != nil {
-					return fmt.Errorf("session %s: %w", s.ID, err)
-				}
-				for _, l := range lines {
-					fmt.Fprintln(a.stdout, l)
-				}
-				return nil
-			}
-			f, err := st.OpenSessionFile(s.ID, name, os.O_RDONLY)
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // nothing written yet
-			}
-			if err != nil {
-				return fmt.Errorf("session %s: %w", s.ID, err)
-			}
-			defer f.Close()
-			_, err = io.Copy(a.stdout, f)
-			return err
-		},
-	}
-	c.Flags().BoolVar(&runtimeLog, "runtime-log", false, "print the runtime log (JSON lines) instead of the output")
-	c.Flags().IntVarP(&tail, "tail", "n", 0, "print only the last `N` lines")
-	return c
 }
 
 func (a *app) stopCommand() *cobra.Command {
@@ -347,39 +277,15 @@ container still runs, by stop itself.`,
 			if err != nil {
 				return err
 			}
+			if a.json {
+				return a.writeJSON(map[string]any{"schema": "sandbox.stop/v1", "session": s, "status": describeEnd(s)})
+			}
 			a.note("session %s: %s", s.ID, describeEnd(s))
 			return nil
 		},
 	}
 	c.Flags().DurationVar(&grace, "grace", 10*time.Second, "how long to wait after TERM before KILL")
 	return c
-}
-
-func (a *app) rmCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "rm SESSION...",
-		Short: "Remove sessions that are not running, workspace and all",
-		Long: `rm deletes sessions: their record, workspace (transcripts included), logs
-and manifest, and any container left behind. A running session is refused;
-stop it first. Keep a copy first with sandbox snapshot if you may need it.`,
-		Example: `  sandbox rm fix-tests
-  sandbox snapshot fix-tests -o fix-tests.tar.gz && sandbox rm fix-tests`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, n := range args {
-				st, s, err := a.loadSession(n)
-				if err != nil {
-					return err
-				}
-				st.Check(cmd.Context(), s)
-				if err := st.Remove(cmd.Context(), s); err != nil {
-					return err
-				}
-				a.note("removed session %s", s.ID)
-			}
-			return nil
-		},
-	}
 }
 
 func (a *app) gcCommand() *cobra.Command {
@@ -470,6 +376,14 @@ sandbox run --name N --resume continues the conversation.`,
 			for _, k := range res.Skipped {
 				a.log.Warn().Msgf("left out of the snapshot: %s: %s", printable(k.Path), k.Reason)
 			}
+			if a.json {
+				skipped := make([]map[string]string, 0, len(res.Skipped))
+				for _, k := range res.Skipped {
+					skipped = append(skipped, map[string]string{"path": k.Path, "reason": k.Reason})
+				}
+				return a.writeJSON(map[string]any{"schema": "sandbox.snapshot/v1", "session": s.ID, "archive": out,
+					"members": res.Members, "files": res.Files, "bytes": res.Bytes, "skipped": skipped})
+			}
 			if lim := harness.DefaultRestoreLimits; res.Bytes > lim.MaxBytes || res.Members+1 > lim.MaxMembers {
 				a.note("this snapshot holds %d files and %d bytes, beyond what restore takes by default: restore it with %s=%d %s=%d",
 					res.Files, res.Bytes, envRestoreMaxSize, res.Bytes, envRestoreMaxFiles, res.Members+1)
@@ -505,7 +419,14 @@ sandbox run --name M --resume -- … continues the conversation.`,
 				return err
 			}
 			defer f.Close()
-			s, err := a.store().Restore(f, harness.RestoreOptions{Name: name, Limits: lim})
+			var in io.ReadSeeker = f
+			if st, err := f.Stat(); err == nil {
+				// Restore reads the snapshot twice: checked whole, then unpacked.
+				bar := a.startProgress("restoring", 2*st.Size())
+				defer bar.end()
+				in = &progressSeeker{f: f, p: bar}
+			}
+			s, err := a.store().Restore(in, harness.RestoreOptions{Name: name, Limits: lim})
 			var se *harness.SnapshotError
 			switch {
 			case errors.As(err, &se) && se.Limit:
@@ -515,6 +436,9 @@ sandbox run --name M --resume -- … continues the conversation.`,
 				return &HintError{fmt.Errorf("%s: %w", args[0], err), "nothing was restored: a snapshot is taken whole or not at all"}
 			case err != nil:
 				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			if a.json {
+				return a.writeJSON(map[string]any{"schema": "sandbox.restore/v1", "archive": args[0], "session": s})
 			}
 			// What the next run will use comes from the snapshot: say it.
 			msg := fmt.Sprintf("restored session %s: runtime %s", s.ID, printable(s.Runtime))

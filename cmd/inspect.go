@@ -18,8 +18,10 @@ import (
 
 type inspectOptions struct {
 	selectOptions
-	HTML string
-	Base string
+	HTML   string
+	Base   string
+	Format string
+	Redact bool
 }
 
 func (a *app) inspectCommand() *cobra.Command {
@@ -37,14 +39,25 @@ interrupted by the user); and what cannot be recovered and why (shell commands
 that wrote files, deletions without recorded content, edits whose base is
 unknown), so an engineer knows what to check by hand.
 
-Text on a terminal; --json for tools; --html FILE writes one self-contained
-page (no network, no external assets) with the verdict, the timeline, and a
-view of every file with the diff of every operation, to attach to an incident
-report. --base DIR gives the files' starting content (the session's directory
-re-rooted there); by default the session's own directory is read when it
-exists here.`,
+Text on a terminal; --json (or --format json) for tools; --format md for
+GitHub-flavoured Markdown to paste into a ticket (the verdict, the summary,
+the files that need checking, every file's net diff in a fenced block, and
+the failures); --html FILE writes one self-contained page (nothing loaded
+from anywhere) to attach to an incident report: the verdict and the files
+that need checking first, a chart of the session drawn inline (one lane for
+the agent and one per subagent, every call coloured by its outcome), a file
+index, each file's net diff from the session's start to its end and then
+the diff of every operation (open, and kept when printed to PDF), and the
+timeline with the agent's text, tool outputs and filters.
+
+--redact replaces likely secrets (private keys, common token formats, .env
+assignments) in the report with [REDACTED:kind], as export --redact does,
+and lists what it replaced (on stderr, and in the report). --base DIR gives
+the files' starting content (the session's directory re-rooted there); by
+default the session's own directory is read when it exists here.`,
 		Example: `  sandbox inspect 019c7bdb
   sandbox inspect ~/.claude/projects/-workspace/5c0375b4-….jsonl --html incident.html
+  sandbox inspect task1 --format md --redact > incident.md
   sandbox inspect task1 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,6 +70,8 @@ exists here.`,
 	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home to look in")
 	f.StringVar(&o.HTML, "html", "", "write a self-contained HTML report to `FILE`")
 	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR`")
+	f.StringVar(&o.Format, "format", "text", "what to print on stdout: `text`, json or md (GitHub-flavoured Markdown)")
+	f.BoolVar(&o.Redact, "redact", false, "replace likely secrets in the report with placeholders, and list them")
 	return c
 }
 
@@ -69,7 +84,12 @@ type inspection struct {
 	Timeline      []entry            `json:"timeline"`
 	Files         []fileView         `json:"files"`
 	Unrecoverable []issue            `json:"unrecoverable"`
-	Warnings      []manifest.Warning `json:"warnings"`
+	// FailedWrites are files only failed, rejected or unfinished calls
+	// wrote to: nothing of theirs is recovered.
+	FailedWrites []issue            `json:"failed_writes,omitempty"`
+	Warnings     []manifest.Warning `json:"warnings"`
+	// Redactions lists what --redact replaced.
+	Redactions []manifest.Redaction `json:"redactions,omitempty"`
 	// Sandbox is how the harness's runs of the session ended, for a
 	// session run by sandbox run (from its runtime log).
 	Sandbox []sandboxEnd `json:"sandbox,omitempty"`
@@ -107,13 +127,21 @@ type opView struct {
 }
 
 type fileView struct {
-	Path       string     `json:"path"`
-	Confidence string     `json:"confidence"`
-	Final      string     `json:"final"`
+	Path       string `json:"path"`
+	Confidence string `json:"confidence"`
+	Final      string `json:"final"`
+	// NetDiff is the file's change from the session's start to its end
+	// (for a move, from the source's start); empty when either is unknown.
+	NetDiff   string `json:"net_diff,omitempty"`
+	MovedFrom string `json:"moved_from,omitempty"`
+	MovedTo   string `json:"moved_to,omitempty"`
+	// StartKnown says whether the content at the session's start is known.
+	StartKnown bool       `json:"start_known"`
 	Reason     string     `json:"reason,omitempty"`
 	Drift      []string   `json:"drift,omitempty"`
 	Notes      []string   `json:"notes,omitempty"`
 	Steps      []stepView `json:"steps"`
+	Base       string     `json:"base,omitempty"` // where the start came from: transcript, host, --base
 }
 
 type stepView struct {
@@ -126,6 +154,8 @@ type stepView struct {
 	Why      string    `json:"why"`
 	Replayed bool      `json:"replayed"`
 	Diff     string    `json:"diff"`
+	// Failed words a shell write whose command failed.
+	Failed string `json:"failed,omitempty"`
 }
 
 type issue struct {
@@ -135,8 +165,8 @@ type issue struct {
 }
 
 func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) error {
-	if st, err := os.Stat(target); err == nil && !st.IsDir() {
-		o.Transcripts = []string{target}
+	if st, err := os.Stat(target); target == "-" || (err == nil && !st.IsDir()) {
+		o.Transcripts = []string{target} // - is standard input
 	} else {
 		o.Sessions = []string{target}
 	}
@@ -147,24 +177,39 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 	if len(sel) == 0 {
 		return fmt.Errorf("no session %q", target)
 	}
+	switch o.Format {
+	case "text", "json", "md":
+	default:
+		return usagef("--format is text, json or md, not %q", o.Format)
+	}
 	sel = append(sel, parse.SelectedCompanions(sel)...)
+	bar := a.counting("reading transcripts", sel)
 	in, err := buildInspection(ctx, sel, o.Base, true)
+	bar.end()
 	if err != nil {
 		return err
 	}
 	in.Sandbox = a.sandboxEnds(sel)
+	if o.Redact {
+		redactInspection(in)
+		for _, r := range in.Redactions {
+			fmt.Fprintf(a.stderr, "sandbox: redacted %d %s in %s\n", r.Count, r.Kind, r.Where)
+		}
+	}
 	if o.HTML != "" {
-		if err := writeHTML(o.HTML, in); err != nil {
+		if err := writeHTML(o.HTML, newReport(in, o.Redact)); err != nil {
 			return err
 		}
 		if !a.quiet {
 			fmt.Fprintf(a.stderr, "sandbox: wrote %s\n", o.HTML)
 		}
 	}
-	if a.json {
+	switch {
+	case a.json || o.Format == "json":
 		return a.writeJSON(in)
-	}
-	if o.HTML != "" {
+	case o.Format == "md":
+		return writeMarkdown(a.stdout, newReport(in, o.Redact))
+	case o.HTML != "":
 		return nil
 	}
 	a.printInspection(in)
@@ -231,8 +276,20 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 		}
 	}
 	in.Counts.FileOps, in.Counts.OpsApplied = st.Ops, st.Applied
+	movedTo := map[string]string{}
+	byPath := map[string]*recov.FileResult{}
 	for _, f := range files {
-		fv := fileView{Path: f.Path, Confidence: string(f.Confidence), Reason: f.Reason, Drift: f.Drift, Notes: f.Notes, Steps: []stepView{}}
+		byPath[f.Path] = f
+		if f.MovedFrom != "" {
+			movedTo[f.MovedFrom] = f.Path
+		}
+	}
+	for _, f := range files {
+		fv := fileView{Path: f.Path, Confidence: string(f.Confidence), Base: f.Base, Reason: f.Reason, Drift: f.Drift, Notes: f.Notes, Steps: []stepView{},
+			MovedFrom: f.MovedFrom, MovedTo: movedTo[f.Path], StartKnown: f.Start.Known}
+		if withDiffs {
+			fv.NetDiff = netDiff(f, byPath[f.MovedFrom])
+		}
 		switch {
 		case !f.Final.Known:
 			fv.Final = "unknown"
@@ -249,6 +306,9 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 			}
 			if s.Op.Kind == manifest.KindShell {
 				sv.Diff = "$ " + s.Op.Command
+				if s.Op.Outcome == manifest.OutcomeFailed {
+					sv.Failed = failedShell
+				}
 			}
 			fv.Steps = append(fv.Steps, sv)
 		}
@@ -258,10 +318,15 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 		in.Counts.Drift += len(f.Drift)
 		in.Files = append(in.Files, fv)
 		if f.Confidence == recov.Unrecoverable {
-			in.Unrecoverable = append(in.Unrecoverable, issue{Path: f.Path, Why: f.Reason, Check: checkFor(f)})
+			check := checkFor(f)
+			if allShellFailed(steps[f.Path]) {
+				check = failedShell
+			}
+			in.Unrecoverable = append(in.Unrecoverable, issue{Path: f.Path, Why: f.Reason, Check: check})
 		}
 	}
 	in.Counts.Files = len(in.Files)
+	in.FailedWrites = failedWrites(steps, byPath)
 	in.Unrecoverable = append(in.Unrecoverable, unrecordedDeletes(steps)...)
 	in.Verdict = decideVerdict(in.Sessions, events)
 	return in, nil
@@ -404,6 +469,16 @@ func (a *app) printInspection(in *inspection) {
 	for _, s := range in.Sessions {
 		fmt.Fprintf(out, "session %s  %s %s  %s\n  %s → %s  (%s)\n", s.ID, s.Agent, s.AgentVersion, s.Cwd,
 			s.Start.Local().Format("2006-01-02 15:04:05"), s.End.Local().Format("15:04:05"), s.Transcript)
+		if s.Model != "" {
+			fmt.Fprintf(out, "  model %s\n", printable(s.Model))
+		}
+		if s.Tokens != nil {
+			fmt.Fprintf(out, "  tokens: %s\n", tokenWords(*s.Tokens))
+		}
+	}
+	if len(in.Sessions) > 0 {
+		name, off := in.Sessions[0].Start.In(time.Local).Zone()
+		fmt.Fprintf(out, "  times in %s (UTC%s)\n", name, zoneOffset(off))
 	}
 	fmt.Fprintf(out, "\nverdict: %s\n  %s\n", in.Verdict.State, in.Verdict.Summary)
 	for _, e := range in.Verdict.Evidence {
@@ -427,6 +502,10 @@ func (a *app) printInspection(in *inspection) {
 			fmt.Fprintf(tw, "%s\tturn\t\t%s\n", t, printable(e.Text))
 		case manifest.EventAborted:
 			fmt.Fprintf(tw, "%s\tstop\t\t%s\n", t, printable(e.Text))
+		case manifest.EventMessage:
+			fmt.Fprintf(tw, "%s\tsays\t\t%s\n", t, printable(oneLine(e.Text, 120)))
+		case manifest.EventCompact:
+			fmt.Fprintf(tw, "%s\tcompact\t\t%s\n", t, printable(e.Text))
 		default:
 			line := fmt.Sprintf("%s\t%s\t%s\t%s", t, printable(e.Tool), e.Outcome, printable(e.Target))
 			if e.Outcome != manifest.OutcomeApplied && e.Detail != "" {
@@ -447,6 +526,12 @@ func (a *app) printInspection(in *inspection) {
 		fmt.Fprintln(out, "\ncannot be recovered:")
 		for _, u := range in.Unrecoverable {
 			fmt.Fprintf(out, "  %s\n    why: %s\n    check: %s\n", printable(u.Path), printable(u.Why), u.Check)
+		}
+	}
+	if len(in.FailedWrites) > 0 {
+		fmt.Fprintln(out, "\nwritten only by calls that failed:")
+		for _, u := range in.FailedWrites {
+			fmt.Fprintf(out, "  %s\n    why: %s\n    %s\n", printable(u.Path), printable(u.Why), u.Check)
 		}
 	}
 	if len(in.Files) > 0 {
@@ -471,3 +556,82 @@ func (a *app) printInspection(in *inspection) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// failedShell is what a shell write whose command failed tells the reader.
+const failedShell = "the command failed; the file was probably never written"
+
+// allShellFailed reports whether a file's shell writes all failed (and it
+// has some).
+func allShellFailed(steps []recov.Step) bool {
+	n := 0
+	for _, s := range steps {
+		if s.Op.Kind != manifest.KindShell {
+			continue
+		}
+		if s.Op.Outcome != manifest.OutcomeFailed {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// failedWrites lists the files that only failed, rejected or unfinished
+// calls wrote to: replay has nothing of theirs, and the reader should know
+// the agent tried.
+func failedWrites(steps map[string][]recov.Step, have map[string]*recov.FileResult) []issue {
+	var out []issue
+	for p, ss := range steps {
+		if have[p] != nil || len(ss) == 0 {
+			continue
+		}
+		last := ss[len(ss)-1]
+		why := fmt.Sprintf("every call that wrote it %s (last: %s at %s:%d)", outcomeWords(ss), last.Op.Tool,
+			filepath.Base(last.Op.Provenance.Transcript), last.Op.Provenance.Line)
+		check := "nothing to recover: the agent's write did not happen"
+		switch {
+		case allShellFailed(ss):
+			check = failedShell
+		case last.Op.Outcome == manifest.OutcomeUnknown:
+			check = "the call never finished: look on the machine where it ran whether the file was written"
+		}
+		out = append(out, issue{Path: p, Why: why, Check: check})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Path < out[b].Path })
+	return out
+}
+
+func outcomeWords(ss []recov.Step) string {
+	seen := map[manifest.Outcome]bool{}
+	var w []string
+	for _, s := range ss {
+		if !seen[s.Op.Outcome] {
+			seen[s.Op.Outcome] = true
+			w = append(w, string(s.Op.Outcome))
+		}
+	}
+	return strings.Join(w, " or ")
+}
+
+// netDiff is a file's change over the whole session: from its start (or,
+// for the destination of a move, the source's start) to its end.
+func netDiff(f, from *recov.FileResult) string {
+	start, name := f.Start, "a"+f.Path
+	if from != nil && !f.Start.Exists {
+		start, name = from.Start, "a"+from.Path
+	}
+	if !start.Known || !f.Final.Known {
+		return ""
+	}
+	if !start.Exists {
+		name = "/dev/null"
+	}
+	to := "b" + f.Path
+	if !f.Final.Exists {
+		to = "/dev/null"
+	}
+	return recov.UnifiedDiff(name, to, start.Text, f.Final.Text)
+}
+
+// oneLine is text on one line, cut to n characters.
+func oneLine(s string, n int) string { return ellipsis(strings.Join(strings.Fields(s), " "), n) }

@@ -65,6 +65,8 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 		agents[s.Info.ID] = string(s.Info.Agent)
 	}
 	var sources []recov.Source
+	bar := a.counting("reading transcripts", sel)
+	defer bar.end()
 	for i := range sel {
 		col, err := parse.Collect(ctx, &sel[i])
 		if err != nil {
@@ -73,6 +75,7 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 		agents[col.Session.ID] = string(col.Session.Agent)
 		sources = append(sources, &recov.SliceSource{S: col.Session, Ops: col.Ops})
 	}
+	bar.end()
 	rc, _, _, err := replayWithHistory(ctx, sources, o.Base)
 	if err != nil {
 		return err

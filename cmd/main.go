@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/agentsandbox/sandbox/harness"
 )
 
 // Exit codes (DESIGN.md).
@@ -35,6 +37,16 @@ type PartialError struct{ Msg string }
 
 func (e *PartialError) Error() string { return e.Msg }
 
+// codeError is a failure with an exit code of its own (127: the command
+// could not be started).
+type codeError struct {
+	err  error
+	code int
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
+
 // HintError carries a next step for the user.
 type HintError struct {
 	Err  error
@@ -44,11 +56,42 @@ type HintError struct {
 func (e *HintError) Error() string { return e.Err.Error() }
 func (e *HintError) Unwrap() error { return e.Err }
 
+// forceExit ends the process on a second ^C; tests replace it.
+var forceExit = os.Exit
+
+// forceOnSecond exits 130 at the second interrupt, unless the command
+// handles interrupts itself.
+func forceOnSecond(sigs <-chan os.Signal, done <-chan struct{}, owned func() bool, stderr io.Writer) {
+	seen := 0
+	for {
+		select {
+		case <-sigs:
+			if seen++; seen >= 2 && !owned() {
+				fmt.Fprintln(stderr, "sandbox: interrupted again: stopping now")
+				forceExit(ExitInterrupted)
+				return
+			}
+		case <-done:
+			return
+		}
+	}
+}
+
 // Main runs sandbox with args and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(stdin, stdout, stderr)
+	// A second ^C forces: whatever the command was doing, it ends now
+	// (writes are journaled and atomic, so what is on disk is either the
+	// old file or the new one). sandbox run handles its own second ^C: it
+	// kills the agent and records it.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	done := make(chan struct{})
+	defer close(done)
+	go forceOnSecond(sigs, done, app.ownsInterrupts.Load, stderr)
 	root := app.rootCommand()
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -56,13 +99,37 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // exit reports err on stderr (once, at the top) and maps it to an exit code.
+// With --json, a command that wrote no document writes its error as one on
+// stdout: {"error": {"message", "hint", "exit_code"}}. A command cut short by
+// ^C or TERM exits 130 and says "interrupted", whatever it returned.
 func (a *app) exit(ctx context.Context, err error) int {
+	if ctx.Err() != nil && !a.ownsInterrupts.Load() {
+		if err == nil || errors.Is(err, context.Canceled) {
+			err = errInterrupted
+		}
+	}
 	if err == nil {
 		return ExitOK
 	}
 	var se *silentExit
 	if errors.As(err, &se) {
 		return se.code
+	}
+	code := a.exitCode(ctx, err)
+	if a.json && !a.wroteJSON {
+		doc := map[string]any{"message": strings.TrimSuffix(err.Error(), "."), "exit_code": code}
+		if h := hintOf(err); h != "" {
+			doc["hint"] = h
+		}
+		out := map[string]any{"error": doc}
+		if code == ExitInterrupted {
+			out["interrupted"] = true
+		}
+		_ = a.writeJSON(out)
+	}
+	if errors.Is(err, errInterrupted) {
+		fmt.Fprintln(a.stderr, "sandbox: interrupted")
+		return ExitInterrupted
 	}
 	var pe *PartialError
 	if errors.As(err, &pe) {
@@ -72,21 +139,61 @@ func (a *app) exit(ctx context.Context, err error) int {
 		return ExitPartial
 	}
 	fmt.Fprintf(a.stderr, "sandbox: error: %s\n", inertLines(strings.TrimSuffix(err.Error(), ".")))
-	var he *HintError
-	if errors.As(err, &he) && he.Hint != "" {
-		fmt.Fprintf(a.stderr, "sandbox: hint: %s\n", he.Hint)
+	if h := hintOf(err); h != "" {
+		fmt.Fprintf(a.stderr, "sandbox: hint: %s\n", h)
+	} else if code == ExitUsage {
+		fmt.Fprintf(a.stderr, "sandbox: hint: see '%s --help'\n", a.commandPath())
 	}
-	var ue *UsageError
+	return code
+}
+
+// errInterrupted is a command cut short by ^C or TERM.
+var errInterrupted = errors.New("interrupted")
+
+// exitCode maps an error to its exit code (DESIGN.md).
+func (a *app) exitCode(ctx context.Context, err error) int {
+	var (
+		pe  *PartialError
+		ce  *codeError
+		cme *harness.CommandError
+		ue  *UsageError
+		ie  *harness.InvalidError
+	)
 	switch {
-	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+	case errors.As(err, &pe):
+		return ExitPartial
+	case errors.As(err, &ce):
+		return ce.code
+	case errors.As(err, &cme):
+		return cme.Code
+	case errors.Is(err, errInterrupted) || ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return ExitInterrupted
-	case errors.As(err, &ue) || isCobraUsage(err):
-		if !errors.As(err, &he) {
-			fmt.Fprintf(a.stderr, "sandbox: hint: see 'sandbox %s --help'\n", a.cmdName)
-		}
+	case errors.As(err, &ue) || errors.As(err, &ie) || isCobraUsage(err):
 		return ExitUsage
 	}
 	return ExitFailure
+}
+
+// hintOf is the next step an error carries, if any.
+func hintOf(err error) string {
+	var he *HintError
+	if errors.As(err, &he) && he.Hint != "" {
+		return he.Hint
+	}
+	var ie *harness.InvalidError
+	if errors.As(err, &ie) {
+		return ie.Hint
+	}
+	return ""
+}
+
+// commandPath names the command for a hint: "sandbox recover", or
+// "sandbox" when no command was reached.
+func (a *app) commandPath() string {
+	if a.cmdPath == "" {
+		return "sandbox"
+	}
+	return a.cmdPath
 }
 
 // isCobraUsage recognises cobra's own errors for bad flags and arguments.
@@ -99,4 +206,43 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// interruptible reads r until ctx is done: a read blocked on a pipe (cat
+// big | sandbox recover -t -) returns at ^C with the cancellation, its
+// goroutine left to the exiting process.
+func interruptible(ctx context.Context, r io.Reader) io.Reader {
+	if r == nil {
+		return nil
+	}
+	return &ctxReader{ctx: ctx, r: r}
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	buf := make([]byte, len(p))
+	done := make(chan readResult, 1)
+	go func() {
+		n, err := c.r.Read(buf)
+		done <- readResult{n, err}
+	}()
+	select {
+	case r := <-done:
+		copy(p, buf[:r.n])
+		return r.n, r.err
+	case <-c.ctx.Done():
+		return 0, c.ctx.Err()
+	}
 }

@@ -9,8 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/manifest"
@@ -28,12 +30,64 @@ type recoverOptions struct {
 	Dest           string
 	Maps           []string
 	Base           string
+	Repo           string
 	DryRun         bool
 	OnConflict     string
 	IncludeUnknown bool
 	Unknown        string
 	DestPerSession bool
+	ToBranch       string
+	Force          bool
+	At             string
+	Paths          []string
+	Format         string
+	against        recov.PatchAgainst
 	applyFlags
+}
+
+// atSpec is --at: a moment of the session, as a time or a turn number.
+type atSpec struct {
+	time time.Time
+	turn int
+	// timeline reads the transcripts' timeline too (prompts, models), which
+	// a turn number and a patch's author need.
+	timeline bool
+}
+
+func (s atSpec) set() bool { return s.turn > 0 || !s.time.IsZero() }
+
+// parseAt reads --at: a turn number (1 is the first prompt) or a time as
+// --since takes it.
+func parseAt(v string) (atSpec, error) {
+	if v == "" {
+		return atSpec{}, nil
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 1 {
+			return atSpec{}, usagef("--at %s: turns count from 1", v)
+		}
+		return atSpec{turn: n}, nil
+	}
+	t, err := parse.ParseTime(v, now())
+	if err != nil {
+		return atSpec{}, usagef("--at %s: want a turn number or a time (%v)", v, err)
+	}
+	return atSpec{time: t}, nil
+}
+
+// cut ends a stream's operations at the moment at names: after the turn's
+// last operation (before the next prompt's line), or at the time.
+func (s atSpec) cut(st *parse.Stream) recov.Source {
+	if !s.set() {
+		return st
+	}
+	return recov.Until(st, func(op *manifest.Op) bool {
+		if s.turn > 0 {
+			line, ok := st.TurnLine(s.turn + 1)
+			return !ok || op.Provenance.Line < line
+		}
+		return op.Provenance.Time.IsZero() || !op.Provenance.Time.After(s.time)
+	})
 }
 
 // applyFlags are the flags recover and apply share about validation.
@@ -75,6 +129,12 @@ A file that maps nowhere is reported as outside-root and never written, and
 nothing is ever written outside the destination roots: not through "..", not
 through an absolute path, not through a symbolic link.
 
+A file's replay starts from what the transcript pins, else from the session's
+start commit when the destination's git repository (or --repo DIR) holds it: the
+commit a Codex rollout records (graded exact), or the tip a Claude Code session's
+branch had when it started (graded git); else from --base DIR|git:REV, else from
+the host copy (host-based). The report names every file's base.
+
 Each file's result is compared with the host copy: already there is
 "unchanged"; a host copy equal to what the session started from is updated
 (or created, deleted, moved); a host copy that moved on is merged three ways,
@@ -87,9 +147,11 @@ Writes are atomic (temporary file, fsync, rename), read back and checked by
 sha256; if any write fails, the changes already made are rolled back.
 --dry-run prints each file's action and a unified diff and writes nothing.
 
-Exit status: 0 success or nothing to do, 1 failure (the host is unchanged),
-2 usage error, 3 finished but some files were not recovered (conflict, skipped,
-outside-root, unrecoverable), 130 interrupted.`,
+--at TIME|TURN recovers the files as they were at a moment of the session, and
+--path GLOB only some files. --to-branch NAME writes the session as git history
+instead: a new branch from the start commit, one commit per turn that changed
+files, leaving the work tree, index and HEAD alone. --format patch (or sandbox
+diff) prints a patch for git apply and git am.`,
 		Example: `  # the last day's sessions, back where they ran (asks first)
   sandbox recover --since 24h
 
@@ -111,6 +173,12 @@ outside-root, unrecoverable), 130 interrupted.`,
   # explicit path mapping
   sandbox recover --transcript rollout.jsonl --map /workspace=./proj
 
+  # the session as history on a new branch of the repository it ran in
+  sandbox recover --session 019c7bdb --dest . --to-branch agent/lost-work
+
+  # into an empty directory, the start commit read from a repository (a bare one too)
+  sandbox recover -t rollout.jsonl --dest ./proj --repo ~/src/proj.git
+
   # a Claude Code session (its subagents come along)
   sandbox recover --transcript ~/.claude/projects/-workspace/5c0375b4-….jsonl --dest ./proj`,
 		Args: cobra.NoArgs,
@@ -123,13 +191,19 @@ outside-root, unrecoverable), 130 interrupted.`,
 	f.BoolVarP(&o.Yes, "yes", "y", false, "write into the sessions' own directories without asking")
 	f.StringVar(&o.Dest, "dest", "", "re-root each session's working directory onto `DIR`")
 	f.StringArrayVar(&o.Maps, "map", nil, "map an agent path prefix onto a host directory, as `FROM=TO` (repeatable)")
-	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR` instead of the destination")
+	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR` instead of the destination, or from a revision's tree as git:REV (a commit, branch, tag, HEAD~2)")
+	f.StringVar(&o.Repo, "repo", "", "look for the sessions' start commit in the git repository at `DIR` (default: the one holding the destination; a bare one works)")
 	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
 	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict: skip, backup, overwrite or markers")
 	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result): skip lists their files, apply replays them")
 	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "the same as --unknown apply")
 	_ = f.MarkDeprecated("include-unknown", "use --unknown apply")
 	f.BoolVar(&o.DestPerSession, "dest-per-session", false, "with --dest, put each project (sessions of one working directory) in its own folder `DIR/<session id>`")
+	f.StringVar(&o.ToBranch, "to-branch", "", "write the recovered session as history on a new git branch `NAME` (one commit per turn, from the start commit); the work tree, index and HEAD are left alone")
+	f.BoolVar(&o.Force, "force", false, "with --to-branch, replace a branch of that name")
+	f.StringVar(&o.At, "at", "", "recover the files as they were at `TIME|TURN` of the session (a time as --since takes it, or a turn number: 1 is after the first prompt's changes)")
+	f.StringArrayVar(&o.Paths, "path", nil, "recover only the files matching `GLOB` (relative to the destination; a directory takes what is below it; repeatable)")
+	f.StringVar(&o.Format, "format", "text", "the report's form: text, or patch (a git apply / git am-able patch of the changes against the host; writes nothing)")
 	o.applyFlags.register(f)
 	return c
 }
@@ -152,6 +226,13 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 		}
 		return nil
 	}
+	at, err := parseAt(o.At)
+	if err != nil {
+		return err
+	}
+	if o.ToBranch != "" && opts.Dest == "" && len(opts.Maps) == 0 && o.Repo != "" {
+		opts.Dest = o.Repo // the branch's files are the repository's
+	}
 	inPlace := opts.Dest == "" && len(opts.Maps) == 0
 	if inPlace {
 		// Each session's files go back where the session ran, if that is here.
@@ -171,12 +252,12 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 			}
 			opts.Maps = append(opts.Maps, recov.Rule{From: s.Info.Cwd, To: to})
 		}
-		if !o.DryRun && !o.Yes {
+		if !o.DryRun && !o.Yes && o.ToBranch == "" && o.Format != "patch" {
 			// Writing where no flag named: show the plan, then ask.
 			plan := opts
 			plan.DryRun = true
 			a.planOnly = true // its warnings come with the real run
-			res, err := a.recoverOnce(ctx, sel, plan)
+			res, err := a.recoverOnce(ctx, sel, plan, at)
 			a.planOnly = false
 			if err != nil {
 				return err
@@ -191,7 +272,13 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 			}
 		}
 	}
-	res, rerr := a.recoverOnce(ctx, sel, opts)
+	if o.ToBranch != "" {
+		return a.recoverToBranch(ctx, sel, opts, at, recov.BranchOptions{Name: o.ToBranch, Force: o.Force})
+	}
+	if o.Format == "patch" {
+		return a.recoverPatch(ctx, sel, opts, at, o.against)
+	}
+	res, rerr := a.recoverOnce(ctx, sel, opts, at)
 	if res == nil {
 		return projectsHint(rerr)
 	}
@@ -201,6 +288,10 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 // projectsHint makes the refusal to mix projects in one destination a usage
 // error with the way out.
 func projectsHint(err error) error {
+	var re *recov.RevError
+	if errors.As(err, &re) {
+		return &UsageError{err} // --base git:REV names nothing
+	}
 	var pe *recov.ProjectsError
 	if errors.As(err, &pe) {
 		return &HintError{&UsageError{err}, "add --dest-per-session to put each project in DIR/<session id>, or map each with --map CWD=DIR"}
@@ -211,6 +302,12 @@ func projectsHint(err error) error {
 // finish validates an apply (when asked), prints its report and maps the
 // outcome to an error.
 func (a *app) finish(ctx context.Context, res *recov.Result, rerr error, dry bool, af applyFlags) error {
+	if ctx.Err() != nil {
+		res.Report.Interrupted = true
+		if rerr == nil || errors.Is(rerr, context.Canceled) {
+			rerr = errInterrupted
+		}
+	}
 	if rerr != nil {
 		res.Report.Error = rerr.Error()
 	}
@@ -255,6 +352,7 @@ func emptyReport(dry bool) recov.Report {
 }
 
 func (a *app) writeJSON(v any) error {
+	a.wroteJSON = true
 	enc := json.NewEncoder(a.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
@@ -263,8 +361,11 @@ func (a *app) writeJSON(v any) error {
 
 // recoverOnce opens the selected sessions (and their subagents) and runs
 // one recovery.
-func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options) (*recov.Result, error) {
-	streams, err := a.openSelected(ctx, sel)
+func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options, at atSpec) (*recov.Result, error) {
+	sel = append([]parse.Selected(nil), sel...) // counted for this pass only
+	bar := a.counting("reading transcripts", sel)
+	defer bar.end()
+	streams, err := a.openSelectedTurns(ctx, sel, at.turn > 0 || at.timeline)
 	defer func() {
 		for _, s := range streams {
 			s.Close()
@@ -275,7 +376,7 @@ func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.
 	}
 	sources := make([]recov.Source, len(streams))
 	for i, s := range streams {
-		sources[i] = s
+		sources[i] = at.cut(s)
 	}
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
@@ -313,14 +414,40 @@ func (a *app) confirm(res *recov.Result) (bool, error) {
 }
 
 func (o recoverOptions) validate() (recov.Options, error) {
-	opts := recov.Options{Dest: o.Dest, Base: o.Base, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
+	opts := recov.Options{Dest: o.Dest, Base: o.Base, Repo: o.Repo, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
 		OnConflict: recov.ConflictPolicy(o.OnConflict), DestPerSession: o.DestPerSession, LockDir: harness.DefaultRoot()}
+	if rev, ok := strings.CutPrefix(o.Base, "git:"); ok {
+		if rev == "" {
+			return opts, usagef("--base git:REV needs a revision, e.g. git:HEAD~2")
+		}
+		opts.Base, opts.BaseRev = "", rev
+	}
 	switch o.Unknown {
 	case "", "skip":
 	case "apply":
 		opts.IncludeUnknown = true
 	default:
 		return opts, usagef("--unknown %q: use skip or apply", o.Unknown)
+	}
+	switch o.Format {
+	case "", "text":
+	case "patch":
+		opts.DryRun = true // a patch is printed, nothing written
+	default:
+		return opts, usagef("--format %q: use text or patch", o.Format)
+	}
+	if o.ToBranch != "" && (o.DryRun || o.Format == "patch") {
+		return opts, usagef("--to-branch writes a branch: it does not go with --dry-run or --format patch")
+	}
+	if o.Force && o.ToBranch == "" {
+		return opts, usagef("--force goes with --to-branch")
+	}
+	if len(o.Paths) > 0 {
+		keep, err := recov.MatchPaths(o.Paths)
+		if err != nil {
+			return opts, usagef("%v", err)
+		}
+		opts.Filter = keep
 	}
 	if o.DestPerSession && o.Dest == "" {
 		return opts, usagef("--dest-per-session needs --dest DIR")
@@ -341,7 +468,12 @@ func (o recoverOptions) validate() (recov.Options, error) {
 		}
 		opts.Maps = append(opts.Maps, r)
 	}
-	for _, d := range append([]string{o.Dest, o.Base}, mapTargets(opts.Maps)...) {
+	if o.Repo != "" {
+		if st, err := os.Stat(o.Repo); err != nil || !st.IsDir() {
+			return opts, usagef("--repo %s: not a directory", o.Repo)
+		}
+	}
+	for _, d := range append([]string{o.Dest, opts.Base}, mapTargets(opts.Maps)...) {
 		if d == "" {
 			continue
 		}
@@ -364,7 +496,7 @@ func mapTargets(rules []recov.Rule) []string {
 func (a *app) logStreams(ctx context.Context, streams []*parse.Stream) {
 	for _, s := range streams {
 		if err := s.Err(); err != nil && ctx.Err() == nil {
-			a.log.Warn().Str("transcript", printable(s.Name())).Err(err).Msg("transcript could not be read to the end; using everything before the damage")
+			a.log.Warn().Msgf("%s: could not be read to the end (%s); using everything before the damage", printable(s.Name()), printable(err.Error()))
 		}
 		a.logWarnings(s.Session().Warnings)
 	}
@@ -400,15 +532,16 @@ func (a *app) printRecover(res *recov.Result, dry bool) {
 		}
 	} else {
 		tw := a.table()
-		fmt.Fprintln(tw, "ACTION\tPATH\tCONFIDENCE\tOPS\tREASON")
+		fmt.Fprintln(tw, "ACTION\tPATH\tCONFIDENCE\tOPS\tREASON\tBASE")
 		for _, f := range res.Report.Files {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", f.Action, printable(f.Path), f.Confidence, f.Ops, printable(f.Reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", f.Action, printable(f.Path), f.Confidence, f.Ops, printable(f.Reason), baseOrUnknown(f.Base))
 		}
 		tw.Flush()
 	}
 	for _, j := range res.Report.Journals {
 		fmt.Fprintf(a.stderr, "sandbox: journal %s (sandbox undo reverses it)\n", j)
 	}
+	a.printBases(res.Report)
 	s := res.Report.Summary
 	verb := "written"
 	if dry {
@@ -446,6 +579,7 @@ func (a *app) printPlan(p *recov.FilePlan, color bool) {
 	if p.Reason != "" {
 		fmt.Fprintf(out, "  %s\n", printable(p.Reason))
 	}
+	fmt.Fprintf(out, "  base: %s\n", baseOrUnknown(p.File.Base))
 	if g := p.File.Confidence; (g == recov.Stale || g == recov.UnknownOutcome) && p.File.Reason != "" && p.File.Reason != p.Reason {
 		fmt.Fprintf(out, "  %s: %s\n", g, printable(p.File.Reason))
 	}
@@ -521,4 +655,30 @@ func parseMap(m string) (recov.Rule, error) {
 		return recov.Rule{}, usagef("--map %q: want FROM=TO, e.g. /workspace=./proj", m)
 	}
 	return recov.Rule{From: from, To: to}, nil
+}
+
+// baseOrUnknown names a file's base for the text report.
+func baseOrUnknown(b string) string {
+	if b == "" {
+		return "unknown"
+	}
+	return b
+}
+
+// printBases says on stderr which start commit each session's files began
+// from, or why none was found.
+func (a *app) printBases(r recov.Report) {
+	if a.quiet {
+		return
+	}
+	for _, s := range r.Sessions {
+		switch {
+		case s.Base != "":
+			fmt.Fprintf(a.stderr, "sandbox: session %s starts from %s (%s)\n", printable(s.ID), s.Base, printable(s.BaseNote))
+		case s.BaseNote != "" && s.GitCommit != "":
+			// A recorded commit not found is worth a line; a branch alone
+			// (every Claude Code session has one) is said in --json only.
+			fmt.Fprintf(a.stderr, "sandbox: session %s: %s\n", printable(s.ID), printable(s.BaseNote))
+		}
+	}
 }

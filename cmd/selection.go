@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -94,13 +95,25 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 	finder := &discover.Finder{FS: fsys}
 	var cands []discover.Candidate
 	if o.explicit() {
+		for _, n := range o.Transcripts {
+			// A tree is --from's: -t names one transcript, and a
+			// directory scanned in its place would hide the mistake.
+			if st, err := os.Stat(n); err == nil && st.IsDir() {
+				return nil, nil, &HintError{usagef("--transcript %s is a directory", n), "--from " + n + " reads every transcript under it"}
+			}
+		}
 		for _, n := range append(append([]string{}, o.Transcripts...), o.From...) {
-			c, skipped, err := finder.From(n, a.stdin)
-			if err != nil {
+			c, skipped, err := finder.From(n, interruptible(ctx, a.stdin))
+			var pe *fs.PathError
+			switch {
+			case errors.As(err, &pe) && pe.Path == n:
+				// "stat x: no such file…" says Go's call, not the problem.
+				return nil, finder.Looked, fmt.Errorf("%s: %w", n, pe.Err)
+			case err != nil:
 				return nil, finder.Looked, fmt.Errorf("reading %s: %w", n, err)
 			}
 			for _, s := range skipped {
-				a.log.Warn().Str("member", s.Name).Msg(s.Why)
+				a.log.Warn().Msgf("%s: %s", printable(s.Name), s.Why)
 			}
 			cands = append(cands, c...)
 		}
@@ -133,7 +146,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 		case errors.Is(e, parse.ErrUnknownFormat):
 			a.log.Debug().Err(e).Msg("not a transcript")
 		default:
-			a.log.Warn().Err(e).Msg("skipped")
+			a.log.Warn().Msgf("skipped: %s", printable(e.Error()))
 		}
 	}
 	if err != nil {

@@ -3,16 +3,18 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentsandbox/sandbox/parse"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 )
 
 // sessionsOptions are the flags of sandbox sessions.
 type sessionsOptions struct {
 	selectOptions
+	Wide bool
 }
 
 func (a *app) sessionsCommand() *cobra.Command {
@@ -40,6 +42,7 @@ one document. A Claude Code session's subagent transcripts count with it.`,
 		},
 	}
 	o.selectOptions.register(c.Flags())
+	c.Flags().BoolVar(&o.Wide, "wide", false, "on a terminal, show every cell whole (default: cut the CWD column to the terminal's width)")
 	return c
 }
 
@@ -56,20 +59,11 @@ func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
 		return err
 	}
 	sel = append(sel, parse.SelectedCompanions(sel)...)
-	var total int64
-	for _, s := range sel {
-		total += s.Size
-	}
-	var progress func(int64)
-	if isTerminal(a.stderr) && !a.quiet && total > 256<<20 {
-		bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(a.stderr), progressbar.OptionShowBytes(true),
-			progressbar.OptionSetDescription("reading transcripts"), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond))
-		progress = func(n int64) { _ = bar.Add64(n) }
-		defer bar.Finish()
-	}
-	sums, errs := parse.Summarize(ctx, sel, progress)
+	bar := a.counting("reading transcripts", sel)
+	sums, errs := parse.Summarize(ctx, sel, nil)
+	bar.end()
 	for _, e := range errs {
-		a.log.Warn().Err(e).Msg("transcript not read")
+		a.log.Warn().Msgf("transcript not read: %s", printable(e.Error()))
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -84,24 +78,30 @@ func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
 		fmt.Fprintf(a.stderr, "sandbox: no sessions (looked in %s)\n", joinLooked(looked))
 		return nil
 	}
-	tw := a.table()
-	fmt.Fprintln(tw, "AGENT\tSESSION\tSTART\tLAST ACTIVITY\tCWD\tOPS\tFILES\tVERDICT")
+	// On a terminal: local times with their zone and the verdict in words;
+	// piped: RFC 3339 in UTC and the verdict's words joined by hyphens, so
+	// no cell but a path holds a space (cut, awk -F'\t').
+	// On a terminal ids are cut to 13 characters (a UUIDv7's whole
+	// millisecond stamp: --session takes any unique prefix), unless --wide,
+	// and the zone is said once, in the header.
+	term := isTerminal(a.stdout)
+	start, last := "START", "LAST"
+	if term {
+		zone := time.Now().Format("MST")
+		start, last = "START ("+zone+")", "LAST ("+zone+")"
+	}
+	rows := [][]string{{"AGENT", "SESSION", "HARNESS", start, last, "CWD", "OPS", "FILES", "VERDICT"}}
 	for _, s := range sums {
-		id := s.ID
-		if s.Harness != "" {
-			id += " (" + s.Harness + ")"
+		verdict, id := s.Verdict, s.ID
+		if !term {
+			verdict = strings.Join(strings.Fields(verdict), "-")
+		} else if !o.Wide && len(id) > 13 {
+			id = id[:13]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\n", s.Agent, printable(id), when(s.Start), when(s.End), printable(s.Cwd),
-			s.OpsApplied, s.OpsFailed, s.Files, s.Verdict)
+		rows = append(rows, []string{string(s.Agent), printable(id), orDash(printable(s.Harness)), a.tableTime(s.Start), a.tableTime(s.End),
+			printable(homeRel(s.Cwd)), fmt.Sprintf("%d/%d", s.OpsApplied, s.OpsFailed), strconv.Itoa(s.Files), verdict})
 	}
-	return tw.Flush()
-}
-
-func when(t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	return t.Local().Format("2006-01-02 15:04")
+	return a.writeTable(rows, 5, o.Wide)
 }
 
 func joinLooked(l []string) string {
@@ -113,4 +113,24 @@ func joinLooked(l []string) string {
 		out += ", " + x
 	}
 	return out
+}
+
+// tableTime is timeCell without the zone on a terminal: the header says it.
+func (a *app) tableTime(t time.Time) string {
+	if !t.IsZero() && isTerminal(a.stdout) {
+		return t.Local().Format("2006-01-02 15:04")
+	}
+	return a.timeCell(t)
+}
+
+// timeCell writes a time for a table: local with its zone on a terminal,
+// RFC 3339 in UTC when piped (for machines, with no space inside).
+func (a *app) timeCell(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	if isTerminal(a.stdout) {
+		return t.Local().Format("2006-01-02 15:04 MST")
+	}
+	return t.UTC().Format(time.RFC3339)
 }

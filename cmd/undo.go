@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/agentsandbox/sandbox/harness"
 	recov "github.com/agentsandbox/sandbox/recover"
@@ -14,6 +16,8 @@ import (
 type undoOptions struct {
 	Dest    string
 	Journal string
+	List    bool
+	DryRun  bool
 }
 
 func (a *app) undoCommand() *cobra.Command {
@@ -28,11 +32,18 @@ removed, last change first. A file that changed again since the apply is
 refused and left as it is; the others are still restored.
 
 Without JOURNAL, the newest journal not yet undone is used. --dest is the
-destination root (default the current directory).
+destination root (default the current directory). --list shows the
+journals there (time, state, files); --dry-run says what undo would do to
+each file and changes nothing.
 
-Exit status: 0 done (or nothing to undo), 1 failure (or an undo that could not
-finish: run it again), 3 some files were refused.`,
-		Example: `  sandbox undo --dest ./proj
+Journals are kept out of version control: .sandbox/.gitignore holds "*", so
+git add -A never takes one. A journal whose every file was put back is
+removed, and so is .sandbox once it holds nothing else; a journal with a
+refused file is kept, since its before-image is the only copy of what that
+file was.`,
+		Example: `  sandbox undo --dest ./proj --list
+  sandbox undo --dest ./proj --dry-run
+  sandbox undo --dest ./proj
   sandbox undo --dest ./proj 20261121T120000.000000000Z`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,14 +54,50 @@ finish: run it again), 3 some files were refused.`,
 		},
 	}
 	c.Flags().StringVar(&o.Dest, "dest", ".", "the destination root the apply wrote into")
+	c.Flags().BoolVar(&o.List, "list", false, "list the journals under the destination, undo nothing")
+	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "say what undo would do to each file, change nothing")
 	return c
 }
 
 // undoReport is the --json document of undo.
 type undoReport struct {
 	Schema  string             `json:"schema"`
+	DryRun  bool               `json:"dry_run,omitempty"`
 	Journal string             `json:"journal"`
 	Files   []recov.UndoResult `json:"files"`
+}
+
+// listJournals is undo --list.
+func (a *app) listJournals(fsys recov.FS, root string) error {
+	list, err := recov.ListJournals(fsys, root)
+	if err != nil {
+		return err
+	}
+	if a.json {
+		return a.writeJSON(map[string]any{"schema": "sandbox.undo-list/v1", "dest": root, "journals": list})
+	}
+	if len(list) == 0 {
+		a.note("no journals under %s", printable(filepath.Join(root, recov.JournalDir)))
+		return nil
+	}
+	tw := a.table()
+	fmt.Fprintln(tw, "JOURNAL\tTIME\tSTATE\tFILES\tPATHS")
+	for _, j := range list {
+		when := "-"
+		if t, err := time.Parse(time.RFC3339, j.Time); err == nil {
+			when = a.timeCell(t)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", j.Name, when, j.State, j.Files, printable(shortList(j.Paths, 3)))
+	}
+	return tw.Flush()
+}
+
+// shortList joins the first n items, saying how many more there are.
+func shortList(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ",")
+	}
+	return strings.Join(items[:n], ",") + fmt.Sprintf(",+%d", len(items)-n)
 }
 
 func (a *app) runUndo(_ context.Context, o undoOptions) error {
@@ -65,6 +112,13 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 	defer unlock()
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
+	if o.List {
+		return a.listJournals(fsys, root)
+	}
+	var target recov.FS = fsys
+	if o.DryRun {
+		target = &recov.DryRunFS{Read: fsys}
+	}
 	name := o.Journal
 	if name == "" {
 		if name, err = recov.LatestJournal(fsys, root); errors.Is(err, recov.ErrNothingToUndo) {
@@ -81,7 +135,7 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 		}
 	}
 	name = filepath.Base(name)
-	res, err := recov.Undo(fsys, root, name)
+	res, err := recov.Undo(target, root, name)
 	var ie *recov.IncompleteError
 	if err != nil && !errors.As(err, &ie) {
 		return err
@@ -93,14 +147,18 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 		}
 	}
 	if a.json {
-		if err := a.writeJSON(undoReport{Schema: "sandbox.undo/v1", Journal: filepath.Join(root, recov.JournalDir, name), Files: res}); err != nil {
+		if err := a.writeJSON(undoReport{Schema: "sandbox.undo/v1", DryRun: o.DryRun, Journal: filepath.Join(root, recov.JournalDir, name), Files: res}); err != nil {
 			return err
 		}
 	} else {
 		tw := a.table()
 		fmt.Fprintln(tw, "ACTION\tPATH\tREASON")
 		for _, r := range res {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Action, printable(r.Path), printable(r.Reason))
+			action := r.Action
+			if o.DryRun {
+				action = "would " + map[string]string{"restored": "restore", "removed": "remove", "unchanged": "leave", "refused": "refuse", "failed": "fail"}[r.Action]
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", action, printable(r.Path), printable(r.Reason))
 		}
 		tw.Flush()
 	}

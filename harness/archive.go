@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,7 +26,9 @@ type GCAction struct {
 	Action  string `json:"action"` // stop, remove, remove-container
 	Reason  string `json:"reason"`
 	Archive string `json:"archive,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// Container is the container a remove-container action removes.
+	Container string `json:"container,omitempty"`
+	Error     string `json:"error,omitempty"`
 }
 
 // GC stops idle sessions, removes expired ones (keeping their record,
@@ -61,7 +64,7 @@ func (s *Store) GC(ctx context.Context, o GCOptions) ([]GCAction, error) {
 			continue
 		}
 		a := GCAction{Session: sess.ID, Action: "remove", Reason: fmt.Sprintf("ended, inactive for %s", idle.Round(time.Second))}
-		a.Archive = filepath.Join(s.Root, "archive", sess.ID+"-"+o.Now.UTC().Format("20060102T150405Z")+".tar.gz")
+		a.Archive = s.ArchivePath(sess.ID, o.Now)
 		if !o.DryRun {
 			if err := s.archive(sess.ID, a.Archive); err != nil {
 				a.Error = err.Error()
@@ -86,7 +89,7 @@ func (s *Store) GC(ctx context.Context, o GCOptions) ([]GCAction, error) {
 			if live[id] {
 				continue
 			}
-			a := GCAction{Session: id, Action: "remove-container", Reason: n + " container " + c + " left behind"}
+			a := GCAction{Session: id, Action: "remove-container", Reason: fmt.Sprintf("%s container of run %s left behind", n, runOfContainer(c)), Container: c}
 			if !o.DryRun {
 				if err := RemoveContainer(ctx, rt, c); err != nil {
 					a.Error = err.Error()
@@ -107,6 +110,14 @@ func sessionOfContainer(name string) string {
 	return name
 }
 
+// runOfContainer reads the run number out of sandbox-<id>-<run>.
+func runOfContainer(name string) string {
+	if i := strings.LastIndexByte(name, '-'); i > 0 {
+		return name[i+1:]
+	}
+	return "?"
+}
+
 // archive keeps what a removed session leaves: its record, manifest and
 // logs.
 func (s *Store) archive(id, path string) error {
@@ -120,4 +131,43 @@ func (s *Store) archive(id, path string) error {
 		_, err := s.Snapshot(id, w, keep)
 		return err
 	})
+}
+
+// ArchiveSession writes a whole session (record, workspace, logs,
+// manifest) as a snapshot at path, which sandbox restore brings back: what
+// rm keeps unless told to purge.
+func (s *Store) ArchiveSession(id, path string) (*SnapshotResult, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	var res *SnapshotResult
+	err := WriteFileAtomic(path, func(w io.Writer) error {
+		var err error
+		res, err = s.Snapshot(id, w, nil)
+		return err
+	})
+	return res, err
+}
+
+// ArchivePath is where an archive of a session taken at t goes.
+func (s *Store) ArchivePath(id string, t time.Time) string {
+	return filepath.Join(s.Root, "archive", id+"-"+t.UTC().Format("20060102T150405Z")+".tar.gz")
+}
+
+// Usage is how many files and bytes a session's directory holds, links
+// not followed.
+func (s *Store) Usage(id string) (files int, bytes int64) {
+	_ = filepath.WalkDir(s.Dir(id), func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.Type().IsRegular() {
+			files++
+			if fi, err := d.Info(); err == nil {
+				bytes += fi.Size()
+			}
+		}
+		return nil
+	})
+	return files, bytes
 }

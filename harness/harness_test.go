@@ -87,14 +87,18 @@ func TestResumeWithoutAgentSession(t *testing.T) {
 	st := hermetic(t)
 	runLocal(t, st, "r", "true")
 	o := &RunOptions{Name: "r", Resume: true, Command: []string{"true"}}
-	sess, _, err := st.Open(context.Background(), o)
+	// Refused before the run, and by Run itself.
+	if _, _, err := st.Open(context.Background(), o); err == nil || !strings.Contains(err.Error(), "no agent session") {
+		t.Fatalf("resume without an agent session: %v", err)
+	}
+	sess, err := st.Load("r")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Run(context.Background(), sess, o); err == nil || !strings.Contains(err.Error(), "no agent session") {
 		t.Fatalf("resume without an agent session: %v", err)
 	}
-	if _, _, err := st.Open(context.Background(), &RunOptions{Name: "new", Resume: true}); err == nil {
+	if _, _, err := st.Open(context.Background(), &RunOptions{Name: "new", Resume: true, Command: []string{"true"}}); err == nil {
 		t.Fatal("resume of a new session was accepted")
 	}
 }

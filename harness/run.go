@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -26,6 +25,7 @@ type RunOptions struct {
 	Memory  string
 	CPUs    string
 	Network string
+	Mounts  []Mount // extra host paths (config.go)
 	Env     []string
 	Resume  bool
 	Command []string
@@ -35,75 +35,50 @@ type RunOptions struct {
 	Stderr  io.Writer
 	// Note reports what the harness does, for the user (stderr).
 	Note func(format string, args ...any)
+	// Kill, when it yields, kills the agent at once (a second ^C); Grace
+	// is the time between TERM and KILL when the run is cancelled.
+	Kill  <-chan struct{}
+	Grace time.Duration
 }
 
 // LastLinesKept is how many lines of output a stop event keeps.
 const LastLinesKept = 20
 
-// Open finds or creates the session a run names.
+// Open finds or creates the session a run names, after Validate: a run
+// whose flags cannot work creates nothing.
 func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error) {
-	if o.Name != "" {
-		if err := ValidName(o.Name); err != nil {
-			return nil, false, err
-		}
-		sess, err := s.Load(o.Name)
-		if err == nil {
-			if o.Runtime != "" && o.Runtime != sess.Runtime {
-				return nil, false, fmt.Errorf("session %s runs with %s, not %s (a session keeps its runtime; use a new --name)", sess.ID, sess.Runtime, o.Runtime)
-			}
-			if o.Image != "" {
-				sess.Image = o.Image
-			}
-			if o.Project != "" {
-				p, err := projectDir(o.Project)
-				if err != nil {
-					return nil, false, err
-				}
-				sess.Project = p
-			}
-			return sess, false, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, false, err
-		}
-	}
-	if o.Resume {
-		return nil, false, errors.New("--resume needs an existing session: give its --name")
-	}
-	rtName := o.Runtime
-	if rtName == "" {
-		rt, err := Pick(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		rtName = rt.Name()
-	} else if _, err := NewRuntime(rtName); err != nil {
-		return nil, false, err
-	}
-	if (rtName == "docker" || rtName == "podman") && o.Image == "" {
-		return nil, false, fmt.Errorf("a %s session needs an image: give --image (it is remembered for later runs)", rtName)
-	}
-	proj := o.Project
-	if proj == "" {
-		proj = "."
-	}
-	p, err := projectDir(proj)
+	sess, rt, err := s.Validate(ctx, o)
 	if err != nil {
 		return nil, false, err
+	}
+	var proj string
+	if o.Project != "" || sess == nil {
+		if proj, err = projectDir(orDefault(o.Project, ".")); err != nil {
+			return nil, false, &InvalidError{Err: err}
+		}
+	}
+	if sess != nil {
+		if o.Image != "" {
+			sess.Image = o.Image
+		}
+		if proj != "" {
+			sess.Project = proj
+		}
+		return sess, false, nil
 	}
 	now := time.Now().UTC()
 	id := o.Name
 	if id == "" {
 		id = NewID(now)
 	}
-	sess := &Session{ID: id, Name: id, Runtime: rtName, Image: o.Image, Project: p, Created: now, State: StateCreated}
+	sess = &Session{ID: id, Name: id, Runtime: rt.Name(), Image: o.Image, Project: proj, Created: now, State: StateCreated}
 	if err := s.makeHome(id); err != nil {
 		return nil, false, err
 	}
 	if err := s.Save(sess); err != nil {
 		return nil, false, err
 	}
-	return sess, true, s.Event(id, "session_created", map[string]any{"runtime": rtName, "image": o.Image, "project": p})
+	return sess, true, s.Event(id, "session_created", map[string]any{"runtime": rt.Name(), "image": o.Image, "project": proj})
 }
 
 func projectDir(p string) (string, error) {
@@ -213,27 +188,62 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 		return err
 	}
 	if err := s.Event(sess.ID, "sandbox_started", map[string]any{"run": sess.Runs, "runtime": sess.Runtime, "image": sess.Image,
-		"command": command, "network": network(o.Network), "memory": o.Memory, "cpus": o.CPUs, "harness_pid": sess.HarnessPID}); err != nil {
+		"command": command, "network": network(o.Network), "memory": o.Memory, "cpus": o.CPUs, "harness_pid": sess.HarnessPID,
+		"output_from": sess.OutputFrom, "mounts": o.Mounts}); err != nil {
 		return err
 	}
 	spec := &Spec{Session: sess, Store: s, Command: command, Env: env, Memory: o.Memory, CPUs: o.CPUs, Network: o.Network,
 		UID: os.Getuid(), GID: os.Getgid(), Stdin: o.Stdin, TTY: o.TTY,
 		Stdout: io.MultiWriter(orDiscard(o.Stdout), out), Stderr: io.MultiWriter(orDiscard(o.Stderr), out),
+		UserStderr: orDiscard(o.Stderr), LogStderr: out, Kill: o.Kill, Grace: o.Grace,
 		Started: func(pid int, container string) {
 			mu.Lock()
 			defer mu.Unlock()
 			sess.ChildPID, sess.Container = pid, container
 			_ = s.Save(sess)
 		}}
+	// An interrupt is recorded as it happens: TERM with a grace, then
+	// perhaps KILL at once (a second ^C).
+	runDone := make(chan struct{})
+	kill := make(chan struct{})
+	killed := false
+	spec.Kill = kill
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = s.Event(sess.ID, "interrupt", map[string]any{"run": sess.Runs, "action": "TERM sent", "kill_after_ms": spec.grace().Milliseconds()})
+		case <-runDone:
+			return
+		}
+		select {
+		case <-o.Kill:
+			mu.Lock()
+			killed = true
+			mu.Unlock()
+			_ = s.Event(sess.ID, "interrupt", map[string]any{"run": sess.Runs, "action": "KILL sent"})
+			close(kill)
+		case <-runDone:
+		}
+	}()
+	spec.Mounts = o.Mounts // config.go
 	res, runErr := rt.Run(ctx, spec)
+	close(runDone)
 	mu.Lock()
 	defer mu.Unlock()
 	_ = out.Sync()
 	if runErr != nil {
 		res = Result{ExitCode: 125, Error: runErr.Error()}
 	}
-	s.finish(sess, res, "sandbox_stopped")
+	extra := map[string]any{}
+	if ctx.Err() != nil {
+		extra["interrupted"] = true
+		if killed {
+			extra["killed_at_once"] = true
+		}
+	}
+	s.finish(sess, res, "sandbox_stopped", extra)
 	if res.Container != "" {
+		sess.Container = res.Container // also a container that never started
 		if err := rt.Remove(context.Background(), sess); err != nil {
 			_ = s.Event(sess.ID, "container_remove_failed", map[string]any{"container": res.Container, "error": err.Error()})
 		} else {
@@ -271,7 +281,7 @@ func orDiscard(w io.Writer) io.Writer {
 }
 
 // finish records a run's end in the session and as an event.
-func (s *Store) finish(sess *Session, res Result, event string) {
+func (s *Store) finish(sess *Session, res Result, event string, extra map[string]any) {
 	sess.Ended = time.Now().UTC()
 	sess.ExitCode, sess.Signal, sess.OOM, sess.Error = res.ExitCode, res.Signal, res.OOM, res.Error
 	switch {
@@ -294,6 +304,9 @@ func (s *Store) finish(sess *Session, res Result, event string) {
 	}
 	if res.Container != "" {
 		fields["container"] = res.Container
+	}
+	for k, v := range extra {
+		fields[k] = v
 	}
 	_ = s.Event(sess.ID, event, fields)
 }
@@ -419,7 +432,7 @@ func (s *Store) Stop(ctx context.Context, sess *Session, grace time.Duration) (*
 			return nil, err
 		}
 		res, _, _ := rt.Inspect(ctx, sess)
-		s.finish(sess, res, "sandbox_stopped")
+		s.finish(sess, res, "sandbox_stopped", nil)
 		sess.State = StateDropped
 		if err := rt.Remove(ctx, sess); err == nil {
 			_ = s.Event(sess.ID, "container_removed", map[string]any{"container": sess.Container})

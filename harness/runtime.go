@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ type Spec struct {
 	Memory  string   // e.g. 512m
 	CPUs    string   // e.g. 1.5
 	Network string   // none (default) or host
+	Mounts  []Mount  // extra host paths (config.go)
 	UID     int
 	GID     int
 	Stdin   io.Reader
@@ -42,9 +44,26 @@ type Spec struct {
 	TTY    bool
 	Stdout io.Writer // live output; the harness also keeps it in logs/output.log
 	Stderr io.Writer
+	// UserStderr and LogStderr are the two halves of Stderr, for a runtime
+	// that filters what the user sees.
+	UserStderr, LogStderr io.Writer
 	// Started is called once the agent is running, with the process to
 	// signal to stop it and the container, if any.
 	Started func(childPID int, container string)
+	// Grace is how long a cancelled run's agent has between TERM and KILL
+	// (StopGrace when zero); a value on Kill kills it at once.
+	Grace time.Duration
+	Kill  <-chan struct{}
+}
+
+// StopGrace is how long an interrupted run's agent has to exit after TERM.
+const StopGrace = 10 * time.Second
+
+func (spec *Spec) grace() time.Duration {
+	if spec.Grace > 0 {
+		return spec.Grace
+	}
+	return StopGrace
 }
 
 // Result is how a run ended.
@@ -231,19 +250,25 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	args := []string{"run", "--name", name,
 		"--label", "sandbox.session=" + sess.ID,
 		"--label", "sandbox.store=" + spec.Store.Root,
+		"--label", "sandbox.run=" + strconv.Itoa(sess.Runs),
 		"--user", fmt.Sprintf("%d:%d", spec.UID, spec.GID),
 		"--network", network(spec.Network),
 		"-v", spec.Store.Home(sess.ID) + ":" + GuestHome,
 		"-v", sess.Project + ":" + GuestWorkspace,
 		"-w", GuestWorkspace,
-		"--init=false",
+		// A real init as PID 1 (Docker's docker-init, Podman's catatonit):
+		// it passes TERM on to an agent that installs no handler for it
+		// (as PID 1 the agent would ignore it), reaps the zombies of the
+		// agent's shells, and lets a process that kills itself die.
+		"--init",
 	}
 	if c.name == "podman" {
-		args = append(args, "--userns=keep-id")
+		args = append(args, podmanArgs()...) // podman.go
 	}
 	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
 	}
+	args = append(args, mountArgs(spec.Mounts)...) // config.go
 	if spec.Memory != "" {
 		args = append(args, "--memory", spec.Memory, "--memory-swap", spec.Memory)
 	}
@@ -262,8 +287,16 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	args = append(args, sess.Image)
 	args = append(args, spec.Command...)
 	cmd := exec.Command(c.bin, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	// The client's own error for a container that could not start is
+	// said once, by sandbox, without the client's hints; it is still in
+	// logs/output.log.
+	userErr := &clientFilter{w: spec.userStderr(), bin: c.bin}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, io.MultiWriter(userErr, spec.logStderr())
 	cmd.SysProcAttr = procAttr(spec)
+	var sawOOM func() bool // podman.go
+	var cleanDir func()
+	cmd.Dir, sawOOM, cleanDir = c.clientDir()
+	defer cleanDir()
 	if err := cmd.Start(); err != nil {
 		return Result{}, err
 	}
@@ -287,12 +320,24 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	go func() {
 		select {
 		case <-ctx.Done():
-			_ = c.stop(context.Background(), name, 10*time.Second)
+			stopped := make(chan struct{})
+			go func() {
+				select {
+				case <-spec.Kill:
+					_ = c.kill(context.Background(), name)
+				case <-stopped:
+				}
+			}()
+			_ = c.stop(context.Background(), name, spec.grace())
+			close(stopped)
+		case <-spec.Kill:
+			_ = c.kill(context.Background(), name)
 		case <-done:
 		}
 	}()
 	werr := cmd.Wait()
 	close(done)
+	userErr.flush()
 	r, _, ok := c.inspect(context.Background(), name)
 	if !ok {
 		// The container never came to be: the client's own error.
@@ -300,12 +345,55 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 		r.Error = "the container was not created"
 		last, _ := spec.Store.Tail(sess.ID, OutputLogName, sess.OutputFrom, 8)
 		if msg := clientError(last); msg != "" {
-			r.Error += ": " + msg
+			r.Error += ": " + daemonError(msg)
 		}
 		return r, nil
 	}
+	// A container that was created but could not start (its command is
+	// not in the image) is removed like any other.
 	r.Container = name
+	r.OOM = r.OOM || sawOOM()
+	r = startFailed(r, werr, func() []string { // podman.go
+		last, _ := spec.Store.Tail(sess.ID, OutputLogName, sess.OutputFrom, 8)
+		return last
+	})
+	if r.Error != "" {
+		r.Error = daemonError(r.Error)
+	}
+	if r.ExitCode == 126 || r.ExitCode == 127 {
+		// The init could not start the command: the run never began.
+		last, _ := spec.Store.Tail(sess.ID, OutputLogName, sess.OutputFrom, 4)
+		if msg := initExecError(last); msg != "" && r.Error == "" {
+			r.Error = fmt.Sprintf("%s: %s in the image %s", spec.Command[0], msg, sess.Image)
+		}
+	}
 	return r, nil
+}
+
+// initExecError recognises the init's report that it could not exec the
+// command: tini's "[FATAL tini (7)] exec x failed: No such file or
+// directory", catatonit's "… failed to exec pid1: No such file or
+// directory".
+func initExecError(lines []string) string {
+	for _, l := range lines {
+		l = strings.TrimSpace(l)
+		if (strings.HasPrefix(l, "[FATAL tini") && strings.Contains(l, "] exec ")) || strings.Contains(l, "failed to exec pid1") {
+			if i := strings.LastIndex(l, ": "); i >= 0 {
+				return strings.ToLower(l[i+2:])
+			}
+			return "could not be started"
+		}
+	}
+	return ""
+}
+
+// kill kills a container's processes at once.
+func (c *containerRuntime) kill(ctx context.Context, name string) error {
+	out, err := exec.CommandContext(ctx, c.bin, "kill", "--signal", "KILL", name).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s kill %s: %s", c.name, name, firstLine(string(out), err))
+	}
+	return nil
 }
 
 // clientError picks the container client's own error out of its last lines
@@ -402,7 +490,7 @@ func (c *containerRuntime) Remove(ctx context.Context, sess *Session) error {
 // Leftovers lists the containers the harness left behind in a store (found
 // by label), running or not.
 func (c *containerRuntime) Leftovers(ctx context.Context, store string) ([]string, error) {
-	out, err := exec.CommandContext(ctx, c.bin, "ps", "--all", "--quiet", "--no-trunc",
+	out, err := exec.CommandContext(ctx, c.bin, "ps", "--all",
 		"--filter", "label=sandbox.store="+store, "--format", "{{.Names}}").Output()
 	if err != nil {
 		return nil, err
@@ -428,11 +516,26 @@ func RemoveContainer(ctx context.Context, rt Runtime, name string) error {
 
 // ---- processes: bubblewrap and local ----
 
-// procRun starts cmd in its own process group, reports the agent's pid,
-// stops it on cancellation, and waits.
-func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, agentPID func() int, afterStart func()) (Result, error) {
-	cmd.SysProcAttr = procAttr(spec)
-	err := cmd.Start()
+// procRun starts cmd in its own process group (or, interactive, on a
+// pseudo-terminal of its own), inside a cgroup when the run has limits,
+// reports the agent's pid, stops it on cancellation (TERM, then KILL after
+// the grace, or at once on spec.Kill), and waits.
+func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, ctty bool, agentPID func() int, afterStart func()) (Result, error) {
+	var cg *cgroup
+	if spec.Memory != "" || spec.CPUs != "" {
+		var err error
+		cg, err = newCgroup(fmt.Sprintf("sandbox-%s-%d", spec.Session.ID, spec.Session.Runs), spec.Memory, spec.CPUs)
+		if err != nil {
+			if afterStart != nil {
+				afterStart()
+			}
+			return Result{}, fmt.Errorf("%s cannot limit memory or CPUs: %w", spec.Session.Runtime, err)
+		}
+		defer cg.remove()
+		argv := cg.wrap(append([]string{cmd.Path}, cmd.Args[1:]...))
+		cmd.Path, cmd.Args = argv[0], argv
+	}
+	term, err := startProc(cmd, spec, ctty)
 	if afterStart != nil {
 		afterStart()
 	}
@@ -457,14 +560,25 @@ func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, agentPID func() int
 		select {
 		case <-ctx.Done():
 			if pid := agentPID(); pid > 0 {
-				_ = signalThenKill(pid, 10*time.Second, done)
+				_ = signalThenKill(pid, spec.grace(), done, spec.Kill)
+			}
+		case <-spec.Kill:
+			if pid := agentPID(); pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		case <-done:
 		}
 	}()
 	werr := cmd.Wait()
 	close(done)
-	return fromWait(werr)
+	if term != nil {
+		term.finish()
+	}
+	r, err := fromWait(werr)
+	if cg != nil && cg.oomKilled() {
+		r.OOM = true
+	}
+	return r, err
 }
 
 // procAttr puts a non-interactive run in its own process group, so a ^C
@@ -476,8 +590,8 @@ func procAttr(spec *Spec) *syscall.SysProcAttr {
 
 // signalThenKill sends TERM, waits up to grace for the process to go, and
 // then sends KILL.
-func signalThenKill(pid int, grace time.Duration, done <-chan struct{}) error {
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+func signalThenKill(pid int, grace time.Duration, done <-chan struct{}, now <-chan struct{}) error {
+	if err := signalAgent(pid, syscall.SIGTERM); err != nil {
 		return err
 	}
 	deadline := time.After(grace)
@@ -486,13 +600,27 @@ func signalThenKill(pid int, grace time.Duration, done <-chan struct{}) error {
 		case <-done:
 			return nil
 		case <-deadline:
-			return syscall.Kill(pid, syscall.SIGKILL)
+			return signalAgent(pid, syscall.SIGKILL)
+		case <-now:
+			return signalAgent(pid, syscall.SIGKILL)
 		case <-time.After(50 * time.Millisecond):
 			if syscall.Kill(pid, 0) != nil {
 				return nil
 			}
 		}
 	}
+}
+
+// signalAgent signals an agent and, when it leads its own process group
+// (a local run: its shells' children are in it), the whole group, so that
+// a child holding its output cannot outlive it.
+func signalAgent(pid int, sig syscall.Signal) error {
+	if pg, err := syscall.Getpgid(pid); err == nil && pg == pid {
+		if syscall.Kill(-pid, sig) == nil {
+			return nil
+		}
+	}
+	return syscall.Kill(pid, sig)
 }
 
 // pidAlive reports whether a process exists.
@@ -504,7 +632,7 @@ func stopPID(sess *Session, grace time.Duration) error {
 	if !pidAlive(sess.ChildPID) {
 		return fmt.Errorf("session %s: its agent (pid %d) is not running", sess.ID, sess.ChildPID)
 	}
-	return signalThenKill(sess.ChildPID, grace, nil)
+	return signalThenKill(sess.ChildPID, grace, nil, nil)
 }
 
 type bwrapRuntime struct{}
@@ -528,9 +656,6 @@ func (*bwrapRuntime) Available(ctx context.Context) error {
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix"}
 
 func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
-	if spec.Memory != "" || spec.CPUs != "" {
-		return Result{}, errors.New("bwrap cannot limit memory or CPUs; use --runtime docker or podman for --memory and --cpus")
-	}
 	sess := spec.Session
 	args := []string{"--die-with-parent", "--unshare-all"}
 	if !spec.TTY {
@@ -553,6 +678,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
 	}
+	args = append(args, bwrapMountArgs(spec.Mounts)...) // config.go
 	// The agent's executable, when it lives outside the system directories.
 	exe, err := exec.LookPath(spec.Command[0])
 	if err != nil {
@@ -567,14 +693,25 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		k, v, _ := strings.Cut(e, "=")
 		args = append(args, "--setenv", k, v)
 	}
-	args = append(args, "--chdir", GuestWorkspace, "--info-fd", "3", "--", exe)
+	args = append(args, "--chdir", GuestWorkspace, "--info-fd", "3", "--")
+	// On a terminal the agent takes it as its own session's (setsid
+	// --ctty, then exec): the ^C the terminal makes is the agent's alone.
+	// Were bwrap the terminal's session leader, ^C would kill bwrap, and
+	// the agent with it, before the agent could answer it.
+	ctty := true
+	if wantsPTY(spec) {
+		if setsid, err := exec.LookPath("setsid"); err == nil && underAny(setsid, systemDirs) {
+			args = append(args, setsid, "--ctty")
+			ctty = false
+		}
+	}
+	args = append(args, exe)
 	args = append(args, spec.Command[1:]...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return Result{}, err
 	}
 	cmd := exec.Command("bwrap", args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 	cmd.ExtraFiles = []*os.File{pw}
 	info := make(chan int, 1)
 	go func() {
@@ -603,7 +740,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		n, _ := strconv.Atoi(f[0])
 		return n
 	}
-	return procRun(ctx, cmd, spec, agent, func() { pw.Close() })
+	return procRun(ctx, cmd, spec, ctty, agent, func() { pw.Close() })
 }
 
 func underAny(p string, dirs []string) bool {
@@ -633,6 +770,9 @@ func (*localRuntime) Name() string                    { return "local" }
 func (*localRuntime) Available(context.Context) error { return nil }
 
 func (*localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
+	if len(spec.Mounts) > 0 { // refused before the session is made (resolve.go); never ignored
+		return Result{}, errors.New("runtime local cannot mount: it has no sandbox")
+	}
 	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
 	cmd.Dir = spec.Session.Project
 	env := []string{}
@@ -652,9 +792,8 @@ func (*localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		env = append(env, e)
 	}
 	cmd.Env = env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 	var pid int
-	return procRun(ctx, cmd, spec, func() int {
+	return procRun(ctx, cmd, spec, true, func() int {
 		if pid == 0 && cmd.Process != nil {
 			pid = cmd.Process.Pid
 		}
@@ -671,3 +810,89 @@ func (*localRuntime) Stop(_ context.Context, sess *Session, grace time.Duration)
 }
 
 func (*localRuntime) Remove(context.Context, *Session) error { return nil }
+
+// userStderr and logStderr are where a run's error output goes: the user's
+// terminal and logs/output.log. Spec.Stderr writes to both; a runtime that
+// filters what the user sees writes to each itself.
+func (spec *Spec) userStderr() io.Writer {
+	if spec.UserStderr != nil {
+		return spec.UserStderr
+	}
+	return orDiscard(spec.Stderr)
+}
+
+func (spec *Spec) logStderr() io.Writer {
+	if spec.LogStderr != nil {
+		return spec.LogStderr
+	}
+	return io.Discard
+}
+
+// clientFilter passes a container client's stderr through, line by line,
+// but for the client's own error lines ("docker: Error response from
+// daemon: …", "Run 'docker run --help' for more information", and the blank
+// line between them): sandbox says those once, itself, in plain words.
+type clientFilter struct {
+	w       io.Writer
+	bin     string
+	buf     []byte
+	dropped bool // the last line was the client's
+}
+
+func (f *clientFilter) prefixes() []string {
+	base := filepath.Base(f.bin)
+	return []string{base + ": Error response from daemon: ", base + ": error response from daemon: ", "Error: ", "Run '", "[FATAL tini", "ERROR (catatonit"}
+}
+
+func (f *clientFilter) Write(p []byte) (int, error) {
+	f.buf = append(f.buf, p...)
+	for {
+		i := bytes.IndexByte(f.buf, '\n')
+		if i < 0 {
+			break
+		}
+		f.line(f.buf[:i+1])
+		f.buf = f.buf[i+1:]
+	}
+	// A partial line (a prompt) is held back only while it may still
+	// become one of the client's.
+	if len(f.buf) > 0 && !f.mayBeClient(f.buf) {
+		_, _ = f.w.Write(f.buf)
+		f.buf = f.buf[:0]
+		f.dropped = false
+	}
+	return len(p), nil
+}
+
+func (f *clientFilter) mayBeClient(b []byte) bool {
+	for _, p := range f.prefixes() {
+		n := min(len(b), len(p))
+		if string(b[:n]) == p[:n] {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *clientFilter) line(b []byte) {
+	l := strings.TrimRight(string(b), "\r\n")
+	p := f.prefixes()
+	client := strings.HasPrefix(l, p[0]) || strings.HasPrefix(l, p[1]) ||
+		strings.HasPrefix(l, p[2]) && strings.Contains(l, "OCI runtime") ||
+		strings.HasPrefix(l, p[3]) && strings.HasSuffix(l, " --help' for more information") ||
+		strings.HasPrefix(l, p[4]) || strings.HasPrefix(l, p[5]) && strings.Contains(l, "failed to exec pid1") ||
+		l == "" && f.dropped
+	if client {
+		f.dropped = true
+		return
+	}
+	f.dropped = false
+	_, _ = f.w.Write(b) // a terminal gone away: the log keeps it
+}
+
+func (f *clientFilter) flush() {
+	if len(f.buf) > 0 {
+		f.line(f.buf)
+	}
+	f.buf = nil
+}

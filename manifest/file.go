@@ -89,6 +89,9 @@ type File struct {
 	// Outside says the file's path leads outside its root ("..", or an
 	// absolute path in a form that has no working directory): never written.
 	Outside bool `json:"outside,omitempty"`
+	// Base names where Start came from: "transcript", "git:<short hash>"
+	// (the session's start commit), "host" or "--base".
+	Base string `json:"base,omitempty"`
 }
 
 // Redaction is what --redact replaced.

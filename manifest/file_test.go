@@ -432,3 +432,27 @@ func TestWriterErrors(t *testing.T) {
 		t.Error("a time JSON cannot hold was written")
 	}
 }
+
+func TestCutText(t *testing.T) {
+	long := "first line\n" + strings.Repeat("é", 3000) + "\nFAIL: the end"
+	for _, c := range []struct {
+		in   string
+		n    int
+		cut  bool
+		want []string
+	}{
+		{"  short\n", 100, false, []string{"short"}},
+		{long, 300, true, []string{"first line", "\n…\n", "FAIL: the end"}},
+		{"\xff\xfe bad", 100, false, []string{"\uFFFD"}},
+	} {
+		got, cut := CutText(c.in, c.n)
+		if cut != c.cut || !utf8.ValidString(got) || len(got) > c.n+len("\n…\n")+4 {
+			t.Errorf("CutText(%.20q, %d) = %.40q (%d bytes), %v", c.in, c.n, got, len(got), cut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("CutText(%.20q, %d) = %.60q: lacks %q", c.in, c.n, got, w)
+			}
+		}
+	}
+}

@@ -2,7 +2,9 @@ package manifest
 
 import (
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Agent names the coding agent that wrote a transcript.
@@ -87,10 +89,17 @@ type Session struct {
 	End              time.Time `json:"end"`
 	EndState         EndState  `json:"end_state"`
 	GitCommit        string    `json:"git_commit,omitempty"`
-	ForkedFrom       string    `json:"forked_from,omitempty"`
-	Lines            int       `json:"lines"`
-	Bytes            int64     `json:"bytes"`
-	Warnings         []Warning `json:"warnings,omitempty"`
+	// GitBranch is the branch the session's checkout was on (Codex's
+	// session_meta git.branch, Claude Code's gitBranch).
+	GitBranch  string    `json:"git_branch,omitempty"`
+	ForkedFrom string    `json:"forked_from,omitempty"`
+	Lines      int       `json:"lines"`
+	Bytes      int64     `json:"bytes"`
+	Warnings   []Warning `json:"warnings,omitempty"`
+	// Model and Tokens are the model(s) and token totals the transcript
+	// reports; only a timeline read (inspect) fills them.
+	Model  string  `json:"model,omitempty"`
+	Tokens *Tokens `json:"tokens,omitempty"`
 }
 
 // Provenance locates the tool call an operation came from.
@@ -296,7 +305,25 @@ const (
 	EventTurn    EventKind = "turn"    // the user (or the harness) spoke
 	EventCall    EventKind = "call"    // a tool call, with its outcome
 	EventAborted EventKind = "aborted" // a turn was aborted or interrupted
+	EventMessage EventKind = "message" // the agent said something (its text, cut short)
+	EventCompact EventKind = "compact" // the conversation was compacted (summarised) to fit the context
 )
+
+// Todo is one item of a plan an agent kept (Claude Code TodoWrite, Codex
+// update_plan).
+type Todo struct {
+	Text   string `json:"text"`
+	Status string `json:"status"`
+}
+
+// Tokens are a session's token totals as its transcript reports them.
+type Tokens struct {
+	Input      int64 `json:"input"`
+	CacheRead  int64 `json:"cache_read,omitempty"`
+	CacheWrite int64 `json:"cache_write,omitempty"`
+	Output     int64 `json:"output"`
+	Reasoning  int64 `json:"reasoning,omitempty"`
+}
 
 // Event is one step of a session's timeline, for post-incident analysis.
 type Event struct {
@@ -315,4 +342,55 @@ type Event struct {
 	// Ended is when the call's result came (zero: it never did).
 	Ended     time.Time `json:"ended,omitzero"`
 	Sidechain bool      `json:"sidechain,omitempty"`
+	// Agent names the subagent a sidechain event belongs to (its agent id,
+	// or the first message of its chain when the transcript names none).
+	Agent string `json:"agent,omitempty"`
+	// Subagent names the subagent a call (Claude Code's Task) started.
+	Subagent string `json:"subagent,omitempty"`
+	// Output is the start of the call's output, cut short (OutputCut).
+	Output    string `json:"output,omitempty"`
+	OutputCut bool   `json:"output_cut,omitempty"`
+	// Todos is the plan a TodoWrite or update_plan call set.
+	Todos []Todo `json:"todos,omitempty"`
+}
+
+// OutputMax is how much of a call's output (or of the agent's text) a
+// timeline event keeps.
+const OutputMax = 2000
+
+// CutText returns s cut to about n bytes, and whether it was cut. A cut
+// keeps the first third and the last two thirds, on character boundaries,
+// with a line "…" between: the end of an output (a failing test's summary,
+// an error) matters as much as its start. Invalid UTF-8 is replaced, so the
+// result is always valid text.
+func CutText(s string, n int) (string, bool) {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return strings.ToValidUTF8(s, "\uFFFD"), false
+	}
+	h := n / 3
+	for h > 0 && !utf8.RuneStart(s[h]) {
+		h--
+	}
+	t := len(s) - (n - n/3)
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	return strings.ToValidUTF8(s[:h], "\uFFFD") + "\n…\n" + strings.ToValidUTF8(s[t:], "\uFFFD"), true
+}
+
+// AddModel returns list (models joined by ", ") with m added once.
+func AddModel(list, m string) string {
+	if m == "" || m == "<synthetic>" {
+		return list
+	}
+	for _, x := range strings.Split(list, ", ") {
+		if x == m {
+			return list
+		}
+	}
+	if list == "" {
+		return m
+	}
+	return list + ", " + m
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -211,6 +212,9 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	if t, err := time.ParseInLocation("2006-01-02T15:04", v, time.Local); err == nil {
 		return t, nil
 	}
+	if t, ok := wordTime(v, now); ok {
+		return t, nil
+	}
 	unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
 	if d, ok := unit[v[len(v)-1]]; ok {
 		var n float64
@@ -221,5 +225,52 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	if d, err := time.ParseDuration(v); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, fmt.Errorf("%q is not a time: use 24h, \"24h ago\", 90m, 3d, 1w, 2026-11-20 or RFC 3339", s)
+	return time.Time{}, fmt.Errorf("%q is not a time: use 24h, \"24h ago\", \"3 days ago\", yesterday, today, 90m, 3d, 1w, 2026-11-20 or RFC 3339", s)
+}
+
+// wordTime reads the times people say: now, today and yesterday (their
+// local midnight), and "N units" (ago already trimmed) in seconds,
+// minutes, hours, days, weeks, months or years.
+func wordTime(v string, now time.Time) (time.Time, bool) {
+	v = strings.ToLower(v)
+	midnight := func(t time.Time) time.Time {
+		t = t.In(time.Local)
+		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.Local)
+	}
+	switch v {
+	case "now":
+		return now, true
+	case "today":
+		return midnight(now), true
+	case "yesterday":
+		return midnight(now).AddDate(0, 0, -1), true
+	}
+	f := strings.Fields(v)
+	if len(f) != 2 {
+		return time.Time{}, false
+	}
+	n, err := strconv.Atoi(f[0])
+	if f[0] == "a" || f[0] == "an" {
+		n, err = 1, nil
+	}
+	if err != nil || n < 0 || n > 100000 {
+		return time.Time{}, false
+	}
+	switch strings.TrimSuffix(f[1], "s") {
+	case "second", "sec":
+		return now.Add(-time.Duration(n) * time.Second), true
+	case "minute", "min":
+		return now.Add(-time.Duration(n) * time.Minute), true
+	case "hour", "hr":
+		return now.Add(-time.Duration(n) * time.Hour), true
+	case "day":
+		return now.AddDate(0, 0, -n), true
+	case "week":
+		return now.AddDate(0, 0, -7*n), true
+	case "month":
+		return now.AddDate(0, -n, 0), true
+	case "year":
+		return now.AddDate(-n, 0, 0), true
+	}
+	return time.Time{}, false
 }

@@ -38,6 +38,9 @@ type Stream struct {
 	cancel context.CancelFunc
 	hash   hash.Hash
 	once   sync.Once
+	// turns, when keepTurns, are the user's prompts (for git history).
+	keepTurns bool
+	turns     []manifest.Event
 }
 
 // OpenStream opens a transcript (name, or r when r is not nil, e.g.
@@ -45,22 +48,29 @@ type Stream struct {
 // make the file unusable (it cannot be opened, is empty, or is not a known
 // transcript) are returned here, before anything is parsed.
 func OpenStream(ctx context.Context, name string, r io.Reader) (*Stream, error) {
-	return openStream(ctx, name, r, nil, name != "-" && r == nil)
+	return openStream(ctx, name, r, nil, name != "-" && r == nil, false)
 }
 
 // OpenCandidate opens a discovered transcript as a stream.
 func OpenCandidate(ctx context.Context, c *discover.Candidate) (*Stream, error) {
+	return OpenCandidateTurns(ctx, c, false)
+}
+
+// OpenCandidateTurns opens a discovered transcript as a stream that, with
+// turns, also keeps the user's prompts (Turns); the parser then does the
+// extra work of a timeline.
+func OpenCandidateTurns(ctx context.Context, c *discover.Candidate, turns bool) (*Stream, error) {
 	rc, err := c.Open()
 	if err != nil {
 		return nil, err
 	}
-	return openStream(ctx, c.Name, rc, rc, c.Path != "")
+	return openStream(ctx, c.Name, rc, rc, c.Path != "", turns)
 }
 
 // openStream starts parsing r (or the file name when r is nil); closer,
 // when set, is closed at the end. onDisk says name is a file on the host,
 // whose Claude Code file-history may be beside it.
-func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer, onDisk bool) (*Stream, error) {
+func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer, onDisk, turns bool) (*Stream, error) {
 	if r == nil {
 		f, err := openFile(name)
 		if err != nil {
@@ -100,7 +110,7 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stream{name: name, ops: make(chan manifest.Op, 256), header: make(chan struct{}), done: make(chan struct{}),
-		closer: multiCloser{rc, closer}, cancel: cancel, hash: hash}
+		closer: multiCloser{rc, closer}, cancel: cancel, hash: hash, keepTurns: turns}
 	body := io.MultiReader(bytes.NewReader(head), rc)
 	var backups func(string, string) ([]byte, bool)
 	if onDisk {
@@ -152,6 +162,15 @@ func (s *Stream) run(ctx context.Context, agent manifest.Agent, body io.Reader, 
 			}
 		},
 	}
+	if s.keepTurns {
+		h.Event = func(e manifest.Event) {
+			if e.Kind == manifest.EventTurn {
+				s.mu.Lock()
+				s.turns = append(s.turns, e)
+				s.mu.Unlock()
+			}
+		}
+	}
 	sess, err := parseAs(ctx, agent, body, s.name, backups, h)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, body) // hash to the end, past anything the parser left
@@ -199,6 +218,27 @@ func (s *Stream) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
+}
+
+// Turns returns the user's prompts, for a stream opened to keep them; it
+// waits for parsing to end.
+func (s *Stream) Turns() []manifest.Event {
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turns
+}
+
+// TurnLine returns the line of the n-th prompt (1-based) if the parser has
+// reached it, without waiting: a prompt is always seen before the
+// operations of the lines after it are handed on.
+func (s *Stream) TurnLine(n int) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 1 || n > len(s.turns) {
+		return 0, false
+	}
+	return s.turns[n-1].Line, true
 }
 
 // Close stops parsing and releases the file.

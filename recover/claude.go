@@ -21,6 +21,7 @@ func (r *Reconstructor) observe(op *manifest.Op) {
 				r.stats.Checks++
 				continue // agrees, but for a final newline the observation may not show
 			}
+			r.againstStart(f, Content{Known: true, Exists: true, Text: e.Content}, op)
 			f.checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the content the transcript shows", op, r)
 		}
 	}
@@ -33,11 +34,12 @@ func (r *Reconstructor) base1(e manifest.Evidence, op *manifest.Op) {
 		return
 	}
 	c := Content{Known: true, Exists: !e.Absent, Text: e.Content}
-	f.res.Start = c
+	r.againstStart(f, c, op)
+	f.res.Start, f.res.Base = c, BaseTranscript
 	if c.Exists && isCRLF(c.Text) {
 		f.crlf, c.Text = true, lf(c.Text)
 	}
-	f.cur, f.pinned = c, true
+	f.cur, f.pinned, f.guess = c, true, false
 	f.remember()
 }
 
@@ -48,6 +50,9 @@ func (r *Reconstructor) write(op *manifest.Op) {
 		return
 	}
 	f := r.file(op.Paths[0], op, false)
+	if !f.cur.Known {
+		r.created(f)
+	}
 	r.writeWhole(f, *op.Content)
 	unproven(f, op)
 }
@@ -55,11 +60,11 @@ func (r *Reconstructor) write(op *manifest.Op) {
 // writeWhole replaces a file's content with text written as sent.
 func (r *Reconstructor) writeWhole(f *fstate, text string) {
 	if f.res.Ops == 0 && !f.res.Start.Known && !f.cur.Known {
-		f.res.Start = Content{Known: true}
+		f.res.Start, f.res.Base = Content{Known: true}, BaseTranscript
 	}
 	f.res.Ops++
 	f.remember()
-	f.cur, f.pinned, f.crlf = Content{Known: true, Exists: true, Text: text}, true, false
+	f.cur, f.pinned, f.crlf, f.guess = Content{Known: true, Exists: true, Text: text}, true, false, false
 	f.stale, f.unknown = "", ""
 	f.remember()
 }

@@ -27,6 +27,8 @@ func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *man
 			rules = append(rules, Rule{From: h.Cwd, To: opts.Base})
 		case opts.Dest != "":
 			rules = append(rules, Rule{From: h.Cwd, To: opts.Dest})
+		case opts.Repo != "":
+			rules = append(rules, Rule{From: h.Cwd, To: opts.Repo})
 		}
 	}
 	m, err := NewMapper(dedupRules(rules))
@@ -34,6 +36,16 @@ func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *man
 		return Stats{}, err
 	}
 	rc := hostReconstructor(m, m, fsys, opts.IncludeUnknown)
+	// The start commit, where the repository of the host copies holds it:
+	// the manifest then carries the start recover would use.
+	starts, err := findStarts(headers, rules, opts)
+	if err != nil {
+		return Stats{}, err
+	}
+	starts.install(rc, m)
+	if opts.Base != "" {
+		rc.opts.BaseName = BaseDir
+	}
 	tee := &teeRecon{rc: rc, w: w, redact: redact}
 	if _, err := mergeInto(ctx, sources, headers, tee.add); err != nil {
 		return Stats{}, err

@@ -373,8 +373,13 @@ func TestUndoJournalStates(t *testing.T) {
 		if _, err := Undo(fsys, root, name); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Undo(fsys, root, name); err == nil || !strings.Contains(err.Error(), "already undone") {
+		// A journal whose every file is back is removed with .sandbox:
+		// the project is as it was.
+		if _, err := Undo(fsys, root, name); err == nil || !strings.Contains(err.Error(), "no journal named") {
 			t.Fatalf("a second undo: %v", err)
+		}
+		if _, err := os.Lstat(filepath.Join(root, ".sandbox")); !os.IsNotExist(err) {
+			t.Errorf(".sandbox left after a whole undo: %v", err)
 		}
 		if _, err := LatestJournal(fsys, root); err == nil {
 			t.Fatal("an undone journal is still offered to undo")

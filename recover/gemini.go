@@ -30,8 +30,8 @@ func (r *Reconstructor) geminiEdit(op *manifest.Op) {
 	}
 	e := op.Edits[0]
 	f := r.file(op.Paths[0], op, e.Old != "" || post == nil)
-	if f.res.Ops == 0 && !f.res.Start.Known && !f.cur.Known && e.Old == "" {
-		f.res.Start = Content{Known: true} // created by the call: absent before
+	if e.Old == "" && !f.cur.Known {
+		r.created(f) // created by the call: absent before, as far as anyone knows
 	}
 	f.res.Ops++
 	f.remember()
@@ -61,7 +61,7 @@ func (r *Reconstructor) geminiEdit(op *manifest.Op) {
 			f.res.Notes = append(f.res.Notes, where(op)+": Gemini CLI matched old_string with a looser strategy than an exact replacement; the content it recorded (resultDisplay.newContent) is kept")
 		}
 		f.cur = Content{Known: true, Exists: true, Text: lf(*post)}
-		f.pinned = true
+		f.pinned, f.guess = true, false // recorded by the agent: exact
 		f.remember()
 		return
 	}
@@ -74,7 +74,7 @@ func (r *Reconstructor) geminiEdit(op *manifest.Op) {
 		return
 	}
 	if e.Old == "" {
-		f.pinned = true
+		f.pinned, f.guess = true, false
 	}
 	f.cur = Content{Known: true, Exists: true, Text: out}
 	f.remember()

@@ -18,6 +18,11 @@ import (
 // JournalDir is where journals live, relative to a destination root.
 const JournalDir = ".sandbox/journal"
 
+// journalIgnore keeps the journals out of git: its "*" matches everything
+// under .sandbox, itself included, so git add -A never takes a journal
+// (or the before-images of the user's files) into a commit.
+const journalIgnore = ".sandbox/.gitignore"
+
 // JournalEntry is one change an apply made (or was about to make: entries
 // are written and synced before the change).
 type JournalEntry struct {
@@ -50,6 +55,9 @@ type Journal struct {
 	fsys  FS
 	seq   int
 	empty bool
+	// madeIgnore: this journal wrote .sandbox/.gitignore (a rollback
+	// removes it again, leaving the host as it was).
+	madeIgnore bool
 }
 
 // NewJournal starts a journal under root. Nothing is written until the
@@ -109,11 +117,48 @@ func (j *Journal) append(e JournalEntry) error {
 	if err != nil {
 		return err
 	}
+	if j.empty && e.Event == "" {
+		if err := j.ignore(); err != nil {
+			return err
+		}
+	}
 	if err := j.fsys.AppendFile(j.target("journal.jsonl"), append(b, '\n')); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	j.empty = false
 	return nil
+}
+
+// ignore writes .sandbox/.gitignore when it is not there.
+func (j *Journal) ignore() error {
+	t := Target{Root: j.Root, Rel: journalIgnore}
+	if _, _, exists, err := j.fsys.ReadFile(t); err != nil || exists {
+		return nil // a directory or link there is the user's: left alone
+	}
+	if err := j.fsys.WriteFile(t, []byte("*\n"), 0o644); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	j.madeIgnore = true
+	return nil
+}
+
+// tidy removes .sandbox when it holds nothing but the ignore file sandbox
+// wrote: a project whose applies are all undone is as it was.
+func tidy(fsys FS, root string) {
+	if names, err := fsys.ReadDir(Target{Root: root, Rel: JournalDir}); err == nil && len(names) > 0 {
+		return
+	}
+	fsys.RemoveEmptyDirs(Target{Root: root, Rel: path.Join(JournalDir, "x")})
+	names, err := fsys.ReadDir(Target{Root: root, Rel: ".sandbox"})
+	if err != nil || len(names) != 1 || names[0] != ".gitignore" {
+		return
+	}
+	if data, _, ok, err := fsys.ReadFile(Target{Root: root, Rel: journalIgnore}); err != nil || !ok || string(data) != "*\n" {
+		return // not the one sandbox wrote
+	}
+	if fsys.Remove(Target{Root: root, Rel: journalIgnore}) == nil {
+		fsys.RemoveEmptyDirs(Target{Root: root, Rel: journalIgnore})
+	}
 }
 
 // discard removes a journal whose apply was rolled back: the host is left
@@ -134,6 +179,10 @@ func (j *Journal) discard() error {
 	}
 	j.fsys.RemoveEmptyDirs(j.target("before/x"))
 	j.fsys.RemoveEmptyDirs(last)
+	if j.madeIgnore {
+		tidy(j.fsys, j.Root)
+		j.madeIgnore = false
+	}
 	j.empty = true
 	return errors.Join(errs...)
 }
@@ -253,6 +302,66 @@ func Undo(fsys FS, root, name string) ([]UndoResult, error) {
 	j := &Journal{Root: root, Name: name, fsys: fsys}
 	if err := j.append(JournalEntry{Event: "undone"}); err != nil {
 		return out, err
+	}
+	for _, r := range out {
+		if r.Action == "refused" {
+			// Its before-image is the user's only copy of what the file
+			// was: the journal stays.
+			return out, nil
+		}
+	}
+	// Every file is back: the journal has nothing more to give.
+	for _, e := range entries {
+		if e.Before != "" {
+			_ = fsys.Remove(Target{Root: root, Rel: path.Join(JournalDir, name, e.Before)})
+		}
+	}
+	_ = fsys.Remove(j.target("journal.jsonl"))
+	fsys.RemoveEmptyDirs(j.target("before/x"))
+	fsys.RemoveEmptyDirs(j.target("journal.jsonl"))
+	tidy(fsys, root)
+	return out, nil
+}
+
+// JournalInfo describes one journal for undo --list.
+type JournalInfo struct {
+	Name  string   `json:"name"`
+	Time  string   `json:"time"`
+	State string   `json:"state"` // pending, undone, rolled-back, damaged
+	Files int      `json:"files"`
+	Paths []string `json:"paths"`
+	Error string   `json:"error,omitempty"`
+}
+
+// ListJournals describes the journals under a destination root, oldest
+// first.
+func ListJournals(fsys FS, root string) ([]JournalInfo, error) {
+	names, err := Journals(fsys, root)
+	if err != nil {
+		return nil, err
+	}
+	out := []JournalInfo{}
+	for _, n := range names {
+		info := JournalInfo{Name: n, State: "pending", Paths: []string{}}
+		if t, err := time.Parse("20060102T150405.000000000Z", n); err == nil {
+			info.Time = t.Format(time.RFC3339)
+		}
+		entries, done, err := ReadJournal(fsys, root, n)
+		switch {
+		case err != nil:
+			info.State, info.Error = "damaged", err.Error()
+		case done != "":
+			info.State = done
+		}
+		seen := map[string]bool{}
+		for _, e := range entries {
+			if !seen[e.Path] {
+				seen[e.Path] = true
+				info.Paths = append(info.Paths, e.Path)
+			}
+		}
+		info.Files = len(info.Paths)
+		out = append(out, info)
 	}
 	return out, nil
 }

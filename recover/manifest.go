@@ -16,7 +16,7 @@ import (
 // start and final content.
 func ManifestFile(f *FileResult) manifest.File {
 	m := manifest.File{Path: f.Path, Sessions: f.Sessions, Confidence: string(f.Confidence), Ops: f.Ops,
-		MovedFrom: f.MovedFrom, Reason: f.Reason, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes,
+		MovedFrom: f.MovedFrom, Reason: f.Reason, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes, Base: f.Base,
 		Start: manifest.NewState(f.Start.Known, f.Start.Exists, f.Start.Text, true, sum),
 		Final: manifest.NewState(f.Final.Known, f.Final.Exists, f.Final.Text, true, sum)}
 	for h := range f.states {
@@ -52,7 +52,7 @@ func fromState(s manifest.State, what, path string) (Content, error) {
 func FileFromManifest(m manifest.File) (*FileResult, error) {
 	f := &FileResult{Path: m.Path, Sessions: m.Sessions, Confidence: Confidence(m.Confidence), Ops: m.Ops,
 		MovedFrom: m.MovedFrom, Reason: m.Reason, Drift: m.Drift, Fuzz: m.Fuzz, Notes: m.Notes, states: map[[32]byte]bool{},
-		Kind: m.Kind, Outside: m.Outside}
+		Kind: m.Kind, Outside: m.Outside, Base: m.Base}
 	if m.Redacted {
 		// Its content is placeholders, not the file's (and no longer matches its sha256).
 		f.Confidence = Unrecoverable

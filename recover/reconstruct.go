@@ -17,9 +17,12 @@ type Confidence string
 
 // Confidence levels.
 const (
-	// Exact: the content is pinned by transcript evidence and replayed
-	// faithfully from there.
+	// Exact: the content is pinned by transcript evidence (or the start
+	// commit the transcript recorded) and replayed faithfully from there.
 	Exact Confidence = "exact"
+	// Git: the replay started from a commit found by the session's branch
+	// and start time (or named with --base git:REV), not one it recorded.
+	Git Confidence = "git"
 	// HostBased: the replay started from the host's copy of the file.
 	HostBased Confidence = "host-based"
 	// Stale: a later shell command changed the file in a way that cannot
@@ -37,6 +40,8 @@ func (c Confidence) rank() int {
 	switch c {
 	case Exact:
 		return 5
+	case Git:
+		return 4
 	case HostBased:
 		return 3
 	case Stale:
@@ -51,6 +56,27 @@ func (c Confidence) rank() int {
 // false when the host cannot say (outside every root, unreadable); exists
 // is false when the host has no such file.
 type BaseFunc func(agentPath string) (content []byte, exists, ok bool)
+
+// Origin names where a file's content at the session's start came from.
+type Origin struct {
+	// Name is what the report says: "transcript", "git:<short hash>",
+	// "host" or "--base".
+	Name string
+	// Grade is the best grade a replay from it can have.
+	Grade Confidence
+}
+
+// StartFunc reads a file's content at the session's start from a source
+// that knows it better than the host (a start commit). ok is false when it
+// does not know the file.
+type StartFunc func(agentPath string) (content []byte, ok bool, origin Origin)
+
+// Base names.
+const (
+	BaseTranscript = "transcript"
+	BaseHost       = "host"
+	BaseDir        = "--base"
+)
 
 // Content is a file's content at one point, or its absence.
 type Content struct {
@@ -82,6 +108,9 @@ type FileResult struct {
 	Sessions []string
 	// Kind is the kind of artefact an agent exported it as (simple form).
 	Kind string
+	// Base names where Start came from: "transcript", "git:<short hash>",
+	// "host" or "--base" ("" when it is unknown).
+	Base string
 	// Outside says the path leads out of its root whatever the mapping.
 	Outside bool
 	// states holds the sha256 of every content the file is known to have
@@ -103,7 +132,15 @@ type fstate struct {
 	// stale says why a shell command made the content uncertain since the
 	// last evidence; unknown says which call of unknown outcome did.
 	stale, unknown string
+	// guess says the pinned content derives from a start commit found by
+	// branch and time (or named by the user), not one the session recorded:
+	// the file is graded git, and matched strictly.
+	guess bool
 }
+
+// faithful reports whether the content is the one the agent saw, so that
+// its own fuzzy matching applies.
+func (f *fstate) faithful() bool { return f.pinned && !f.guess }
 
 // output returns content as it is on disk.
 func (f *fstate) output(c Content) Content {
@@ -149,6 +186,12 @@ type ReconstructOptions struct {
 	// IsDir reports whether the host has a directory at an agent path (to
 	// tell "mv a dir" from a rename). By default nothing is a directory.
 	IsDir func(agentPath string) bool
+	// Start, when set, is asked for a file's starting content before the
+	// base: a start commit knows it better than the host.
+	Start StartFunc
+	// BaseName names what the base reads, for the report: "host" (the
+	// default) or "--base".
+	BaseName string
 }
 
 // Reconstructor replays operations one at a time, so that a transcript can
@@ -333,6 +376,9 @@ func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 		case f.stale != "":
 			res.Confidence = Stale
 			res.Reason = f.stale
+		case f.pinned && f.guess:
+			res.Confidence = Git
+			res.Reason = ""
 		case f.pinned:
 			res.Confidence = Exact
 			res.Reason = ""
@@ -385,15 +431,71 @@ func (r *Reconstructor) file(p string, op *manifest.Op, needBase bool) *fstate {
 		f.res.Sessions = append(f.res.Sessions, op.Session)
 	}
 	if needBase && !f.cur.Known && f.res.Ops == 0 && !f.res.Start.Known {
-		if data, exists, ok := r.base(p); ok {
-			f.res.Start = Content{Known: true, Exists: exists, Text: string(data)}
+		if data, ok, origin := r.startOf(p); ok {
+			f.res.Start = Content{Known: true, Exists: true, Text: string(data)}
+			f.res.Base = origin.Name
 			f.cur = f.res.Start
-			if exists && isCRLF(f.cur.Text) {
-				f.crlf, f.cur.Text = true, lf(f.cur.Text)
-			}
+			f.pinned, f.guess = true, origin.Grade != Exact
+		} else if data, exists, ok := r.base(p); ok {
+			f.res.Start = Content{Known: true, Exists: exists, Text: string(data)}
+			f.res.Base = r.baseName()
+			f.cur = f.res.Start
+		}
+		if f.cur.Exists && isCRLF(f.cur.Text) {
+			f.crlf, f.cur.Text = true, lf(f.cur.Text)
 		}
 	}
 	return f
+}
+
+// startOf asks the start source (a commit) for a file's starting content.
+func (r *Reconstructor) startOf(p string) ([]byte, bool, Origin) {
+	if r.opts.Start == nil {
+		return nil, false, Origin{}
+	}
+	return r.opts.Start(p)
+}
+
+func (r *Reconstructor) baseName() string {
+	if r.opts.BaseName != "" {
+		return r.opts.BaseName
+	}
+	return BaseHost
+}
+
+// created sets the start of a file the session wrote whole (an Add, a
+// Write, a move's destination) when nothing else said what it began as: the
+// start commit's content when the commit has the file (so that a host
+// still at the start is a plain update), else absent.
+func (r *Reconstructor) created(f *fstate) {
+	if f.res.Ops > 0 || f.res.Start.Known {
+		return
+	}
+	if data, ok, origin := r.startOf(f.res.Path); ok {
+		f.res.Start, f.res.Base = Content{Known: true, Exists: true, Text: string(data)}, origin.Name
+		return
+	}
+	f.res.Start, f.res.Base = Content{Known: true}, BaseTranscript
+}
+
+// againstStart compares the transcript's first evidence of a file with
+// the start commit's content: they differ when the work tree was not clean
+// at the start (or changed before the agent looked). The evidence wins.
+func (r *Reconstructor) againstStart(f *fstate, c Content, op *manifest.Op) {
+	if f.res.Ops > 0 || f.cur.Known || !c.Exists {
+		return
+	}
+	data, ok, origin := r.startOf(f.res.Path)
+	if !ok {
+		return
+	}
+	r.stats.Checks++
+	a, b := lf(string(data)), lf(c.Text)
+	if a == b || strings.TrimSuffix(a, "\n") == strings.TrimSuffix(b, "\n") {
+		return
+	}
+	r.stats.Mismatches++
+	f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: the transcript's content differs from the start commit %s (the work tree was not clean, or the file changed before the agent saw it); continuing from the transcript", where(op), origin.Name))
 }
 
 func containsString(list []string, s string) bool {
@@ -443,9 +545,10 @@ func (f *fstate) checkpoint(c Content, what string, op *manifest.Op, r *Reconstr
 	}
 	if f.res.Ops == 0 && !f.res.Start.Known {
 		f.res.Start = f.output(c)
+		f.res.Base = BaseTranscript
 	}
 	f.cur = c
-	f.pinned = true
+	f.pinned, f.guess = true, false
 	f.stale, f.unknown = "", "" // the evidence settles what they left open
 	f.remember()
 }
@@ -455,6 +558,7 @@ type hunkResult struct {
 	content  Content
 	pinned   bool
 	full     bool // the whole content was written as sent (an Add)
+	guess    bool // derives from a start commit found by branch and time
 	crlf     bool // a move keeps its source's line endings
 	moveFrom string
 }
@@ -467,6 +571,7 @@ func (r *Reconstructor) change(op *manifest.Op) {
 		switch {
 		case e.Kind == manifest.EvidencePre:
 			f := r.file(e.Path, op, false)
+			r.againstStart(f, Content{Known: true, Exists: true, Text: e.Content}, op)
 			if e.LFNormalized && !f.cur.Known && f.res.Ops == 0 {
 				r.lineEndings(f, e)
 			}
@@ -524,14 +629,18 @@ func (r *Reconstructor) patch(op *manifest.Op) {
 	for _, h := range results {
 		f := r.file(h.path, op, false)
 		if f.res.Ops == 0 && !f.res.Start.Known && h.content.Exists {
-			// A file the agent created: it began absent, as far as anyone knows.
-			f.res.Start = Content{Known: true}
+			// A file the agent created: it began as the start commit has it,
+			// or absent, as far as anyone knows.
+			r.created(f)
 		}
 		f.res.Ops++
 		f.remember()
 		f.cur, f.pinned = h.content, h.pinned
 		if h.full {
 			f.crlf = false // written whole, as the agent sent it
+			f.guess = false
+		} else if h.moveFrom != "" {
+			f.guess = h.guess
 		}
 		if h.full || (h.content.Known && !h.content.Exists) {
 			f.stale = "" // written whole or deleted: nothing earlier matters
@@ -561,7 +670,7 @@ func (r *Reconstructor) lineEndings(f *fstate, e manifest.Evidence) {
 		return
 	}
 	f.crlf = true
-	f.res.Start = Content{Known: true, Exists: true, Text: string(data)}
+	f.res.Start, f.res.Base = Content{Known: true, Exists: true, Text: string(data)}, BaseTranscript
 }
 
 // postEvidence adopts what the transcript says a file held after a call.
@@ -577,7 +686,7 @@ func (r *Reconstructor) postEvidence(op *manifest.Op) {
 // destination, if any) and, for a move, the source's removal.
 func (r *Reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
 	f := r.file(h.Target, op, true)
-	res := hunkResult{path: h.Target, pinned: f.pinned, crlf: f.crlf}
+	res := hunkResult{path: h.Target, pinned: f.pinned, crlf: f.crlf, guess: f.guess}
 	if h.MoveTarget != "" {
 		res.path, res.moveFrom = h.MoveTarget, h.Target
 	}
@@ -594,7 +703,7 @@ func (r *Reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
 		res.pinned = false
 	default:
 		mode := Strict
-		if f.pinned {
+		if f.faithful() {
 			mode = Faithful
 		}
 		text, fuzz, err := ApplyChunks(f.cur.Text, h.Target, h.Chunks, mode)

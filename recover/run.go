@@ -23,7 +23,14 @@ type Options struct {
 	Maps []Rule
 	// Base, when set, is where the starting content of files is read from
 	// (the session's cwd re-rooted onto it); by default the destination.
-	Base           string
+	Base string
+	// BaseRev, when set, names a revision (--base git:REV) whose tree holds
+	// the files as the sessions started, below a start commit the
+	// transcript names and above the host.
+	BaseRev string
+	// Repo is the git repository to look for the start commit in; by
+	// default the one holding the destination.
+	Repo           string
 	DryRun         bool
 	OnConflict     ConflictPolicy
 	IncludeUnknown bool
@@ -33,6 +40,9 @@ type Options struct {
 	// DestPerSession puts each project (sessions that share a working
 	// directory) into its own folder of Dest, named after its first session.
 	DestPerSession bool
+	// Filter, when set, keeps only the files whose path relative to the
+	// destination it accepts (--path).
+	Filter func(rel string) bool
 }
 
 // lockRules takes the write lock of every destination the rules map onto,
@@ -167,6 +177,8 @@ type Result struct {
 	Files  []*FileResult
 	// Journals are where the apply recorded its changes.
 	Journals *JournalSet
+	// Starts are the start commits found for the sessions.
+	Starts *Starts
 	// warnings from the replay, for the report.
 	warnings []manifest.Warning
 }
@@ -217,11 +229,25 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 		}
 	}
 	rc := hostReconstructor(bm, m, fsys, opts.IncludeUnknown)
+	starts, err := findStarts(headers, rules, opts)
+	if err != nil {
+		return nil, err
+	}
+	starts.install(rc, m)
+	if opts.Base != "" {
+		rc.opts.BaseName = BaseDir
+	}
 	counts, err := merge(ctx, sources, headers, rc)
 	if err != nil {
 		return nil, err
 	}
+	// A parse cut short by ^C ends its stream early, as damage would: its
+	// ops are not the session's, so nothing is planned or written.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	files, stats := rc.Finish()
+	files = filterFiles(files, m, opts.Filter)
 	plans, err := Plan(files, m, fsys, opts.OnConflict)
 	if err != nil {
 		return nil, err
@@ -230,8 +256,12 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	for i, src := range sources {
 		sessions[i] = src.Session()
 	}
-	res := &Result{Plans: plans, Files: files, warnings: rc.Warnings()}
-	return finishRun(ctx, res, sessions, counts, stats, fsys, opts, NewJournalSet(fsys, time.Now()))
+	res := &Result{Plans: plans, Files: files, warnings: rc.Warnings(), Starts: starts}
+	res, err = finishRun(ctx, res, sessions, counts, stats, fsys, opts, NewJournalSet(fsys, time.Now()))
+	if res != nil {
+		starts.report(&res.Report)
+	}
+	return res, err
 }
 
 // finishRun applies a recovery's plans (unless it is a dry run) and builds
@@ -331,6 +361,9 @@ type Report struct {
 	Warnings []manifest.Warning `json:"warnings"`
 	// Error is set when the apply failed (and was rolled back).
 	Error string `json:"error,omitempty"`
+	// Interrupted is set when ^C or TERM cut the command short: the
+	// report is not the whole of it.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Journals are the journal directories the apply wrote (for undo).
 	Journals []string `json:"journals,omitempty"`
 	// Validation is the result of --validate, when it ran.
@@ -346,6 +379,14 @@ type SessionReport struct {
 	Ops        int    `json:"ops"`
 	Warnings   int    `json:"warnings"`
 	EndState   string `json:"end_state"`
+	// GitCommit and GitBranch are what the transcript recorded of its
+	// checkout; Base is the start commit used (git:<short hash>) and
+	// BaseNote how it was found, or why none was.
+	GitCommit string `json:"git_commit,omitempty"`
+	GitBranch string `json:"git_branch,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Base      string `json:"base,omitempty"`
+	BaseNote  string `json:"base_note,omitempty"`
 }
 
 // FileReport describes one file.
@@ -365,6 +406,10 @@ type FileReport struct {
 	Drift      []string `json:"drift,omitempty"`
 	Fuzz       []string `json:"fuzz,omitempty"`
 	Notes      []string `json:"notes,omitempty"`
+	// Base names where the file's starting content came from:
+	// "transcript", "git:<short hash>", "host" or "--base" (empty when
+	// it is unknown).
+	Base string `json:"base"`
 }
 
 // Summary counts the outcome.
@@ -402,7 +447,7 @@ func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, s
 	r := Report{Schema: Schema, DryRun: dry, Sessions: []SessionReport{}, Files: []FileReport{}, Warnings: []manifest.Warning{}}
 	for i, s := range sessions {
 		r.Sessions = append(r.Sessions, SessionReport{ID: s.ID, Agent: string(s.Agent), Transcript: s.Transcript, Cwd: s.Cwd,
-			Ops: counts[i], Warnings: len(s.Warnings), EndState: string(s.EndState)})
+			Ops: counts[i], Warnings: len(s.Warnings), EndState: string(s.EndState), GitCommit: s.GitCommit, GitBranch: s.GitBranch, Model: s.Model})
 		r.Warnings = append(r.Warnings, s.Warnings...)
 	}
 	r.Summary = Summary{Ops: st.Ops, OpsApplied: st.Applied, OpsFailedInSession: st.Failed, OpsRejected: st.Rejected,
@@ -418,7 +463,7 @@ func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, s
 // addFile adds a file's plan to a report.
 func addFile(r *Report, p *FilePlan) {
 	f := p.File
-	fr := FileReport{Path: p.Path(), AgentPath: strings.TrimPrefix(f.Path, manifest.RelativeRoot+"/"), Kind: f.Kind, Action: p.Action, Confidence: string(f.Confidence), Ops: f.Ops,
+	fr := FileReport{Path: p.Path(), AgentPath: strings.TrimPrefix(f.Path, manifest.RelativeRoot+"/"), Kind: f.Kind, Action: p.Action, Confidence: string(f.Confidence), Base: f.Base, Ops: f.Ops,
 		SHA256: p.SHA256(), Reason: p.Reason, Conflicts: p.Conflicts, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes}
 	if p.From != nil {
 		fr.From = p.From.Rel

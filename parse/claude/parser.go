@@ -61,6 +61,13 @@ type parser struct {
 	firstCwd, lastTS, firstTS, maxTS string
 	sessionIDs                       map[string]bool
 	plain                            []byte // reused by jsonl.Plain
+
+	// For the timeline only: the root of each sidechain message's chain
+	// (a subagent of a session that names none), the Task calls by their
+	// prompt, and the assistant messages whose token usage is counted.
+	sideRoot map[string]string
+	tasks    map[string]string
+	usage    map[string]bool
 }
 
 // Stream reads a Claude Code transcript from r and hands each operation to
@@ -71,6 +78,7 @@ func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.
 	p.sess = manifest.Session{Agent: manifest.AgentClaude, Transcript: file, ID: idFromFilename(file)}
 	if h.Event != nil {
 		p.calls = map[string]*manifest.Event{}
+		p.sideRoot, p.tasks, p.usage = map[string]string{}, map[string]string{}, map[string]bool{}
 	}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
@@ -228,7 +236,7 @@ func (p *parser) record(rec jsonl.Record) {
 			return
 		}
 	}
-	var typ, cwd, agent, ts, sid string
+	var typ, cwd, agent, ts, sid, uuid, parent, subtype, parentTool string
 	var side bool
 	var message, tur, dat, snap gjson.Result
 	var update bool
@@ -256,11 +264,38 @@ func (p *parser) record(rec jsonl.Record) {
 			update = v.Bool()
 		case "sessionId":
 			sid = v.Str
+		case "uuid":
+			uuid = v.Str
+		case "parentUuid":
+			parent = v.Str
+		case "subtype":
+			subtype = v.Str
+		case "parentToolUseID":
+			parentTool = v.Str
 		}
 		return true
 	})
 	p.sessionID(sid)
 	p.stamp(ts)
+	if p.calls != nil {
+		if side && agent == "" {
+			agent = p.chain(uuid, parent)
+		}
+		if side && parent == "" && typ == "user" {
+			p.spawned(promptOf(message.Get("content")), agent)
+		}
+		if typ == "assistant" {
+			p.tokens(message)
+		}
+		if typ == "system" && subtype == "compact_boundary" {
+			t, _ := time.Parse(time.RFC3339Nano, ts)
+			text := "the conversation was compacted"
+			if m := gjson.GetBytes(data, "compactMetadata"); m.Exists() {
+				text += fmt.Sprintf(" (%s, %d tokens before)", excerpt(m.Get("trigger").String(), 40), m.Get("preTokens").Int())
+			}
+			p.h.Event(manifest.Event{Kind: manifest.EventCompact, Time: t, Line: rec.Line, Text: text, Sidechain: side, Agent: agent})
+		}
+	}
 	switch typ {
 	case "assistant":
 		p.message(rec, typ, message.Get("content"), gjson.Result{}, cwd, ts, side, agent)
@@ -270,6 +305,11 @@ func (p *parser) record(rec jsonl.Record) {
 		if dat.Get("type").Str == "agent_progress" {
 			// A subagent's messages mirrored into the parent file (2.1.x).
 			m := dat.Get("message")
+			if p.calls != nil {
+				if ev := p.calls[parentTool]; ev != nil && ev.Subagent == "" {
+					ev.Subagent = strings.Clone(dat.Get("agentId").Str)
+				}
+			}
 			p.message(rec, m.Get("type").Str, m.Get("message.content"), gjson.Result{}, cwd, firstNonEmpty(m.Get("timestamp").Str, ts), true, dat.Get("agentId").Str)
 		}
 	case "file-history-snapshot":
@@ -311,6 +351,9 @@ func (p *parser) envelope(rec jsonl.Record) {
 	if p.firstCwd == "" {
 		if c, _ := jsonl.String(rec.Field("cwd")); len(c) > 0 {
 			p.firstCwd = string(c)
+			// The branch is stamped on the same lines as the cwd.
+			b, _ := jsonl.String(rec.Field("gitBranch"))
+			p.sess.GitBranch = string(b)
 		}
 	}
 	if p.sess.AgentVersion == "" {
@@ -344,6 +387,14 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 	}
 	content.ForEach(func(_, b gjson.Result) bool {
 		switch b.Get("type").Str {
+		case "text":
+			if p.calls != nil && typ == "assistant" {
+				if text, cut := manifest.CutText(b.Get("text").Str, manifest.OutputMax); text != "" {
+					t, _ := time.Parse(time.RFC3339Nano, ts)
+					p.h.Event(manifest.Event{Kind: manifest.EventMessage, Time: t, Line: rec.Line, Text: text, OutputCut: cut,
+						Sidechain: side, Agent: strings.Clone(agent)})
+				}
+			}
 		case "tool_use":
 			if typ != "assistant" {
 				return true
@@ -351,8 +402,20 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 			id, name := b.Get("id").Str, b.Get("name").Str
 			if p.calls != nil && id != "" && p.calls[id] == nil && !p.settled[p.hash(id)] {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
-				p.calls[strings.Clone(id)] = &manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: strings.Clone(name),
-					Target: toolTarget(name, b.Get("input")), CallID: strings.Clone(id), Outcome: manifest.OutcomeUnknown, Sidechain: side}
+				ev := &manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: strings.Clone(name),
+					Target: toolTarget(name, b.Get("input")), CallID: strings.Clone(id), Outcome: manifest.OutcomeUnknown, Sidechain: side,
+					Agent: strings.Clone(agent)}
+				switch name {
+				case "TodoWrite":
+					for _, td := range b.Get("input.todos").Array() {
+						ev.Todos = append(ev.Todos, manifest.Todo{Text: excerpt(td.Get("content").String(), 300), Status: excerpt(td.Get("status").String(), 40)})
+					}
+				case "Task", "Agent":
+					if pr := b.Get("input.prompt").Str; pr != "" {
+						p.tasks[strings.TrimSpace(pr)] = ev.CallID
+					}
+				}
+				p.calls[ev.CallID] = ev
 			}
 			if !relevant(name) || id == "" {
 				return true
@@ -374,6 +437,10 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				delete(p.calls, id)
 				ev.Outcome, ev.Detail = outcome(ev.Tool, b, tur)
 				ev.Ended, _ = time.Parse(time.RFC3339Nano, ts)
+				ev.Output, ev.OutputCut = manifest.CutText(resultText(b), manifest.OutputMax)
+				if a := tur.Get("agentId"); ev.Subagent == "" && a.Type == gjson.String {
+					ev.Subagent = strings.Clone(a.Str)
+				}
 				p.h.Event(*ev)
 			}
 			tu := p.pending[id]
@@ -843,4 +910,74 @@ func (p *parser) finish(rd *jsonl.Reader) {
 		s.EndState = manifest.EndClean
 	}
 	p.header()
+}
+
+// chain returns the subagent a sidechain message belongs to when the
+// transcript names none (Claude Code 1.x kept subagents inline): the first
+// message of its chain, found through parentUuid.
+func (p *parser) chain(uuid, parent string) string {
+	root := uuid
+	if parent != "" {
+		if r, ok := p.sideRoot[parent]; ok {
+			root = r
+		} else {
+			root = parent
+		}
+	}
+	if uuid != "" {
+		p.sideRoot[strings.Clone(uuid)] = strings.Clone(root)
+	}
+	if len(root) > 8 {
+		root = root[:8]
+	}
+	return "sidechain-" + root
+}
+
+// spawned links the Task call whose prompt starts a sidechain to it.
+func (p *parser) spawned(prompt, agent string) {
+	id, ok := p.tasks[strings.TrimSpace(prompt)]
+	if !ok || prompt == "" {
+		return
+	}
+	delete(p.tasks, strings.TrimSpace(prompt))
+	if ev := p.calls[id]; ev != nil && ev.Subagent == "" {
+		ev.Subagent = agent
+	}
+}
+
+// promptOf is the text of a user message's content.
+func promptOf(content gjson.Result) string {
+	if content.Type == gjson.String {
+		return content.Str
+	}
+	var b strings.Builder
+	for _, t := range content.Get("#(type==\"text\")#.text").Array() {
+		b.WriteString(t.Str)
+	}
+	return b.String()
+}
+
+// tokens adds an assistant message's usage to the session's totals, once
+// per message (Claude Code writes one line per content block, each with
+// the message's usage), and notes its model.
+func (p *parser) tokens(message gjson.Result) {
+	p.sess.Model = manifest.AddModel(p.sess.Model, message.Get("model").Str)
+	u := message.Get("usage")
+	if !u.Exists() {
+		return
+	}
+	if id := message.Get("id").Str; id != "" {
+		if p.usage[id] {
+			return
+		}
+		p.usage[strings.Clone(id)] = true
+	}
+	if p.sess.Tokens == nil {
+		p.sess.Tokens = &manifest.Tokens{}
+	}
+	t := p.sess.Tokens
+	t.Input += u.Get("input_tokens").Int()
+	t.CacheRead += u.Get("cache_read_input_tokens").Int()
+	t.CacheWrite += u.Get("cache_creation_input_tokens").Int()
+	t.Output += u.Get("output_tokens").Int()
 }

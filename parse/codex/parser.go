@@ -66,6 +66,7 @@ type parser struct {
 
 	turnsStarted, turnsEnded int
 	lastTurnEvent            string
+	lastCompact              int    // line of the last compaction event
 	plain                    []byte // reused by jsonl.Plain
 }
 
@@ -332,6 +333,9 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string, pl []byte) {
 		if t := gjson.GetBytes(pl, "turn_id").Str; t != "" {
 			p.turnID = t
 		}
+		if p.calls != nil {
+			p.res.Session.Model = manifest.AddModel(p.res.Session.Model, gjson.GetBytes(pl, "model").Str)
+		}
 	case "response_item":
 		if !relevantItem(ptype) {
 			return
@@ -353,9 +357,14 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string, pl []byte) {
 	case "event_msg":
 		if relevantEvent(ptype) {
 			p.event(rec, gjson.ParseBytes(pl))
+		} else if p.calls != nil {
+			p.timelineEvent(rec, ptype, pl)
 		}
 	case "compacted":
 		// replacement_history re-embeds earlier calls: never descend into it.
+		if p.calls != nil {
+			p.compacted(rec, "the conversation was compacted")
+		}
 	}
 }
 
@@ -396,6 +405,7 @@ func (p *parser) meta(rec jsonl.Record, m gjson.Result) {
 	s.AgentVersion = c("cli_version")
 	s.Originator = c("originator")
 	s.GitCommit = c("git.commit_hash")
+	s.GitBranch = c("git.branch")
 	s.ForkedFrom = c("forked_from_id")
 	p.metaCwd = c("cwd")
 	p.metaTime = c("timestamp")
@@ -407,6 +417,16 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 	switch typ {
 	case "message":
 		if !p.envContext(rec.Data) {
+			if p.calls != nil && it.Get("role").Str == "assistant" {
+				var text strings.Builder
+				for _, t := range it.Get("content.#.text").Array() {
+					text.WriteString(t.Str)
+					text.WriteByte('\n')
+				}
+				if t, cut := manifest.CutText(text.String(), manifest.OutputMax); t != "" {
+					p.h.Event(manifest.Event{Kind: manifest.EventMessage, Time: p.now(), Line: rec.Line, Text: t, OutputCut: cut})
+				}
+			}
 			if p.calls != nil && it.Get("role").Str == "user" {
 				var text strings.Builder
 				for _, t := range it.Get("content.#.text").Array() {
@@ -519,6 +539,7 @@ func (p *parser) callEnded(rec jsonl.Record, id string, out gjson.Result) {
 		o, why = c.patchEnd.o, c.patchEnd.why
 	}
 	c.ev.Outcome, c.ev.Detail, c.ev.Ended = o, excerpt(why, 200), p.now()
+	c.ev.Output, c.ev.OutputCut = manifest.CutText(outputText(out), manifest.OutputMax)
 	p.h.Event(c.ev)
 }
 
@@ -578,6 +599,11 @@ func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
 			target = "apply_patch " + patchTargets(inv.Patch)
 		}
 		p.callStarted(rec, id, name, target)
+		if c := p.calls[id]; c != nil && name == "update_plan" {
+			for _, st := range args.Get("plan").Array() {
+				c.ev.Todos = append(c.ev.Todos, manifest.Todo{Text: excerpt(st.Get("step").String(), 300), Status: excerpt(st.Get("status").String(), 40)})
+			}
+		}
 	}
 	if argsRaw != "" && !gjson.Valid(argsRaw) {
 		if name == "apply_patch" || isShellTool(name) {
@@ -1179,4 +1205,55 @@ func (p *parser) parseSingleJSON(r io.Reader) error {
 		return true
 	})
 	return nil
+}
+
+// timelineEvent reads the event messages only the timeline wants: token
+// totals and compaction.
+func (p *parser) timelineEvent(rec jsonl.Record, ptype string, pl []byte) {
+	switch ptype {
+	case "token_count":
+		// Totals are cumulative: the last one stands for the session.
+		u := gjson.GetBytes(pl, "info.total_token_usage")
+		if !u.Exists() {
+			return
+		}
+		p.res.Session.Tokens = &manifest.Tokens{Input: u.Get("input_tokens").Int(), CacheRead: u.Get("cached_input_tokens").Int(),
+			Output: u.Get("output_tokens").Int(), Reasoning: u.Get("reasoning_output_tokens").Int()}
+	case "context_compacted":
+		p.compacted(rec, "the conversation was compacted")
+	}
+}
+
+// compacted emits one compaction event: a compacted record and the
+// context_compacted event that follows it are the same compaction.
+func (p *parser) compacted(rec jsonl.Record, text string) {
+	if p.lastCompact > 0 && rec.Line-p.lastCompact <= 3 {
+		return
+	}
+	p.lastCompact = rec.Line
+	p.h.Event(manifest.Event{Kind: manifest.EventCompact, Time: p.now(), Line: rec.Line, Text: text})
+}
+
+// outputText is a call's output as text: the "output" of a JSON-encoded
+// result, the texts of an array of content items, or the string itself.
+func outputText(out gjson.Result) string {
+	if out.IsArray() {
+		var b strings.Builder
+		out.ForEach(func(_, v gjson.Result) bool {
+			b.WriteString(v.Get("text").String())
+			b.WriteByte('\n')
+			return true
+		})
+		return b.String()
+	}
+	if out.IsObject() {
+		return textOf(out.Get("content"))
+	}
+	t := out.String()
+	if s := strings.TrimLeft(t, " \t\r\n"); strings.HasPrefix(s, "{") && gjson.Valid(s) {
+		if o := gjson.Get(s, "output"); o.Exists() {
+			return o.String()
+		}
+	}
+	return t
 }

@@ -842,12 +842,9 @@ func (p *parser) rewind(at loc, id string) {
 		delete(p.isLive, m)
 	}
 	p.live = p.live[:i]
-	if p.h.Event != nil {
-		t, _ := time.Parse(time.RFC3339Nano, p.maxTS)
-		// The user's /rewind: a turn of the timeline, not an abort (the
-		// session goes on).
-		p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: "/rewind: the conversation goes back to before message " + excerpt(id, 60) + "; the changes made since stay on disk"})
-	}
+	// No timeline event: a rewind is neither a prompt (it would count as a
+	// turn of --at and --to-branch) nor an abort (the session goes on); the
+	// warnings above are how it is reported.
 }
 
 func (p *parser) emit(op manifest.Op) {

@@ -1,0 +1,73 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// The one exit-code table (DESIGN.md): what each code means for each
+// command. Every command's help ends with its EXIT STATUS section, made
+// from here, so help, docs/cli.md and the code say the same.
+
+type exitLine struct {
+	code    string
+	meaning string
+}
+
+var (
+	exitInterrupted = exitLine{"130", "interrupted (^C or TERM); nothing more was written"}
+	exitUsageLine   = exitLine{"2", "usage error: a flag, value or argument cannot work; nothing was done"}
+)
+
+// exitStatus lists, per command, the codes it can end with besides 2 and
+// 130, which every command has.
+var exitStatus = map[string][]exitLine{
+	"recover": {{"0", "done, or nothing to do"}, {"1", "failure: the host is as it was"},
+		{"3", "finished, but some files were not recovered (conflict, skipped, outside the destination, unrecoverable)"}},
+	"apply": {{"0", "done, or nothing to do"}, {"1", "failure: the host is as it was"},
+		{"3", "finished, but some files were not recovered (conflict, skipped, outside the destination, unrecoverable)"}},
+	"undo": {{"0", "done, or nothing to undo"}, {"1", "failure, or an undo that could not finish: run it again"},
+		{"3", "some files were refused (changed since the apply) and left as they are"}},
+	"diff": {{"0", "printed"}, {"1", "failure"},
+		{"3", "printed, but some files were left out of the patch (conflict, unrecoverable, outside the destination), each named on stderr"}},
+	"sessions": {{"0", "listed (also when none matched)"}, {"1", "failure"}},
+	"export":   {{"0", "written"}, {"1", "failure: no partial manifest is left"}},
+	"inspect":  {{"0", "reported"}, {"1", "failure, or no such session"}},
+	"log":      {{"0", "reported"}, {"1", "failure, or no such file in the session"}},
+	"detect":   {{"0", "inside a sandbox"}, {"1", "outside one"}},
+	"run": {{"N", "the agent's own exit code"}, {"128+N", "the agent was killed by signal N (137: SIGKILL or out of memory, 143: SIGTERM)"},
+		{"125", "the runtime could not run the sandbox"}, {"126, 127", "the command cannot be run, or is not there"},
+		{"1", "the harness failed (the session's record says why)"}},
+	"exec": {{"N", "the command's own exit code"}, {"126, 127", "the command cannot be run, or is not there"},
+		{"1", "the session is not running, or exec failed"}},
+	"ps":       {{"0", "listed"}, {"1", "failure"}},
+	"logs":     {{"0", "printed"}, {"1", "failure, or no such session or run"}},
+	"stop":     {{"0", "stopped, and the exit recorded"}, {"1", "failure, or the session is not running"}},
+	"rm":       {{"0", "every session removed"}, {"1", "some were not (each is named)"}},
+	"gc":       {{"0", "done, or nothing to collect"}, {"1", "failure"}, {"3", "some actions failed (each is named)"}},
+	"snapshot": {{"0", "written"}, {"1", "failure: no partial archive is left"}},
+	"restore":  {{"0", "restored"}, {"1", "refused or failed: nothing was restored"}},
+	"version":  {{"0", "printed"}},
+}
+
+// addExitStatus appends each command's EXIT STATUS section to its help.
+func addExitStatus(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		lines, ok := exitStatus[c.Name()]
+		if !ok {
+			continue
+		}
+		c.Long = strings.TrimRight(c.Long, "\n") + "\n\n" + exitStatusText(lines)
+	}
+}
+
+func exitStatusText(lines []exitLine) string {
+	var b strings.Builder
+	b.WriteString("EXIT STATUS\n")
+	for _, l := range append(lines, exitUsageLine, exitInterrupted) {
+		fmt.Fprintf(&b, "  %-9s %s\n", l.code, l.meaning)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

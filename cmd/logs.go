@@ -1,0 +1,380 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/parse"
+	"github.com/spf13/cobra"
+)
+
+type logsOptions struct {
+	runtimeLog bool
+	tail       int
+	follow     bool
+	run        int
+	since      string
+}
+
+func (a *app) logsCommand() *cobra.Command {
+	var o logsOptions
+	c := &cobra.Command{
+		Use:   "logs SESSION [-f] [-n N] [--run K] [--since TIME] [--runtime-log]",
+		Short: "Print a session's output, or its runtime log",
+		Long: `logs prints what a session's agent wrote (logs/output.log), run by run: when
+more than one run is printed, each starts with a header line
+"==> run K: started TIME, ENDED <==". --run K prints only run K's output
+(sandbox ps shows how many runs a session had), --since TIME only the runs
+active since TIME (24h, "3 days ago", yesterday, 2026-11-20, RFC 3339), -n N
+only the last N lines, and -f follows a running session's output until it
+ends (like tail -f; ^C stops following, not the session).
+
+--runtime-log prints the harness's events instead (logs/runtime.jsonl:
+session_created, sandbox_started, interrupt, sandbox_stopped with exit code,
+signal, OOM flag, error and last output, container_removed, agent_session,
+exec_started, exec_ended, session_drop, …); --since, -n and -f apply to them
+too.`,
+		Example: `  sandbox logs fix-tests
+  sandbox logs fix-tests -f
+  sandbox logs fix-tests --run 2 -n 20
+  sandbox logs fix-tests --runtime-log --since 1h`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.tail < 0 {
+				return usagef("-n %d: want a number of lines, 0 for all", o.tail)
+			}
+			if o.run < 0 {
+				return usagef("--run %d: runs are numbered from 1", o.run)
+			}
+			var since time.Time
+			if o.since != "" {
+				var err error
+				if since, err = parse.ParseTime(o.since, now()); err != nil {
+					return usagef("--since: %v", err)
+				}
+			}
+			if a.json && o.follow {
+				return usagef("-f and --json: a followed log is not one document; use --runtime-log -f for JSON lines")
+			}
+			st, s, err := a.loadSession(args[0])
+			if err != nil {
+				return err
+			}
+			if a.json {
+				return a.logsJSON(st, s, o, since)
+			}
+			if o.runtimeLog {
+				return a.printRuntimeLog(cmd.Context(), st, s, o, since)
+			}
+			return a.printOutput(cmd.Context(), st, s, o, since)
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&o.runtimeLog, "runtime-log", false, "print the runtime log (JSON lines) instead of the output")
+	f.IntVarP(&o.tail, "tail", "n", 0, "print only the last `N` lines")
+	f.BoolVarP(&o.follow, "follow", "f", false, "keep printing a running session's output until it ends")
+	f.IntVar(&o.run, "run", 0, "print only run `K`")
+	f.StringVar(&o.since, "since", "", "only runs (or events) since `TIME`")
+	return c
+}
+
+// printOutput prints the selected runs' output.
+func (a *app) printOutput(ctx context.Context, st *harness.Store, s *harness.Session, o logsOptions, since time.Time) error {
+	f, err := st.OpenSessionFile(s.ID, harness.OutputLogName, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		if o.follow && st.Running(s) {
+			return a.waitAndFollow(ctx, st, s, harness.OutputLogName)
+		}
+		return nil // nothing written yet
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	defer f.Close()
+	runs, err := st.Runs(s.ID)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	if o.run > 0 && o.run > len(runs) {
+		return &HintError{fmt.Errorf("session %s has %d run%s, not %d", s.ID, len(runs), plural(len(runs)), o.run), "sandbox ps shows each session's runs"}
+	}
+	var sel []harness.RunInfo
+	for _, r := range runs {
+		switch {
+		case o.run > 0 && r.Run != o.run:
+		case !since.IsZero() && !r.Ended.IsZero() && r.Ended.Before(since):
+		default:
+			sel = append(sel, r)
+		}
+	}
+	size, _ := f.Seek(0, io.SeekEnd)
+	if len(runs) == 0 {
+		// A log older than the runtime log's offsets: one stretch.
+		sel = []harness.RunInfo{{OutputTo: -1}}
+	}
+	headers := len(sel) > 1 || (len(sel) == 1 && len(runs) > 1 && o.run == 0)
+	var end int64 = size
+	for i, r := range sel {
+		to := r.OutputTo
+		if to < 0 || to > size {
+			to = size
+		}
+		from := max(0, min(r.OutputFrom, to)) // a restored log is hostile
+		if headers {
+			if i > 0 {
+				fmt.Fprintln(a.stdout)
+			}
+			fmt.Fprintln(a.stdout, runHeader(r))
+		}
+		if err := copyLines(a.stdout, io.NewSectionReader(f, from, to-from), o.tail); err != nil {
+			return err
+		}
+		end = to
+	}
+	if o.follow && (len(sel) == 0 || sel[len(sel)-1].OutputTo < 0) {
+		return a.follow(ctx, st, s, f, end)
+	}
+	return nil
+}
+
+// runHeader introduces one run's output.
+func runHeader(r harness.RunInfo) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "==> run %d", r.Run)
+	if !r.Started.IsZero() {
+		fmt.Fprintf(&b, ": started %s", r.Started.Local().Format("2006-01-02 15:04:05 MST"))
+	}
+	switch {
+	case r.Ended.IsZero():
+		b.WriteString(", still running (or its end was not recorded)")
+	case r.Signal != "":
+		fmt.Fprintf(&b, ", %s by %s after %s (exit %d)", orState(r.State), r.Signal, r.Ended.Sub(r.Started).Round(time.Second), r.ExitCode)
+	default:
+		fmt.Fprintf(&b, ", %s with code %d after %s", orState(r.State), r.ExitCode, r.Ended.Sub(r.Started).Round(time.Second))
+	}
+	if len(r.Command) > 0 {
+		fmt.Fprintf(&b, ": %s", shortCommand(r.Command, 60))
+	}
+	b.WriteString(" <==")
+	return printable(b.String())
+}
+
+// copyLines copies r to w, or only its last n lines (n > 0), holding no
+// more than those lines.
+func copyLines(w io.Writer, r io.Reader, n int) error {
+	if n <= 0 {
+		_, err := io.Copy(w, r)
+		return err
+	}
+	ring := make([]string, 0, n)
+	next := 0
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			if len(ring) < n {
+				ring = append(ring, line)
+			} else {
+				ring[next] = line
+				next = (next + 1) % n
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for i := range ring {
+		if _, err := io.WriteString(w, ring[(next+i)%len(ring)]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// followPoll is how often -f looks for more output.
+const followPoll = 200 * time.Millisecond
+
+// follow prints what is appended to f from off on, until the session is
+// no longer running and nothing more came, or ^C.
+func (a *app) follow(ctx context.Context, st *harness.Store, s *harness.Session, f *os.File, off int64) error {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := f.ReadAt(buf, off)
+		if n > 0 {
+			if _, werr := a.stdout.Write(buf[:n]); werr != nil {
+				return werr
+			}
+			off += int64(n)
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		cur, lerr := st.Load(s.ID)
+		if lerr != nil || !st.Running(cur) {
+			// One more look: the last words come before the record.
+			if n, _ := f.ReadAt(buf, off); n > 0 {
+				continue
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil // ^C stops following, and that is all it does
+		case <-time.After(followPoll):
+		}
+	}
+}
+
+// waitAndFollow follows a log that is not there yet.
+func (a *app) waitAndFollow(ctx context.Context, st *harness.Store, s *harness.Session, name string) error {
+	for {
+		f, err := st.OpenSessionFile(s.ID, name, os.O_RDONLY)
+		if err == nil {
+			defer f.Close()
+			return a.follow(ctx, st, s, f, 0)
+		}
+		cur, lerr := st.Load(s.ID)
+		if lerr != nil || !st.Running(cur) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(followPoll):
+		}
+	}
+}
+
+// printRuntimeLog prints the runtime log's events, those since a time.
+func (a *app) printRuntimeLog(ctx context.Context, st *harness.Store, s *harness.Session, o logsOptions, since time.Time) error {
+	f, err := st.OpenSessionFile(s.ID, harness.RuntimeLogName, os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	var ring []string
+	for line := range eventLines(f) {
+		if o.run > 0 || !since.IsZero() {
+			var e struct {
+				Time time.Time `json:"time"`
+				Run  int       `json:"run"`
+			}
+			_ = json.Unmarshal(line, &e)
+			if (!since.IsZero() && e.Time.Before(since)) || (o.run > 0 && e.Run != o.run) {
+				continue
+			}
+		}
+		l := strings.TrimRight(string(line), "\r\n") + "\n"
+		if o.tail > 0 {
+			ring = append(ring, l)
+			if len(ring) > o.tail {
+				ring = ring[1:]
+			}
+			continue
+		}
+		out.WriteString(l)
+		if out.Len() > 64<<10 {
+			if _, err := io.WriteString(a.stdout, out.String()); err != nil {
+				return err
+			}
+			out.Reset()
+		}
+	}
+	for _, l := range ring {
+		out.WriteString(l)
+	}
+	if _, err := io.WriteString(a.stdout, out.String()); err != nil {
+		return err
+	}
+	if o.follow {
+		end, _ := f.Seek(0, io.SeekEnd)
+		return a.follow(ctx, st, s, f, end)
+	}
+	return nil
+}
+
+// maxJSONOutput is the most of one run's output logs --json holds; the
+// rest is cut from the front (the end is where a failure is).
+const maxJSONOutput = 4 << 20
+
+// logsJSON is logs --json: the runs, each with its output (or the
+// events), as one document.
+func (a *app) logsJSON(st *harness.Store, s *harness.Session, o logsOptions, since time.Time) error {
+	doc := map[string]any{"schema": "sandbox.logs/v1", "session": s.ID}
+	if o.runtimeLog {
+		events := []json.RawMessage{}
+		if f, err := st.OpenSessionFile(s.ID, harness.RuntimeLogName, os.O_RDONLY); err == nil {
+			defer f.Close()
+			for line := range eventLines(f) {
+				var e struct {
+					Time time.Time `json:"time"`
+					Run  int       `json:"run"`
+				}
+				if json.Unmarshal(line, &e) != nil {
+					continue // a damaged line is not passed on as JSON
+				}
+				if (!since.IsZero() && e.Time.Before(since)) || (o.run > 0 && e.Run != o.run) {
+					continue
+				}
+				events = append(events, json.RawMessage(bytes.TrimRight(line, "\r\n")))
+			}
+		}
+		if o.tail > 0 && len(events) > o.tail {
+			events = events[len(events)-o.tail:]
+		}
+		doc["events"] = events
+		return a.writeJSON(doc)
+	}
+	runs, _ := st.Runs(s.ID)
+	type runDoc struct {
+		harness.RunInfo
+		Output    string `json:"output"`
+		Truncated bool   `json:"output_truncated,omitempty"`
+	}
+	out := []runDoc{}
+	f, ferr := st.OpenSessionFile(s.ID, harness.OutputLogName, os.O_RDONLY)
+	if ferr == nil {
+		defer f.Close()
+	}
+	for _, r := range runs {
+		if (o.run > 0 && r.Run != o.run) || (!since.IsZero() && !r.Ended.IsZero() && r.Ended.Before(since)) {
+			continue
+		}
+		d := runDoc{RunInfo: r}
+		if ferr == nil {
+			size, _ := f.Seek(0, io.SeekEnd)
+			to := r.OutputTo
+			if to < 0 || to > size {
+				to = size
+			}
+			from := max(0, min(r.OutputFrom, to))
+			if to-from > maxJSONOutput {
+				from, d.Truncated = to-maxJSONOutput, true
+			}
+			var b strings.Builder
+			_ = copyLines(&b, io.NewSectionReader(f, from, to-from), o.tail)
+			d.Output = b.String()
+		}
+		out = append(out, d)
+	}
+	doc["runs"] = out
+	return a.writeJSON(doc)
+}

@@ -1,0 +1,283 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/agentsandbox/sandbox/harness"
+	"github.com/spf13/cobra"
+)
+
+// psRow is one session in sandbox ps --json, and what --format templates
+// see: the session record's fields (.ID, .Runtime, .Image, .Project,
+// .Command, .State, .ExitCode, .AgentSessionID, …) and these.
+type psRow struct {
+	*harness.Session
+	Status  string  `json:"status"`
+	AgeS    float64 `json:"age_seconds"`
+	IdleS   float64 `json:"idle_seconds"`
+	Dir     string  `json:"dir"`
+	Running bool    `json:"running"`
+}
+
+// psFilterKeys are the keys --filter takes.
+var psFilterKeys = []string{"state", "runtime", "name", "agent", "image", "project"}
+
+// psFilter is ps's --filter: values of one key are alternatives, keys all
+// hold (as docker ps --filter).
+type psFilter map[string][]string
+
+func parsePSFilter(specs []string) (psFilter, error) {
+	f := psFilter{}
+	for _, spec := range specs {
+		for _, one := range strings.Split(spec, ",") {
+			k, v, ok := strings.Cut(strings.TrimSpace(one), "=")
+			if !ok || v == "" {
+				return nil, usagef("--filter %q: want KEY=VALUE, KEY one of %s", one, strings.Join(psFilterKeys, ", "))
+			}
+			known := false
+			for _, x := range psFilterKeys {
+				known = known || x == k
+			}
+			if !known {
+				return nil, usagef("--filter %q: unknown key %q; use %s", one, k, strings.Join(psFilterKeys, ", "))
+			}
+			if k == "state" && !knownState(v) {
+				return nil, usagef("--filter state=%s: use created, running, exited, killed, oom, dropped or error", v)
+			}
+			f[k] = append(f[k], v)
+		}
+	}
+	return f, nil
+}
+
+func knownState(v string) bool {
+	for _, s := range []harness.State{harness.StateCreated, harness.StateRunning, harness.StateExited, harness.StateKilled,
+		harness.StateOOM, harness.StateDropped, harness.StateError} {
+		if string(s) == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (f psFilter) match(r psRow) bool {
+	for k, vals := range f {
+		ok := false
+		for _, v := range vals {
+			switch k {
+			case "state":
+				ok = ok || string(r.State) == v
+			case "runtime":
+				ok = ok || r.Runtime == v
+			case "name":
+				ok = ok || strings.Contains(r.ID, v)
+			case "agent":
+				ok = ok || r.Agent == v
+			case "image":
+				ok = ok || r.Image == v
+			case "project":
+				abs, err := filepath.Abs(v)
+				ok = ok || r.Project == v || (err == nil && r.Project == abs)
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *app) psCommand() *cobra.Command {
+	var (
+		filters []string
+		format  string
+		quiet   bool
+		wide    bool
+	)
+	c := &cobra.Command{
+		Use:   "ps [--filter KEY=VALUE]... [--format TEMPLATE] [-q]",
+		Short: "List harness sessions and how each last run ended",
+		Long: `ps lists the harness's sessions: state (running, exited with its code, killed
+by a signal, OOM, dropped, error), runtime, image, age, idle time, runs, the
+agent's own session id, project and last command. A session marked running
+whose harness has died (its lock is free: dead pid, missing container) is
+marked dropped here, with a session_drop event holding the evidence still
+there.
+
+--filter KEY=VALUE keeps some sessions (state, runtime, name (a substring),
+agent, image, project); values of one key are alternatives, different keys
+must all hold: --filter state=exited,state=killed --filter runtime=docker.
+-q prints only the session names, --format a Go template per session (the
+fields of --json, in Go's names: {{.ID}}, {{.State}}, {{.Runtime}},
+{{.Image}}, {{.Project}}, {{.Command}}, {{.ExitCode}}, {{.Signal}},
+{{.AgentSessionID}}, {{.Runs}}, {{.Status}}, {{.Dir}}; {{json .}} for one
+JSON object). The table is aligned on a terminal and tab-separated when
+piped; times are in your local zone in --json as RFC 3339.`,
+		Example: `  sandbox ps
+  sandbox ps --filter state=running -q
+  sandbox ps --filter runtime=docker --format '{{.ID}} {{.Image}} {{.Status}}'
+  sandbox ps --json | jq '.sessions[] | select(.state == "oom") | .id'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			flt, err := parsePSFilter(filters)
+			if err != nil {
+				return err
+			}
+			var tmpl *template.Template
+			if format != "" {
+				if quiet {
+					return usagef("-q and --format: choose one")
+				}
+				tmpl, err = template.New("format").Funcs(template.FuncMap{"json": jsonString}).Parse(format)
+				if err != nil {
+					return usagef("--format: %v", err)
+				}
+			}
+			st := a.store()
+			list, damaged, err := st.List()
+			if err != nil {
+				return err
+			}
+			for _, d := range damaged {
+				a.log.Warn().Msgf("skipped a damaged session record: %v", d)
+			}
+			now := now()
+			rows := make([]psRow, 0, len(list))
+			for _, s := range list {
+				if st.Check(cmd.Context(), s) {
+					a.note("session %s: its harness died; marked dropped", s.ID)
+				}
+				r := psRow{Session: s, Status: describeEnd(s), AgeS: now.Sub(s.Created).Seconds(),
+					IdleS: now.Sub(st.LastActive(s)).Seconds(), Dir: st.Dir(s.ID), Running: st.Running(s)}
+				if flt.match(r) {
+					rows = append(rows, r)
+				}
+			}
+			sort.SliceStable(rows, func(i, j int) bool { return rows[i].Created.Before(rows[j].Created) })
+			switch {
+			case a.json:
+				return a.writeJSON(map[string]any{"schema": "sandbox.ps/v1", "sessions": rows})
+			case quiet:
+				for _, r := range rows {
+					fmt.Fprintln(a.stdout, r.ID)
+				}
+				return nil
+			case tmpl != nil:
+				for _, r := range rows {
+					var b strings.Builder
+					if err := tmpl.Execute(&b, r); err != nil {
+						return usagef("--format: %v", err)
+					}
+					fmt.Fprintln(a.stdout, printable(b.String()))
+				}
+				return nil
+			}
+			if len(rows) == 0 {
+				if len(flt) > 0 {
+					a.note("no sessions in %s match the filter", st.Root)
+				} else {
+					a.note("no sessions in %s", st.Root)
+				}
+				return nil
+			}
+			table := [][]string{{"SESSION", "RUNTIME", "IMAGE", "STATE", "AGE", "IDLE", "RUNS", "AGENT", "PROJECT", "COMMAND"}}
+			for _, r := range rows {
+				agent := "-"
+				if r.AgentSessionID != "" {
+					agent = r.Agent + ":" + shortID(r.AgentSessionID)
+				}
+				command := shortCommand(r.Command, 40)
+				if wide || !isTerminal(a.stdout) {
+					command = shortCommand(r.Command, 1<<20)
+				}
+				table = append(table, []string{r.ID, r.Runtime, orDash(printable(r.Image)), shortState(r.Session), shortDur(r.AgeS),
+					shortDur(r.IdleS), strconv.Itoa(r.Runs), printable(agent), printable(homeRel(r.Project)), printable(command)})
+			}
+			return a.writeTable(table, 8, wide)
+		},
+	}
+	f := c.Flags()
+	f.StringArrayVar(&filters, "filter", nil, "keep sessions where `KEY=VALUE` (state, runtime, name, agent, image, project; repeatable)")
+	f.StringVar(&format, "format", "", "print each session with a Go `TEMPLATE`")
+	f.BoolVarP(&quiet, "quiet", "q", false, "print only session names")
+	f.BoolVar(&wide, "wide", false, "on a terminal, show every cell whole (default: cut PROJECT to the terminal's width, COMMAND to 40)")
+	return c
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// homeRel writes a path under the user's home as ~/….
+func homeRel(p string) string {
+	if home, err := osUserHome(); err == nil && home != "" && home != "/" {
+		if rel, err := filepath.Rel(home, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.Join("~", rel)
+		}
+	}
+	return p
+}
+
+// shortCommand is a command line for a table cell: words joined, tabs and
+// newlines made spaces (a cell never breaks a row), cut at n runes.
+func shortCommand(argv []string, n int) string {
+	s := strings.Join(strings.Fields(strings.Join(argv, " ")), " ")
+	if s == "" {
+		return "-"
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func shortState(s *harness.Session) string {
+	switch s.State {
+	case harness.StateExited:
+		return fmt.Sprintf("exited(%d)", s.ExitCode)
+	case harness.StateKilled:
+		return "killed(" + s.Signal + ")"
+	}
+	return string(s.State)
+}
+
+func shortDur(sec float64) string {
+	d := time.Duration(sec * float64(time.Second))
+	switch {
+	case sec < 0 || sec > 100*365*24*3600:
+		return "-" // a time the record does not hold
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// jsonString is --format's {{json .}}.
+func jsonString(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+var osUserHome = os.UserHomeDir
