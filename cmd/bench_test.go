@@ -15,11 +15,13 @@ import (
 
 // BenchmarkRecoverDryRunJSON measures `sandbox recover --dry-run --json` end
 // to end (read, parse, reconstruct, plan, report) on a generated Codex
-// rollout and a generated Claude Code session. BENCH_ROLLOUT_MB sets their
-// size (default 64).
+// rollout and generated Claude Code, Gemini CLI and pi sessions.
+// BENCH_ROLLOUT_MB sets their size (default 64).
 func BenchmarkRecoverDryRunJSON(b *testing.B) {
 	b.Run("codex", func(b *testing.B) { benchRecover(b, gen.Rollout) })
 	b.Run("claude", func(b *testing.B) { benchRecover(b, gen.Claude) })
+	b.Run("gemini", func(b *testing.B) { benchRecover(b, gen.Gemini) })
+	b.Run("pi", func(b *testing.B) { benchRecover(b, gen.Pi) })
 }
 
 func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, error)) {
@@ -42,7 +44,7 @@ func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, e
 		b.Fatal(err)
 	}
 	f.Close()
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR"} {
 		b.Setenv(k, dir)
 	}
 	b.SetBytes(st.Bytes)

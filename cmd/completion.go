@@ -21,7 +21,7 @@ var fixedValues = map[string][]string{
 	"unknown":     {"skip\tlist their files, write nothing", "apply\treplay them"},
 	"runtime":     {"docker", "podman", "bwrap", "local\tno isolation"},
 	"network":     {"none", "host"},
-	"agent":       {"codex", "claude", "opencode"},
+	"agent":       {"codex", "claude", "gemini", "opencode", "pi"},
 }
 
 // harnessArgs are the commands whose arguments are harness session names.

@@ -55,8 +55,9 @@ container. After each run it finds the agent's own session id in the
 workspace transcripts, stores it in session.json, and writes the session's
 export manifest (manifest.json).
 
---resume passes the stored id back: --resume ID to claude, resume ID to
-codex (exec resume ID to codex exec), SANDBOX_RESUME_ID to any other command. A new session uses the first
+--resume passes the stored id back: --resume ID to claude and gemini, resume ID
+to codex (exec resume ID to codex exec), --session ID to pi, SANDBOX_RESUME_ID
+to any other command. A new session uses the first
 of docker, podman and bwrap that works here; local runs without any
 isolation and is only used when asked for. A session keeps its runtime: if
 it is unavailable later, run fails rather than run unsandboxed.

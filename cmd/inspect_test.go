@@ -13,9 +13,11 @@ func TestInspectCorpus(t *testing.T) {
 	hermetic(t)
 	t.Setenv("TZ", "UTC")
 	files, _ := filepath.Glob("../fixtures/corpus/*/*.jsonl")
+	legacy, _ := filepath.Glob("../fixtures/corpus/gemini/*.json") // Gemini CLI's single-JSON layout
+	files = append(files, legacy...)
 	files = append(files, "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl")
 	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".jsonl"), ".json")
 		t.Run(name, func(t *testing.T) {
 			text, stderr, code := runApp(t, "inspect", f)
 			if code != ExitOK {

@@ -43,7 +43,7 @@ func checkSchema(t *testing.T, data []byte) {
 }
 
 func hermetic(t *testing.T) {
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR"} {
 		t.Setenv(k, t.TempDir())
 	}
 }
@@ -77,6 +77,8 @@ func actions(t *testing.T, report string) map[string]string {
 func TestExportApplyRoundTrip(t *testing.T) {
 	hermetic(t)
 	files, _ := filepath.Glob("../fixtures/corpus/*/*.jsonl")
+	gemini, _ := filepath.Glob("../fixtures/corpus/gemini/*.json") // the legacy single-JSON layout
+	files = append(files, gemini...)
 	files = append(files, "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl")
 	compared := 0
 	t.Cleanup(func() {

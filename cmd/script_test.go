@@ -47,7 +47,8 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
 		Setup: func(env *testscript.Env) error {
 			for k, dir := range map[string]string{"HOME": "home", "CODEX_HOME": "home/.codex",
-				"CLAUDE_CONFIG_DIR": "home/.claude", "SANDBOX_HOME": "home/.local/state/sandbox"} {
+				"CLAUDE_CONFIG_DIR": "home/.claude", "SANDBOX_HOME": "home/.local/state/sandbox",
+				"GEMINI_CLI_HOME": "home", "PI_CODING_AGENT_DIR": "home/.pi/agent"} {
 				p := filepath.Join(env.WorkDir, dir)
 				if err := os.MkdirAll(p, 0o755); err != nil {
 					return err

@@ -36,7 +36,7 @@ func (o *selectOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.Until, "until", "", "sessions active until `TIME` (same forms as --since)")
 	f.StringArrayVar(&o.Sessions, "session", nil, "sessions whose id (or harness name) starts with `PREFIX` (repeatable)")
 	f.StringVar(&o.Cwd, "cwd", "", "sessions whose working directory is `DIR` or below")
-	f.StringVar(&o.Agent, "agent", "", "only sessions of this `AGENT`: codex, claude or opencode")
+	f.StringVar(&o.Agent, "agent", "", "only sessions of this `AGENT`: codex, claude, gemini, opencode or pi")
 }
 
 // now is the clock for --since/--until; SANDBOX_NOW (RFC 3339) fixes it,
@@ -53,10 +53,9 @@ func now() time.Time {
 func (o selectOptions) filter() (parse.Filter, error) {
 	f := parse.Filter{Prefixes: o.Sessions, Cwd: o.Cwd, Agent: manifest.Agent(o.Agent)}
 	switch o.Agent {
-	case "", "codex", "claude":
-	case "opencode":
+	case "", "codex", "claude", "gemini", "opencode", "pi":
 	default:
-		return f, usagef("--agent %q: use codex, claude or opencode", o.Agent)
+		return f, usagef("--agent %q: use codex, claude, gemini, opencode or pi", o.Agent)
 	}
 	t := now()
 	var err error

@@ -113,12 +113,14 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"claude", "-p", "x"}, []string{"claude", "--resume", "ID", "-p", "x"}, ""},
 		{[]string{"/usr/bin/codex", "x"}, []string{"/usr/bin/codex", "resume", "ID", "x"}, ""},
 		{[]string{"codex", "exec", "--json", "x"}, []string{"codex", "exec", "resume", "ID", "--json", "x"}, ""},
-		{[]string{"pi", "x"}, []string{"pi", "x"}, "SANDBOX_RESUME_ID=ID"},
 		{[]string{"opencode"}, []string{"opencode", "--session", "ID"}, ""},
 		{[]string{"opencode", "/workspace"}, []string{"opencode", "--session", "ID", "/workspace"}, ""},
 		{[]string{"/opt/bin/opencode", "run", "go on"}, []string{"/opt/bin/opencode", "run", "--session", "ID", "go on"}, ""},
 		{[]string{"opencode", "run", "-c", "go on"}, []string{"opencode", "run", "-c", "go on"}, ""},
 		{[]string{"opencode", "--session=ses_x"}, []string{"opencode", "--session=ses_x"}, ""},
+		{[]string{"gemini", "-p", "x"}, []string{"gemini", "--resume", "ID", "-p", "x"}, ""},
+		{[]string{"pi", "-p", "x"}, []string{"pi", "--session", "ID", "-p", "x"}, ""},
+		{[]string{"aider", "x"}, []string{"aider", "x"}, "SANDBOX_RESUME_ID=ID"},
 	} {
 		got, env := ResumeCommand(tc.in, "ID")
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") || strings.Join(env, "") != tc.env {

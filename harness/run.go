@@ -101,9 +101,9 @@ func projectDir(p string) (string, error) {
 }
 
 // ResumeCommand passes the agent's session id back to it: --resume ID for
-// Claude Code, resume ID for Codex (exec resume ID for codex exec),
-// --session ID for opencode (after run for opencode run); other commands
-// get SANDBOX_RESUME_ID.
+// Claude Code and Gemini CLI, resume ID for Codex (exec resume ID for codex
+// exec), --session ID for opencode (after run for opencode run) and pi;
+// other commands get SANDBOX_RESUME_ID.
 func ResumeCommand(command []string, id string) ([]string, []string) {
 	base := filepath.Base(command[0])
 	switch base {
@@ -118,6 +118,11 @@ func ResumeCommand(command []string, id string) ([]string, []string) {
 		return append([]string{command[0], "resume", id}, command[1:]...), nil
 	case "opencode":
 		return opencodeResume(command, id), nil
+	case "gemini":
+		return append([]string{command[0], "--resume", id}, command[1:]...), nil
+	case "pi":
+		// pi takes a session file or an id (prefix) to --session.
+		return append([]string{command[0], "--session", id}, command[1:]...), nil
 	}
 	return command, []string{"SANDBOX_RESUME_ID=" + id}
 }
@@ -344,7 +349,7 @@ func (s *Store) FindAgentSession(sess *Session) {
 	home := s.Home(sess.ID)
 	var f discover.Finder
 	cands := f.Homes(discover.Homes{Codex: filepath.Join(home, ".codex"), Claude: filepath.Join(home, ".claude"),
-		Opencode: filepath.Join(home, ".local", "share", "opencode")}, discover.Window{})
+		Opencode: filepath.Join(home, ".local", "share", "opencode"), Gemini: filepath.Join(home, ".gemini"), Pi: filepath.Join(home, ".pi", "agent")}, discover.Window{})
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].ModTime.After(cands[b].ModTime) })
 	for i := range cands {
 		c := &cands[i]

@@ -14,7 +14,9 @@ type Agent string
 const (
 	AgentCodex    Agent = "codex"
 	AgentClaude   Agent = "claude"
+	AgentGemini   Agent = "gemini"
 	AgentOpencode Agent = "opencode"
+	AgentPi       Agent = "pi"
 )
 
 // OpKind says what a file operation does.
@@ -241,6 +243,9 @@ type Edit struct {
 	Old        string `json:"old_string"`
 	New        string `json:"new_string"`
 	ReplaceAll bool   `json:"replace_all,omitempty"`
+	// Expected is the number of occurrences the agent required (Gemini
+	// CLI's expected_replacements): any other count made the call fail.
+	Expected int `json:"expected_replacements,omitempty"`
 }
 
 // NotebookCell is a Jupyter notebook cell operation (Claude Code

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/codex"
+	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/agentsandbox/sandbox/parse/opencode"
 	"github.com/tidwall/gjson"
@@ -35,9 +36,11 @@ type head struct {
 	notJSON, single bool
 	// opencode is set when the bytes are an opencode record stream.
 	opencode bool
-	votes    [2]int // Codex, Claude Code
+	votes    [4]int // Codex, Claude Code, Gemini CLI, pi
+	gemini   bool   // the pretty-printed single-JSON Gemini session
 	// The first of each the records give.
 	claudeID, codexID, cwd string
+	geminiID, piID         string
 	span
 }
 
@@ -71,16 +74,37 @@ func (h *head) agent() (manifest.Agent, bool) {
 	switch {
 	case h.notJSON:
 		return "", false
+	case h.gemini:
+		return manifest.AgentGemini, true
 	case h.single:
 		return manifest.AgentCodex, true
 	case h.opencode:
 		return manifest.AgentOpencode, true
-	case h.votes[0] == 0 && h.votes[1] == 0:
-		return "", false
-	case h.votes[1] > h.votes[0]:
-		return manifest.AgentClaude, true
 	}
-	return manifest.AgentCodex, true
+	best, agents := 0, []manifest.Agent{manifest.AgentCodex, manifest.AgentClaude, manifest.AgentGemini, manifest.AgentPi}
+	for i, v := range h.votes {
+		if v > h.votes[best] {
+			best = i
+		}
+	}
+	if h.votes[best] == 0 {
+		return "", false
+	}
+	return agents[best], true
+}
+
+// vote counts a record's shape for its agent.
+func (h *head) vote(a manifest.Agent) {
+	switch a {
+	case manifest.AgentCodex:
+		h.votes[0]++
+	case manifest.AgentClaude:
+		h.votes[1]++
+	case manifest.AgentGemini:
+		h.votes[2]++
+	case manifest.AgentPi:
+		h.votes[3]++
+	}
 }
 
 // readHead reads the records of a transcript's first bytes, each once.
@@ -108,6 +132,23 @@ func readHead(b []byte) *head {
 		h.addMillis(doc.Get("updated").Int())
 		return h
 	}
+	if gemini.Pretty(b) {
+		// A pretty-printed document: Gemini CLI's legacy session or the
+		// early codex-cli rollout, told by their top-level keys (as far as
+		// the head holds them).
+		doc := gjson.ParseBytes(b)
+		if doc.Get("projectHash").Exists() || (doc.Get("sessionId").Exists() && doc.Get("messages").Exists()) {
+			h.gemini = true
+			h.geminiID = doc.Get("sessionId").Str
+			h.add(doc.Get("startTime").Str)
+			h.add(doc.Get("lastUpdated").Str)
+			doc.Get("messages").ForEach(func(_, m gjson.Result) bool {
+				h.add(m.Get("timestamp").Str)
+				return true
+			})
+			return h
+		}
+	}
 	if codex.SingleJSON(b) {
 		h.single = true
 		doc := gjson.ParseBytes(b) // read as far as it goes: the head may cut it
@@ -118,11 +159,12 @@ func readHead(b []byte) *head {
 	first := true
 	eachLine(b, func(line string) {
 		r := readRecord(line)
-		switch r.shape(first) {
-		case manifest.AgentCodex:
-			h.votes[0]++
-		case manifest.AgentClaude:
-			h.votes[1]++
+		h.vote(r.shape(first))
+		if h.geminiID == "" && r.projectHash.Exists() {
+			h.geminiID = r.sessionID.Str
+		}
+		if h.piID == "" && r.typ.Str == "session" {
+			h.piID = r.id.Str
 		}
 		if h.claudeID == "" {
 			h.claudeID = r.sessionID.Str
@@ -171,6 +213,8 @@ func eachLine(b []byte, fn func(line string)) {
 // as decoders do.
 type record struct {
 	typ, sessionID, parentUUID, recordType, id, timestamp, cwd, payload, snapshot gjson.Result
+	// Gemini CLI's and pi's marks.
+	projectHash, set, rewindTo, startTime, message, parentID gjson.Result
 }
 
 func readRecord(line string) record {
@@ -195,6 +239,18 @@ func readRecord(line string) record {
 			r.payload = v
 		case "snapshot":
 			r.snapshot = v
+		case "projectHash":
+			r.projectHash = v
+		case "$set":
+			r.set = v
+		case "$rewindTo":
+			r.rewindTo = v
+		case "startTime":
+			r.startTime = v
+		case "message":
+			r.message = v
+		case "parentId":
+			r.parentID = v
 		}
 		return true
 	})
@@ -204,8 +260,19 @@ func readRecord(line string) record {
 // shape says which agent's record this looks like, if either's.
 func (r *record) shape(first bool) manifest.Agent {
 	switch {
+	case r.projectHash.Exists() || r.set.IsObject() || r.rewindTo.Exists():
+		return manifest.AgentGemini // session metadata, $set, $rewindTo
 	case r.sessionID.Exists() || r.parentUUID.Exists():
 		return manifest.AgentClaude
+	case r.typ.Type == gjson.String && r.id.Type == gjson.String && (r.typ.Str == "gemini" || (r.typ.Str == "info" || r.typ.Str == "user" || r.typ.Str == "error" || r.typ.Str == "warning") && !r.message.Exists() && !r.parentID.Exists() && !first):
+		return manifest.AgentGemini // a message record
+	case r.typ.Str == "message" && r.message.IsObject(), r.typ.Str == "session" && (r.cwd.Exists() || r.id.Exists()):
+		return manifest.AgentPi
+	case r.parentID.Exists() && r.typ.Type == gjson.String:
+		switch r.typ.Str {
+		case "model_change", "thinking_level_change", "compaction", "branch_summary", "custom", "custom_message", "label", "session_info":
+			return manifest.AgentPi
+		}
 	case r.typ.Type == gjson.String:
 		switch r.typ.Str {
 		case "session_meta", "turn_context", "response_item", "event_msg", "compacted":
@@ -226,6 +293,9 @@ func (r *record) shape(first bool) manifest.Agent {
 func (r *record) times(s *span) {
 	if r.timestamp.Type == gjson.String {
 		s.add(r.timestamp.Str)
+	}
+	if r.startTime.Type == gjson.String {
+		s.add(r.startTime.Str) // Gemini CLI's session metadata
 	}
 	var inner gjson.Result
 	switch r.typ.Str {

@@ -3,6 +3,7 @@ package parse
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/discover"
+	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
@@ -68,10 +71,25 @@ func Probe(c *discover.Candidate) (Info, error) {
 		return Info{}, fmt.Errorf("%s: %w", c.Name, ErrUnknownFormat)
 	}
 	info := Info{Agent: agent, ID: c.ID, Cwd: h.cwd}
+	if agent == manifest.AgentGemini {
+		// Gemini records no working directory: the parser reads it back
+		// from the tools' paths; the head is enough when a file tool ran in it.
+		info.Cwd = geminiRoot(c.Path, c.Path != "")
+		if info.Cwd == "" {
+			if s, err := gemini.Stream(context.Background(), bytes.NewReader(head), c.Name, gemini.Options{}, emit.Handler{}); err == nil {
+				info.Cwd = s.Cwd
+			}
+		}
+	}
 	if info.ID == "" {
 		info.ID = h.codexID
-		if agent == manifest.AgentClaude {
+		switch agent {
+		case manifest.AgentClaude:
 			info.ID = h.claudeID
+		case manifest.AgentGemini:
+			info.ID = h.geminiID
+		case manifest.AgentPi:
+			info.ID = h.piID
 		}
 		if agent != manifest.AgentOpencode { // opencode's ids are case-sensitive
 			info.ID = strings.ToLower(info.ID)

@@ -54,8 +54,13 @@ func TestDetectMajority(t *testing.T) {
 func generated(agent string, seed int64, size int64) []byte {
 	var b bytes.Buffer
 	write := gen.Rollout
-	if agent == "claude" {
+	switch agent {
+	case "claude":
 		write = gen.Claude
+	case "gemini":
+		write = gen.Gemini
+	case "pi":
+		write = gen.Pi
 	}
 	write(&b, gen.Options{Size: size, Seed: seed, Files: 8, PatchEvery: 3, LongLine: int(size / 4)})
 	return b.Bytes()
@@ -65,7 +70,7 @@ func generated(agent string, seed int64, size int64) []byte {
 // a transcript, from one whose head and tail it reads (larger than both)
 // as from a small one.
 func TestProbeSpellings(t *testing.T) {
-	for _, agent := range []string{"claude", "codex"} {
+	for _, agent := range []string{"claude", "codex", "gemini", "pi"} {
 		for _, size := range []int64{16 << 10, 512 << 10} {
 			data := generated(agent, 7, size)
 			var want Info
@@ -145,20 +150,21 @@ func parseAll(t testing.TB, data []byte) parsed {
 	return p
 }
 
+// agents are the generators FuzzRespelled chooses from.
+var agents = []string{"codex", "claude", "gemini", "pi"}
+
 // FuzzRespelled parses a generated session and one of its respellings and
 // requires the same session and operations: kinds, paths, outcomes, the
 // content and evidence they carry. The input chooses the generator (agent,
 // seed, size) and the spelling.
 func FuzzRespelled(f *testing.F) {
 	for v := range respell.Variants {
-		f.Add(false, int64(v), uint8(v), uint16(20))
-		f.Add(true, int64(v+100), uint8(v), uint16(40))
-	}
-	f.Fuzz(func(t *testing.T, claude bool, seed int64, variant uint8, kib uint16) {
-		agent := "codex"
-		if claude {
-			agent = "claude"
+		for a := range agents {
+			f.Add(uint8(a), int64(v+100*a), uint8(v), uint16(20+20*(a%2)))
 		}
+	}
+	f.Fuzz(func(t *testing.T, which uint8, seed int64, variant uint8, kib uint16) {
+		agent := agents[int(which)%len(agents)]
 		data := generated(agent, seed, int64(kib%64+1)<<10)
 		v := respell.Variants[int(variant)%len(respell.Variants)]
 		want, got := parseAll(t, data), parseAll(t, respell.Respell(data, v))

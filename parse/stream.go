@@ -16,8 +16,10 @@ import (
 	"github.com/agentsandbox/sandbox/parse/codex"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/agentsandbox/sandbox/parse/opencode"
+	"github.com/agentsandbox/sandbox/parse/pi"
 )
 
 // Stream is a transcript being parsed in the background: its operations
@@ -121,8 +123,13 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 
 // parseAs parses body as a transcript of agent.
 func parseAs(ctx context.Context, agent manifest.Agent, body io.Reader, name string, backups func(string, string) ([]byte, bool), h emit.Handler) (manifest.Session, error) {
-	if agent == manifest.AgentClaude {
+	switch agent {
+	case manifest.AgentClaude:
 		return claude.Stream(ctx, body, name, claude.Options{Backup: backups}, h)
+	case manifest.AgentGemini:
+		return gemini.Stream(ctx, body, name, gemini.Options{Cwd: geminiRoot(name, backups != nil)}, h)
+	case manifest.AgentPi:
+		return pi.Stream(ctx, body, name, h)
 	}
 	if agent == manifest.AgentOpencode {
 		return opencode.Stream(ctx, body, name, h)

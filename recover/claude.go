@@ -54,6 +54,7 @@ func (r *Reconstructor) write(op *manifest.Op) {
 		r.created(f)
 	}
 	r.writeWhole(f, *op.Content)
+	unproven(f, op)
 }
 
 // writeWhole replaces a file's content with text written as sent.
@@ -74,6 +75,14 @@ func (r *Reconstructor) writeWhole(f *fstate, text string) {
 // newline after old_string. MultiEdit is all or nothing.
 func (r *Reconstructor) edit(op *manifest.Op) {
 	if len(op.Paths) == 0 {
+		return
+	}
+	switch op.Provenance.Carrier {
+	case carrierGemini:
+		r.geminiEdit(op)
+		return
+	case carrierPi:
+		r.piEdit(op)
 		return
 	}
 	creates := len(op.Edits) > 0 && op.Edits[0].Old == ""

@@ -126,6 +126,10 @@ type Listed struct {
 type Homes struct {
 	Codex, Claude, Sandbox string
 	Opencode               string
+	// Gemini is Gemini CLI's directory ($GEMINI_CLI_HOME/.gemini or
+	// ~/.gemini); Pi is pi's agent directory ($PI_CODING_AGENT_DIR or
+	// ~/.pi/agent).
+	Gemini, Pi string
 }
 
 // DefaultHomes returns the homes named by the environment: $CODEX_HOME or
@@ -141,6 +145,14 @@ func DefaultHomes() Homes {
 		h.Claude = filepath.Join(home, ".claude")
 	}
 	h.Opencode = opencodeHome(home)
+	if g := os.Getenv("GEMINI_CLI_HOME"); g != "" {
+		h.Gemini = filepath.Join(g, ".gemini")
+	} else if home != "" {
+		h.Gemini = filepath.Join(home, ".gemini")
+	}
+	if h.Pi = os.Getenv("PI_CODING_AGENT_DIR"); h.Pi == "" && home != "" {
+		h.Pi = filepath.Join(home, ".pi", "agent")
+	}
 	if h.Sandbox == "" {
 		if x := os.Getenv("XDG_STATE_HOME"); x != "" {
 			h.Sandbox = filepath.Join(x, "sandbox")
@@ -213,8 +225,80 @@ func (f *Finder) Homes(h Homes, w Window) []Candidate {
 	if h.Opencode != "" {
 		out = append(out, f.opencodeHome(h.Opencode, w, "")...)
 	}
+	if h.Gemini != "" {
+		out = append(out, f.geminiHome(h.Gemini, w, "")...)
+	}
+	if h.Pi != "" {
+		out = append(out, f.piHome(h.Pi, w, "")...)
+	}
 	if h.Sandbox != "" {
 		out = append(out, f.harness(h.Sandbox, w)...)
+	}
+	return out
+}
+
+// geminiHome finds Gemini CLI sessions: tmp/<project>/chats/session-*.json
+// and .jsonl (<project> is the sha256 of the project root in the old
+// layout, a short name in the new one), and subagent sessions in
+// chats/<parent session>/.
+func (f *Finder) geminiHome(home string, w Window, harness string) []Candidate {
+	var out []Candidate
+	tmp := filepath.Join(home, "tmp")
+	f.Looked = append(f.Looked, tmp)
+	projects, _ := f.fs().ReadDir(tmp)
+	for _, d := range projects {
+		if !d.IsDir() {
+			continue
+		}
+		chats := filepath.Join(tmp, d.Name(), "chats")
+		add := func(dir string, sub bool) {
+			entries, _ := f.fs().ReadDir(dir)
+			for _, e := range entries {
+				name := e.Name()
+				// A subagent's file is named by its id; a main session's
+				// starts with "session-".
+				if e.IsDir() || !isTranscriptName(name) || (!sub && !strings.HasPrefix(name, "session-")) {
+					continue
+				}
+				info, err := e.Info()
+				if err != nil || !keep(info, w) {
+					continue
+				}
+				out = append(out, f.fileCandidate(filepath.Join(dir, name), info, manifest.AgentGemini, harness))
+			}
+		}
+		add(chats, false)
+		subs, _ := f.fs().ReadDir(chats)
+		for _, s := range subs {
+			if s.IsDir() {
+				add(filepath.Join(chats, s.Name()), true)
+			}
+		}
+	}
+	return out
+}
+
+// piHome finds pi sessions: sessions/--<cwd>--/<time>_<id>.jsonl.
+func (f *Finder) piHome(home string, w Window, harness string) []Candidate {
+	var out []Candidate
+	sessions := filepath.Join(home, "sessions")
+	f.Looked = append(f.Looked, sessions)
+	dirs, _ := f.fs().ReadDir(sessions)
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		entries, _ := f.fs().ReadDir(filepath.Join(sessions, d.Name()))
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil || !keep(info, w) {
+				continue
+			}
+			out = append(out, f.fileCandidate(filepath.Join(sessions, d.Name(), e.Name()), info, manifest.AgentPi, harness))
+		}
 	}
 	return out
 }
@@ -325,7 +409,7 @@ func (f *Finder) claudeHome(home string, w Window, harness string) []Candidate {
 }
 
 // harness finds the transcripts in the harness's session workspaces:
-// $SANDBOX_HOME/sessions/<id>/home/{.codex,.claude}.
+// $SANDBOX_HOME/sessions/<id>/home/{.codex,.claude,.gemini,.pi/agent}.
 func (f *Finder) harness(home string, w Window) []Candidate {
 	var out []Candidate
 	root := filepath.Join(home, "sessions")
@@ -346,6 +430,8 @@ func (f *Finder) harness(home string, w Window) []Candidate {
 		out = append(out, f.codexHome(filepath.Join(ws, ".codex"), w, name)...)
 		out = append(out, f.claudeHome(filepath.Join(ws, ".claude"), w, name)...)
 		out = append(out, f.opencodeHome(filepath.Join(ws, ".local", "share", "opencode"), w, name)...)
+		out = append(out, f.geminiHome(filepath.Join(ws, ".gemini"), w, name)...)
+		out = append(out, f.piHome(filepath.Join(ws, ".pi", "agent"), w, name)...)
 		f.Looked = f.Looked[:n] // the harness root stands for its workspaces
 	}
 	return out

@@ -232,3 +232,46 @@ func unhex(c byte) int {
 	}
 	return -1
 }
+
+// Head returns at most the first n bytes of the text of the JSON string raw
+// (with its quotes), unescaping only a bounded prefix of it: tool outputs
+// can be megabytes, and what decides an outcome is at their start. The
+// bound is on the text, not on its spelling (a character may take six bytes
+// as an escape), so every spelling of a string gives the same head. ok is
+// false when raw is not a string.
+func Head(raw []byte, n int) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	if len(raw) <= 6*n+2 {
+		s, ok := String(raw)
+		if len(s) > n {
+			s = s[:n]
+		}
+		return string(s), ok
+	}
+	// The quote and n characters of at most six bytes each; cut before an
+	// escape the cut would split (the last backslash that starts one).
+	cut := 6*n + 1
+	if k := bytes.LastIndexByte(raw[cut-6:cut], '\\'); k >= 0 {
+		k += cut - 6
+		bs := 0
+		for m := k; m > 0 && raw[m] == '\\'; m-- {
+			bs++
+		}
+		size := 2
+		if k+1 < len(raw) && raw[k+1] == 'u' {
+			size = 6
+		}
+		if bs%2 == 1 && k+size > cut {
+			cut = k
+		}
+	}
+	buf := make([]byte, 0, cut+1)
+	buf = append(append(buf, raw[:cut]...), '"')
+	s, ok := String(buf)
+	if len(s) > n {
+		s = s[:n]
+	}
+	return string(s), ok
+}

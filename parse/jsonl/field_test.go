@@ -186,3 +186,24 @@ func TestScanObjectStrings(t *testing.T) {
 		}
 	}
 }
+
+func TestHead(t *testing.T) {
+	long := `"` + strings.Repeat(`\u0041`, 5000) + `"`
+	for _, tc := range []struct {
+		raw  string
+		n    int
+		want string
+		ok   bool
+	}{
+		{`"abc"`, 2, "ab", true},
+		{`"a\nb"`, 10, "a\nb", true},
+		{long, 3, "AAA", true},
+		{`"` + strings.Repeat("x", 100) + `\n"`, 10, "xxxxxxxxxx", true},
+		{`12`, 3, "", false},
+	} {
+		got, ok := Head([]byte(tc.raw), tc.n)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("Head(%.20q, %d) = %q, %v", tc.raw, tc.n, got, ok)
+		}
+	}
+}

@@ -1,0 +1,960 @@
+package gemini
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/agentsandbox/sandbox/parse/shellcmd"
+	"github.com/tidwall/gjson"
+)
+
+// Options tune a parse.
+type Options struct {
+	// Cwd is the project root when it is known from elsewhere (the
+	// .project_root marker beside the chats directory).
+	Cwd string
+}
+
+// Result is a whole parsed session.
+type Result struct {
+	Session manifest.Session
+	Ops     []manifest.Op
+}
+
+// Parse reads a whole Gemini CLI session.
+func Parse(ctx context.Context, r io.Reader, file string, opts Options) (*Result, error) {
+	res := &Result{}
+	sess, err := Stream(ctx, r, file, opts, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	res.Session = sess
+	return res, err
+}
+
+// loc locates a record (a line of the JSON Lines layout, or a message of
+// the single-JSON one).
+type loc struct {
+	line   int
+	offset int64
+}
+
+// held is an operation waiting for the session's working directory, which
+// Gemini does not record: it is learnt from the first result that names a
+// file by its absolute path.
+type held struct {
+	msg   string
+	build func(cwd string) (manifest.Op, bool)
+}
+
+type pending struct {
+	name, target, ts, msg string
+	raw                   string // the call as last seen, copied
+	at                    loc
+}
+
+type parser struct {
+	warns jsonl.Warner
+	file  string
+	h     emit.Handler
+	sess  manifest.Session
+	opts  Options
+
+	projectHash string
+	idSeen      bool
+	cwd         string // the project root, once known
+	cwdVerified bool
+	guess       string // a root read from a result, not confirmed by projectHash
+
+	// Ids are kept as their hashes: a few bytes each, whatever their length.
+	seed    maphash.Seed
+	settled map[uint64]bool
+	pending map[string]*pending
+	held    []held
+	seq     int
+	headed  bool
+	turns   map[uint64]bool // user messages already told as turns
+
+	// live is the conversation's messages in order, as Gemini CLI keeps
+	// them; ops says which operations each message carried, for $rewindTo.
+	live    []uint64
+	isLive  map[uint64]bool
+	ops     map[uint64][]string
+	firstTS string
+	maxTS   string
+}
+
+// Stream reads a Gemini CLI session from r and hands each operation to h
+// once its call has reached a final status. It returns the session.
+func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
+	p := &parser{file: file, h: h, opts: opts, settled: map[uint64]bool{}, pending: map[string]*pending{},
+		turns: map[uint64]bool{}, isLive: map[uint64]bool{}, ops: map[uint64][]string{}, seed: maphash.MakeSeed()}
+	p.sess = manifest.Session{Agent: manifest.AgentGemini, Transcript: file, ID: idFromFilename(file)}
+	if opts.Cwd != "" {
+		p.cwd, p.cwdVerified = path.Clean(opts.Cwd), true
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	peek, _ := br.Peek(4096)
+	var err error
+	if Pretty(peek) {
+		err = p.single(br)
+	} else {
+		rd := jsonl.NewReader(br, file)
+		err = rd.Each(ctx, func(rec jsonl.Record) { p.record(rec) })
+		rd.Fill(&p.sess)
+		rd.Close()
+	}
+	p.finish()
+	return p.sess, err
+}
+
+// Pretty reports whether a session's first bytes are the pretty-printed
+// single-JSON layout: an object whose "{" ends its line. (A single JSON
+// object written on one line reads as a JSON Lines file of one record,
+// which the JSON Lines reading handles too.)
+func Pretty(peek []byte) bool {
+	t := bytes.TrimLeft(jsonl.TrimBOM(peek), " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	rest := bytes.TrimLeft(t[1:], " \t\r")
+	return len(rest) > 0 && rest[0] == '\n'
+}
+
+var uuidRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+
+func idFromFilename(file string) string {
+	base := path.Base(strings.ReplaceAll(file, `\`, "/"))
+	if m := uuidRe.FindString(base); m != "" {
+		return strings.ToLower(m)
+	}
+	for _, ext := range []string{".zst", ".gz", ".jsonl", ".json"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
+}
+
+func (p *parser) warn(at loc, format string, args ...any) {
+	p.warns.Add(format, manifest.Warning{File: p.file, Line: at.line, Offset: at.offset, Message: fmt.Sprintf(format, args...)})
+}
+
+// single reads the legacy layout: one JSON document, held whole, so it
+// obeys the line limit as a record does.
+func (p *parser) single(r io.Reader) error {
+	data, err := io.ReadAll(io.LimitReader(r, jsonl.MaxLine+1))
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.file, err)
+	}
+	if int64(len(data)) > jsonl.MaxLine {
+		return fmt.Errorf("%s: a single-JSON Gemini session longer than --max-line (%d bytes): not read", p.file, jsonl.MaxLine)
+	}
+	p.sess.Bytes = int64(len(data))
+	p.sess.Lines = bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		p.sess.Lines++
+	}
+	data = jsonl.TrimBOM(data)
+	if !json.Valid(data) {
+		// gjson reads a document as far as it goes: everything before the
+		// damage is still read.
+		p.sess.Warnings = append(p.sess.Warnings, manifest.Warning{File: p.file, Line: p.sess.Lines,
+			Message: "truncated last line: the single-JSON session is not valid JSON (cut short?); messages read up to the damage"})
+	}
+	doc := gjson.ParseBytes(data)
+	p.metadata(doc)
+	p.learnAll(doc.Get("messages"))
+	line, counted := 1, 0
+	doc.Get("messages").ForEach(func(_, m gjson.Result) bool {
+		// Messages carry no line of their own: count newlines up to each.
+		if m.Index >= counted {
+			line += bytes.Count(data[counted:m.Index], []byte{'\n'})
+			counted = m.Index
+		}
+		p.message(loc{line: line, offset: int64(m.Index)}, m)
+		return true
+	})
+	return nil
+}
+
+// learnAll looks for the working directory in every tool call of a list
+// of messages before any operation is built: a document held whole can be
+// read twice.
+func (p *parser) learnAll(msgs gjson.Result) {
+	msgs.ForEach(func(_, m gjson.Result) bool {
+		m.Get("toolCalls").ForEach(func(_, tc gjson.Result) bool {
+			c := readCall(tc)
+			p.learn(&c)
+			return p.cwd == ""
+		})
+		return p.cwd == ""
+	})
+}
+
+// record handles one line of the JSON Lines layout. Its top-level fields
+// are found without reading the values they hold (a message can hold whole
+// files): only what a record is, its id and its tool calls are read.
+func (p *parser) record(rec jsonl.Record) {
+	at := loc{line: rec.Line, offset: rec.Offset}
+	if rt := rec.Field("$rewindTo"); rt != nil {
+		id, _ := jsonl.String(rt)
+		p.rewind(at, string(id))
+		return
+	}
+	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
+		v := gjson.ParseBytes(set)
+		p.stamp(v.Get("lastUpdated").Str)
+		v.Get("directories").ForEach(func(_, d gjson.Result) bool { // /dir add
+			return !p.tryRoot(d.Str)
+		})
+		if msgs := v.Get("messages"); msgs.IsArray() {
+			// A checkpoint: the conversation is the list given.
+			p.live, p.isLive = nil, map[uint64]bool{}
+			msgs.ForEach(func(_, m gjson.Result) bool {
+				if m.IsObject() {
+					p.message(at, m)
+				}
+				return true
+			})
+		}
+		return
+	}
+	typ := rec.Field("type")
+	if rec.Field("projectHash") != nil || (rec.Field("sessionId") != nil && typ == nil) {
+		v := gjson.ParseBytes(rec.Data)
+		p.metadata(v)
+		v.Get("messages").ForEach(func(_, m gjson.Result) bool {
+			if m.IsObject() {
+				p.message(at, m)
+			}
+			return true
+		})
+		return
+	}
+	id, idOK := jsonl.String(rec.Field("id"))
+	t, typOK := jsonl.String(typ)
+	if !idOK || !typOK {
+		p.warn(at, "record is neither a message nor session metadata")
+		return
+	}
+	ts, _ := jsonl.String(rec.Field("timestamp"))
+	var content gjson.Result
+	if p.h.Event != nil && string(t) == "user" {
+		content = gjson.ParseBytes(rec.Field("content"))
+	}
+	p.messageOf(at, string(id), string(t), string(ts), content, gjson.ParseBytes(rec.Field("toolCalls")))
+}
+
+// metadata takes the session's identity and span from its metadata.
+func (p *parser) metadata(v gjson.Result) {
+	if id := v.Get("sessionId").Str; id != "" && !p.idSeen {
+		p.idSeen = true
+		p.sess.ID = strings.Clone(id)
+	}
+	if h := v.Get("projectHash").Str; h != "" && p.projectHash == "" {
+		p.projectHash = strings.ToLower(strings.Clone(h))
+	}
+	p.stamp(v.Get("startTime").Str)
+	p.stamp(v.Get("lastUpdated").Str)
+	v.Get("directories").ForEach(func(_, d gjson.Result) bool {
+		p.tryRoot(d.Str)
+		return p.cwd == ""
+	})
+}
+
+func (p *parser) stamp(ts string) {
+	if ts == "" {
+		return
+	}
+	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+		return
+	}
+	if p.firstTS == "" || ts < p.firstTS {
+		p.firstTS = strings.Clone(ts)
+	}
+	if ts > p.maxTS {
+		p.maxTS = strings.Clone(ts)
+	}
+}
+
+// message handles one message of a list (the legacy document, a $set
+// checkpoint, metadata that holds messages), read in one pass over its keys.
+func (p *parser) message(at loc, m gjson.Result) {
+	var id, typ, ts string
+	var content, calls gjson.Result
+	m.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			id = v.Str
+		case "type":
+			typ = v.Str
+		case "timestamp":
+			ts = v.Str
+		case "content":
+			content = v
+		case "toolCalls":
+			calls = v
+		}
+		return true
+	})
+	p.messageOf(at, id, typ, ts, content, calls)
+}
+
+// messageOf handles a message: a new one, or a later copy of one whose tool
+// calls have moved on.
+func (p *parser) messageOf(at loc, id, typ, ts string, content, calls gjson.Result) {
+	p.stamp(ts)
+	h := p.hash(id)
+	if id != "" && !p.isLive[h] {
+		p.isLive[h] = true
+		p.live = append(p.live, h)
+	}
+	if typ == "user" && p.h.Event != nil && id != "" && !p.turns[h] {
+		p.turns[h] = true
+		if text := contentText(content); text != "" {
+			t, _ := time.Parse(time.RFC3339Nano, ts)
+			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
+		}
+	}
+	calls.ForEach(func(_, tc gjson.Result) bool {
+		if tc.IsObject() {
+			p.call(at, id, tc)
+		}
+		return true
+	})
+}
+
+// contentText joins the text of a message's content (a string, or parts).
+func contentText(c gjson.Result) string {
+	if c.Type == gjson.String {
+		return strings.TrimSpace(c.Str)
+	}
+	var sb strings.Builder
+	c.ForEach(func(_, part gjson.Result) bool {
+		sb.WriteString(part.Get("text").Str)
+		return true
+	})
+	return strings.TrimSpace(sb.String())
+}
+
+// final reports whether a tool call's status is one it ends in.
+func final(status string) bool {
+	switch status {
+	case "success", "error", "cancelled":
+		return true
+	}
+	return false
+}
+
+// tcall is a tool call's fields, read in one pass; strings are unescaped,
+// the tool's arguments, result and display are left as they are written.
+type tcall struct {
+	id, name, status, ts         string
+	args, result, display, whole gjson.Result
+	// out and txt cache the answer, as written and as text.
+	out    []byte
+	outSet bool
+	txt    *string
+	// plain: txt is the response's output string (not an error, not a
+	// part of another kind).
+	plain bool
+}
+
+func readCall(tc gjson.Result) tcall {
+	c := tcall{whole: tc}
+	tc.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			c.id = v.Str
+		case "name":
+			c.name = v.Str
+		case "status":
+			c.status = v.Str
+		case "timestamp":
+			c.ts = v.Str
+		case "args":
+			c.args = v
+		case "result":
+			c.result = v
+		case "resultDisplay":
+			c.display = v
+		}
+		return true
+	})
+	return c
+}
+
+// output returns the JSON string the tool answered with (its output, or
+// its error), as written, without reading the rest of the result.
+func (c *tcall) output() []byte {
+	if c.outSet {
+		return c.out
+	}
+	c.outSet = true
+	if c.result.Type == gjson.String {
+		c.out = []byte(c.result.Raw)
+		return c.out
+	}
+	var out []byte
+	c.result.ForEach(func(_, part gjson.Result) bool {
+		if t := part.Get("text"); t.Type == gjson.String {
+			out = []byte(t.Raw)
+			return false
+		}
+		resp := jsonl.Record{Data: []byte(part.Get("functionResponse.response").Raw)}
+		for _, k := range []string{"output", "error", "content"} {
+			if v := resp.Field(k); len(v) > 0 && v[0] == '"' {
+				out = v
+				return false
+			}
+		}
+		return true
+	})
+	if out == nil && c.display.Type == gjson.String {
+		out = []byte(c.display.Raw)
+	}
+	c.out = out
+	return out
+}
+
+// text is the tool's whole answer (a copy: it outlives the line).
+func (c *tcall) text() string {
+	if c.txt == nil {
+		// The usual place is read in one pass, unescaped once; the text is
+		// cloned, as it outlives the record.
+		t := ""
+		if v := c.result.Get("0.functionResponse.response.output"); v.Type == gjson.String {
+			t, c.plain = strings.Clone(v.Str), true
+		} else if out := c.output(); len(out) > 0 && out[0] == '"' {
+			t = gjson.ParseBytes(out).Str
+		}
+		c.txt = &t
+	}
+	return *c.txt
+}
+
+// plainOutput reports whether the tool answered with an output string (a
+// read_file of a text file, not an image or an error).
+func (c *tcall) plainOutput() bool {
+	c.text()
+	return c.plain
+}
+
+// first is the first line of the tool's answer, read from a bounded prefix
+// unless the whole answer was read already.
+func (c *tcall) first() string {
+	if c.txt != nil {
+		return emit.FirstLine(*c.txt)
+	}
+	h, _ := jsonl.Head(c.output(), 2048)
+	return emit.FirstLine(h)
+}
+
+// call handles one tool call of a message: settled the first time it is
+// seen in a final status, waiting until then. Calls that change no file are
+// told apart first, from their name and command, before their (often
+// large) results are read.
+func (p *parser) call(at loc, msg string, tc gjson.Result) {
+	if id := tc.Get("id"); id.Type != gjson.String || id.Str == "" || p.settled[p.hash(id.Str)] {
+		return
+	}
+	c := readCall(tc)
+	var sh *shellcmd.Result
+	changes := relevant(c.name)
+	if c.name == "run_shell_command" {
+		r := shellcmd.Parse(c.args.Get("command").Str)
+		sh, changes = &r, r.Writes()
+	}
+	if !final(c.status) {
+		pc := p.pending[c.id]
+		if pc == nil {
+			pc = &pending{name: strings.Clone(c.name), target: target(c.args), ts: strings.Clone(c.ts), at: at, msg: strings.Clone(msg)}
+			p.pending[strings.Clone(c.id)] = pc
+		}
+		if changes {
+			pc.raw = strings.Clone(tc.Raw)
+		}
+		return
+	}
+	delete(p.pending, c.id)
+	p.settled[p.hash(c.id)] = true
+	p.stamp(c.ts)
+	if !p.cwdVerified {
+		p.learn(&c)
+	}
+	if !changes && c.name != "read_file" && p.h.Event == nil {
+		return
+	}
+	if c.name == "read_file" && c.status == "success" {
+		c.text() // its content is evidence: read once, whole
+	}
+	o, why := outcome(&c, changes)
+	if p.h.Event != nil {
+		t, _ := time.Parse(time.RFC3339Nano, c.ts)
+		p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: at.line, Tool: strings.Clone(c.name), Target: target(c.args),
+			CallID: strings.Clone(c.id), Outcome: o, Detail: why, Ended: t})
+	}
+	if !changes && c.name != "read_file" {
+		return
+	}
+	build, ok := p.opFor(at, &c, sh, o, why)
+	if !ok {
+		return
+	}
+	if c.name != "read_file" {
+		p.ops[p.hash(msg)] = append(p.ops[p.hash(msg)], fmt.Sprintf("%s call %s (line %d)", c.name, c.id, at.line))
+	}
+	p.held = append(p.held, held{msg: strings.Clone(msg), build: build})
+	p.flush(false)
+}
+
+// flush hands on the operations waiting for the working directory, once it
+// is known (or, with force, at the end whatever is known).
+func (p *parser) flush(force bool) {
+	if p.cwd == "" && !force {
+		return
+	}
+	for _, h := range p.held {
+		if op, ok := h.build(p.cwd); ok {
+			p.emit(op)
+		}
+	}
+	p.held = p.held[:0]
+}
+
+// outcome classifies a finished call from its status (and, for a shell
+// command that writes, its exit code, which Gemini reports as a success of
+// the tool).
+func outcome(c *tcall, changes bool) (manifest.Outcome, string) {
+	first := c.first()
+	switch c.status {
+	case "error":
+		return manifest.OutcomeFailed, "status error: " + first
+	case "cancelled":
+		if c.name == "run_shell_command" && changes && strings.Contains(c.text(), "before it could complete") {
+			return manifest.OutcomeUnknown, "status cancelled while running: " + first
+		}
+		return manifest.OutcomeRejected, "status cancelled: " + first
+	case "success":
+	default:
+		return manifest.OutcomeUnknown, "status " + c.status
+	}
+	if c.name == "run_shell_command" && changes {
+		text := c.text()
+		if strings.Contains(text, "was cancelled by user before it could complete") || strings.Contains(text, "automatically cancelled because it exceeded the timeout") {
+			return manifest.OutcomeUnknown, "status success, but the command was stopped: " + first
+		}
+		if code, ok := exitCode(text); ok && code != "0" {
+			return manifest.OutcomeFailed, "output: Exit Code: " + code
+		}
+	}
+	return manifest.OutcomeApplied, "status success: " + first
+}
+
+// exitCode finds the "Exit Code: N" line of a shell command's output block.
+func exitCode(text string) (string, bool) {
+	for rest := text; ; {
+		i := strings.Index(rest, "Exit Code: ")
+		if i < 0 {
+			return "", false
+		}
+		if i == 0 || rest[i-1] == '\n' {
+			j := i + len("Exit Code: ")
+			k := j
+			if k < len(rest) && rest[k] == '-' {
+				k++
+			}
+			for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+				k++
+			}
+			if k > j {
+				return rest[j:k], true
+			}
+		}
+		rest = rest[i+1:]
+	}
+}
+
+func argPath(args gjson.Result) string {
+	for _, k := range []string{"file_path", "absolute_path", "path"} {
+		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
+			return v.Str
+		}
+	}
+	return ""
+}
+
+// learn looks for the project root in a tool call: an absolute path the
+// tool reports (its resultDisplay.filePath, its output's first line, an
+// absolute argument), read up to the root whose sha256 is the session's
+// projectHash, or, when that cannot be checked, as the absolute path less
+// the relative one the model gave.
+func (p *parser) learn(c *tcall) {
+	if p.cwdVerified {
+		return
+	}
+	rel := argPath(c.args)
+	var abs []string
+	if fp := c.display.Get("filePath"); fp.Type == gjson.String && path.IsAbs(fp.Str) {
+		abs = append(abs, fp.Str)
+	}
+	if path.IsAbs(rel) {
+		abs = append(abs, rel)
+	}
+	for _, k := range []string{"dir_path", "directory"} {
+		if d := c.args.Get(k).Str; path.IsAbs(d) {
+			abs = append(abs, d)
+		}
+	}
+	first := c.first()
+	if i := strings.Index(first, ": /"); i >= 0 {
+		rest := first[i+2:]
+		if rel != "" && !path.IsAbs(rel) {
+			suffix := "/" + path.Clean(rel)
+			if j := strings.Index(rest, suffix); j > 0 {
+				abs = append(abs, rest[:j+len(suffix)])
+				if p.guess == "" {
+					p.guess = strings.Clone(rest[:j])
+				}
+			}
+		}
+		if j := strings.IndexAny(rest, " \t"); j > 0 {
+			abs = append(abs, strings.TrimRight(rest[:j], ".,;:"))
+		}
+	}
+	for _, a := range abs {
+		if p.tryRoot(a) {
+			return
+		}
+	}
+}
+
+// tryRoot checks a path and its parents against the projectHash.
+func (p *parser) tryRoot(a string) bool {
+	if p.cwdVerified || p.projectHash == "" || !path.IsAbs(a) {
+		return false
+	}
+	for d := path.Clean(a); ; d = path.Dir(d) {
+		sum := sha256.Sum256([]byte(d))
+		if hex.EncodeToString(sum[:]) == p.projectHash {
+			p.cwd, p.cwdVerified = strings.Clone(d), true
+			return true
+		}
+		if d == "/" {
+			return false
+		}
+	}
+}
+
+// resolve makes a tool path absolute against the project root.
+func resolve(cwd, p string) string {
+	if p == "" {
+		return ""
+	}
+	if path.IsAbs(p) || cwd == "" {
+		return path.Clean(p)
+	}
+	return path.Join(cwd, p)
+}
+
+// opFor returns how to build the operation of a finished file-changing
+// call, once the working directory is known; ok is false for a call that
+// changes no file.
+func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome, why string) (func(string) (manifest.Op, bool), bool) {
+	args := c.args
+	id, name := c.id, c.name
+	t, _ := time.Parse(time.RFC3339Nano, c.ts)
+	base := manifest.Op{Tool: strings.Clone(name), Outcome: o, OutcomeEvidence: why, Identity: "gemini:" + id,
+		Provenance: manifest.Provenance{Transcript: p.file, Line: at.line, Offset: at.offset, Time: t, CallID: strings.Clone(id), Carrier: "gemini_tool_call"}}
+	rd := c.display
+	switch name {
+	case "write_file":
+		fp := strings.Clone(argPath(args))
+		if fp == "" {
+			p.warn(at, "%s call %s names no file", name, id)
+			return nil, false
+		}
+		op := base
+		op.Kind = manifest.KindWrite
+		content := strings.Clone(args.Get("content").Str)
+		newc, orig := rd.Get("newContent"), rd.Get("originalContent")
+		if newc.Type == gjson.String {
+			content = strings.Clone(newc.Str)
+			// Gemini writes CRLF when the file it overwrote had CRLF; the
+			// recorded newContent is before that.
+			if !rd.Get("isNewFile").Bool() && orig.Type == gjson.String && strings.Contains(orig.Str, "\r\n") {
+				content = toCRLF(content)
+			}
+		} else if strings.Contains(c.text(), "User modified the `content`") {
+			op.Note = "the user modified the proposed content before accepting it, and the transcript does not record the content written"
+			op.LowConfidence = true
+		}
+		op.Content = &content
+		var pre *string
+		if orig.Type == gjson.String && !rd.Get("isNewFile").Bool() {
+			s := strings.Clone(orig.Str)
+			pre = &s
+		}
+		return func(cwd string) (manifest.Op, bool) {
+			op := op
+			op.Cwd = cwd
+			op.Paths = []string{resolve(cwd, fp)}
+			if pre != nil {
+				op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePre, Content: *pre, Source: "resultDisplay.originalContent"}}
+			}
+			return op, true
+		}, true
+	case "replace", "edit":
+		fp := strings.Clone(argPath(args))
+		if fp == "" {
+			p.warn(at, "%s call %s names no file", name, id)
+			return nil, false
+		}
+		op := base
+		op.Kind = manifest.KindEdit
+		e := manifest.Edit{Old: strings.Clone(args.Get("old_string").Str), New: strings.Clone(args.Get("new_string").Str),
+			ReplaceAll: args.Get("allow_multiple").Bool()}
+		if n := args.Get("expected_replacements"); n.Exists() {
+			e.Expected = int(n.Int())
+			e.ReplaceAll = e.Expected > 1
+		}
+		op.Edits = []manifest.Edit{e}
+		var pre, post *string
+		if orig := rd.Get("originalContent"); orig.Type == gjson.String && !rd.Get("isNewFile").Bool() {
+			s := strings.Clone(orig.Str)
+			pre = &s
+		}
+		if newc := rd.Get("newContent"); newc.Type == gjson.String {
+			s := strings.Clone(newc.Str)
+			post = &s
+		}
+		if strings.Contains(c.text(), "User modified the `new_string`") {
+			op.Note = "the user modified the proposed new_string before accepting it"
+			if post == nil {
+				op.LowConfidence = true
+			}
+		}
+		return func(cwd string) (manifest.Op, bool) {
+			op := op
+			op.Cwd = cwd
+			op.Paths = []string{resolve(cwd, fp)}
+			if pre != nil {
+				// Gemini reads the file with CRLF turned into LF.
+				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePre, Content: *pre, Source: "resultDisplay.originalContent", LFNormalized: true})
+			}
+			if post != nil {
+				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: *post, Source: "resultDisplay.newContent", LFNormalized: true})
+			}
+			return op, true
+		}, true
+	case "read_file":
+		// A whole text file read shows its content (CRLF turned into LF,
+		// no BOM): evidence, as Claude Code's full Read is. A partial or
+		// shortened read says so in its display or output.
+		fp := strings.Clone(argPath(args))
+		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (rd.Exists() && rd.Str != "") {
+			return nil, false
+		}
+		for _, k := range []string{"offset", "limit", "start_line", "end_line"} {
+			if args.Get(k).Exists() {
+				return nil, false
+			}
+		}
+		content := c.text()
+		if strings.HasPrefix(strings.TrimSpace(content), "IMPORTANT: The file content has been truncated") {
+			return nil, false
+		}
+		op := base
+		op.Kind = manifest.KindObserve
+		return func(cwd string) (manifest.Op, bool) {
+			op := op
+			op.Cwd = cwd
+			op.Paths = []string{resolve(cwd, fp)}
+			op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: content, Source: "full-file read_file", LFNormalized: true}}
+			return op, true
+		}, true
+	case "run_shell_command":
+		cmd := strings.Clone(args.Get("command").Str)
+		if sh == nil {
+			r := shellcmd.Parse(cmd)
+			sh = &r
+		}
+		if !sh.Writes() {
+			return nil, false
+		}
+		dir := strings.Clone(firstNonEmpty(args.Get("dir_path").Str, args.Get("directory").Str))
+		op := base
+		op.Kind = manifest.KindShell
+		op.Command = cmd
+		return func(cwd string) (manifest.Op, bool) {
+			op := op
+			op.Cwd = cwd
+			if dir != "" {
+				op.Cwd = resolve(cwd, dir)
+			}
+			shellcmd.Fill(&op, *sh, op.Cwd, resolve)
+			return op, true
+		}, true
+	}
+	return nil, false
+}
+
+func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
+
+// toCRLF turns every line end into CRLF, as Gemini CLI does when it keeps
+// a file's CRLF line endings.
+func toCRLF(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// rewind handles $rewindTo: the conversation loses that message and every
+// one after it. Their operations happened on disk, so they stay in the
+// replay, as Claude Code's rewound branches do; each is reported.
+func (p *parser) rewind(at loc, id string) {
+	i := -1
+	want := p.hash(id)
+	for k, m := range p.live {
+		if m == want {
+			i = k
+			break
+		}
+	}
+	if i < 0 {
+		p.warn(at, "$rewindTo names message %s, which the conversation does not hold: Gemini CLI then drops the whole conversation", excerpt(id, 60))
+		i = 0
+	}
+	for _, m := range p.live[i:] {
+		for _, d := range p.ops[m] {
+			p.warn(at, "$rewindTo %s: the conversation was rewound past the %s; it happened on disk and stays in the replay", excerpt(id, 60), d)
+		}
+		delete(p.isLive, m)
+	}
+	p.live = p.live[:i]
+	// No timeline event: a rewind is neither a prompt (it would count as a
+	// turn of --at and --to-branch) nor an abort (the session goes on); the
+	// warnings above are how it is reported.
+}
+
+func (p *parser) emit(op manifest.Op) {
+	op.Session = p.sess.ID
+	op.Seq = p.seq
+	p.seq++
+	p.header()
+	if p.h.Op != nil {
+		p.h.Op(op)
+	}
+}
+
+func (p *parser) header() {
+	if p.headed {
+		return
+	}
+	p.headed = true
+	if p.h.Header != nil {
+		s := p.sess
+		s.Cwd = p.cwd
+		s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+		s.Warnings = nil
+		p.h.Header(s)
+	}
+}
+
+func (p *parser) finish() {
+	if p.cwd == "" && p.guess != "" {
+		p.cwd = p.guess
+		p.warn(loc{line: 1}, "the project root %s is read from a tool's output and does not match the session's projectHash", p.guess)
+	}
+	if p.cwd == "" && len(p.held) > 0 {
+		p.warn(loc{line: 1}, "the session does not say its project root: relative paths stay relative")
+	}
+	// Calls that never reached a final status: reported, not replayed.
+	ids := make([]string, 0, len(p.pending))
+	for id := range p.pending {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].at.line < p.pending[ids[b]].at.line })
+	for _, id := range ids {
+		pc := p.pending[id]
+		if pc.raw != "" {
+			c := readCall(gjson.Parse(pc.raw))
+			if build, ok := p.opFor(pc.at, &c, nil, manifest.OutcomeUnknown, "no final status: the call never finished (interrupted or crashed)"); ok {
+				p.held = append(p.held, held{msg: pc.msg, build: build})
+			}
+		}
+		if p.h.Event != nil {
+			t, _ := time.Parse(time.RFC3339Nano, pc.ts)
+			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: pc.at.line, Tool: pc.name, Target: pc.target, CallID: id,
+				Outcome: manifest.OutcomeUnknown, Detail: "no final status: still running when the transcript ends"})
+		}
+	}
+	p.flush(true)
+	s := &p.sess
+	s.Warnings = append(s.Warnings, p.warns.List()...)
+	sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
+	s.Cwd = p.cwd
+	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)
+	truncated := false
+	for _, w := range s.Warnings {
+		truncated = truncated || strings.HasPrefix(w.Message, "truncated last line")
+	}
+	switch {
+	case truncated:
+		s.EndState = manifest.EndTruncated
+	case len(p.pending) > 0:
+		s.EndState = manifest.EndInTool
+	default:
+		s.EndState = manifest.EndClean
+	}
+	p.header()
+}
+
+// target says briefly what a call works on.
+func target(args gjson.Result) string {
+	for _, k := range []string{"file_path", "absolute_path", "path", "dir_path", "command", "pattern", "url", "query", "prompt"} {
+		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
+			return excerpt(v.Str, 160)
+		}
+	}
+	return excerpt(jsonl.Canonical(args.Raw), 120)
+}
+
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.Clone(s)
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// relevant reports whether a tool may change files.
+func relevant(name string) bool {
+	switch name {
+	case "write_file", "replace", "edit", "run_shell_command":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,527 @@
+package pi
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/agentsandbox/sandbox/parse/shellcmd"
+	"github.com/tidwall/gjson"
+)
+
+// Result is a whole parsed session.
+type Result struct {
+	Session manifest.Session
+	Ops     []manifest.Op
+}
+
+// Parse reads a whole pi session.
+func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
+	res := &Result{}
+	sess, err := Stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	res.Session = sess
+	return res, err
+}
+
+type call struct {
+	name, args, ts string
+	stopped        string // when the conversation went on without its result
+	inert          bool   // changes no file
+	line           int
+	offset         int64
+}
+
+// opAt is where an operation's result is in the tree.
+type opAt struct {
+	entry uint64
+	what  string
+	line  int
+}
+
+type parser struct {
+	warns jsonl.Warner
+	file  string
+	h     emit.Handler
+	sess  manifest.Session
+
+	cwd     string
+	pending map[string]*call
+	// interrupted are calls without a result when a later user message
+	// came: the session went on without them.
+	interrupted map[string]*call
+	done        map[uint64]bool // calls settled, by the hash of their id
+	seq         int
+	headed      bool
+
+	// The tree: each entry's parent, the last entry (the current position),
+	// and the entry each operation's result is in.
+	// parent maps each entry to its parent by the hashes of their ids (a
+	// few bytes an entry, whatever the ids' length); root is hash("").
+	seed           maphash.Seed
+	parent         map[uint64]uint64
+	leaf           string
+	opEntry        []opAt
+	firstTS, maxTS string
+}
+
+// Stream reads a pi session from r and hands each operation to h as soon
+// as its result is read. It returns the session.
+func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
+	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, done: map[uint64]bool{}, parent: map[uint64]uint64{}, seed: maphash.MakeSeed()}
+	p.sess = manifest.Session{Agent: manifest.AgentPi, Transcript: file, ID: idFromFilename(file)}
+	rd := jsonl.NewReader(r, file)
+	defer rd.Close()
+	err := rd.Each(ctx, p.record)
+	rd.Fill(&p.sess)
+	p.finish()
+	return p.sess, err
+}
+
+var uuidRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+
+func idFromFilename(file string) string {
+	base := path.Base(strings.ReplaceAll(file, `\`, "/"))
+	all := uuidRe.FindAllString(base, -1)
+	if len(all) > 0 {
+		return strings.ToLower(all[len(all)-1])
+	}
+	for _, ext := range []string{".zst", ".gz", ".jsonl"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	return base
+}
+
+func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
+	p.warns.Add(format, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) stamp(ts string) {
+	if ts == "" {
+		return
+	}
+	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+		return
+	}
+	if p.firstTS == "" || ts < p.firstTS {
+		p.firstTS = strings.Clone(ts)
+	}
+	if ts > p.maxTS {
+		p.maxTS = strings.Clone(ts)
+	}
+}
+
+// record handles one line. Its top-level fields are found without reading
+// the values they hold (a result can hold a whole file), and a result that
+// no tracked call waits for is left unread.
+func (p *parser) record(rec jsonl.Record) {
+	str := func(k string) string { b, _ := jsonl.String(rec.Field(k)); return string(b) }
+	typ := str("type")
+	ts := str("timestamp")
+	p.stamp(ts)
+	id := str("id")
+	if typ == "session" {
+		v := gjson.ParseBytes(rec.Data)
+		if p.sess.ID == "" || !uuidRe.MatchString(path.Base(p.file)) {
+			if id != "" {
+				p.sess.ID = strings.ToLower(strings.Clone(id))
+			}
+		}
+		if c := v.Get("cwd").Str; c != "" && p.cwd == "" {
+			p.cwd = path.Clean(strings.Clone(c))
+		}
+		if b := v.Get("branchedFrom").Str; b != "" {
+			p.sess.ForkedFrom = strings.Clone(b)
+		}
+		if b := v.Get("parentSession").Str; b != "" {
+			p.sess.ForkedFrom = strings.Clone(b)
+		}
+		return
+	}
+	if typ == "" {
+		p.warn(rec, "record has no \"type\"")
+		return
+	}
+	entry := ""
+	if id != "" {
+		entry = strings.Clone(id)
+		par, _ := jsonl.String(rec.Field("parentId"))
+		p.parent[p.hash(entry)] = p.hash(string(par))
+		p.leaf = entry
+	}
+	if typ != "message" {
+		return
+	}
+	m := gjson.ParseBytes(rec.Field("message"))
+	role := m.Get("role").Str
+	switch role {
+	case "user":
+		// The conversation went on: a call still without its result was
+		// interrupted (the session did not die in it).
+		for id, c := range p.pending {
+			c.stopped = strings.Clone(ts)
+			p.interrupted[id] = c
+			delete(p.pending, id)
+		}
+		if p.h.Event != nil {
+			if text := contentText(m.Get("content")); text != "" {
+				t, _ := time.Parse(time.RFC3339Nano, ts)
+				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
+			}
+		}
+	case "assistant":
+		// A reply cut by an error or an abort never has its tool calls run:
+		// pi runs them only after a complete reply.
+		stop := m.Get("stopReason").Str
+		cut := stop == "error" || stop == "aborted"
+		m.Get("content").ForEach(func(_, b gjson.Result) bool {
+			if b.Get("type").Str != "toolCall" {
+				return true
+			}
+			cid := b.Get("id").Str
+			if cid == "" || p.done[p.hash(cid)] || p.pending[cid] != nil {
+				return true
+			}
+			c := &call{name: strings.Clone(b.Get("name").Str), args: strings.Clone(b.Get("arguments").Raw),
+				ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset}
+			if cut {
+				p.done[p.hash(cid)] = true
+				why := "assistant reply stopped (" + stop + ": " + emit.FirstLine(m.Get("errorMessage").Str) + "): its tool calls were never run"
+				if p.h.Event != nil {
+					t, _ := time.Parse(time.RFC3339Nano, ts)
+					p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: c.name, Target: target(gjson.Parse(c.args)),
+						CallID: strings.Clone(cid), Outcome: manifest.OutcomeFailed, Detail: why})
+				}
+				p.build(rec, cid, c, manifest.OutcomeFailed, why, entry, gjson.Result{})
+				return true
+			}
+			// A call that changes no file is still tracked (the session may
+			// die in it), but its result will not be read.
+			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(gjson.Get(c.args, "command").Str).Writes())
+			p.pending[strings.Clone(cid)] = c
+			return true
+		})
+	case "toolResult":
+		cid := m.Get("toolCallId").Str
+		c := p.pending[cid]
+		if c == nil {
+			return
+		}
+		if c.inert && p.h.Event == nil {
+			delete(p.pending, cid)
+			p.done[p.hash(cid)] = true
+			return // read, grep, …: nothing to build, the result stays unread
+		}
+		delete(p.pending, cid)
+		p.done[p.hash(cid)] = true
+		text := contentText(m.Get("content"))
+		o, why := manifest.OutcomeApplied, "toolResult: "+emit.FirstLine(text)
+		if m.Get("isError").Bool() {
+			o, why = manifest.OutcomeFailed, "toolResult isError: "+emit.FirstLine(text)
+		}
+		if p.h.Event != nil {
+			t, _ := time.Parse(time.RFC3339Nano, c.ts)
+			end, _ := time.Parse(time.RFC3339Nano, ts)
+			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(gjson.Parse(c.args)),
+				CallID: strings.Clone(cid), Outcome: o, Detail: why, Ended: end})
+		}
+		if c.name == "read" {
+			p.read(rec, cid, c, m, o)
+			return
+		}
+		p.build(rec, cid, c, o, why, entry, m.Get("details"))
+	case "bashExecution":
+		// A command the user ran with "!": it ran on the same files.
+		cmd := m.Get("command").Str
+		sh := shellcmd.Parse(cmd)
+		if !sh.Writes() {
+			return
+		}
+		o, why := manifest.OutcomeApplied, "bashExecution exitCode 0"
+		switch {
+		case m.Get("cancelled").Bool():
+			o, why = manifest.OutcomeUnknown, "bashExecution cancelled while running"
+		case m.Get("exitCode").Type == gjson.Number && m.Get("exitCode").Int() != 0:
+			o, why = manifest.OutcomeFailed, fmt.Sprintf("bashExecution exitCode %d", m.Get("exitCode").Int())
+		}
+		c := &call{name: "bash", ts: ts, line: rec.Line, offset: rec.Offset}
+		op := p.newOp(c, "", manifest.KindShell)
+		op.Provenance.Carrier = "pi_user_bash"
+		op.Command = strings.Clone(cmd)
+		shellcmd.Fill(&op, sh, p.cwd, resolve)
+		op.Outcome, op.OutcomeEvidence = o, why
+		p.emitOp(op, entry, "user bash command (line "+fmt.Sprint(rec.Line)+")")
+	}
+}
+
+func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
+
+// relevant reports whether a tool's call can change files (a bash command
+// is read further when its result comes).
+func relevant(name string) bool {
+	switch name {
+	case "write", "edit", "bash":
+		return true
+	}
+	return false
+}
+
+func contentText(c gjson.Result) string {
+	if c.Type == gjson.String {
+		return c.Str
+	}
+	var sb strings.Builder
+	c.ForEach(func(_, b gjson.Result) bool {
+		if b.Get("type").Str == "text" {
+			sb.WriteString(b.Get("text").Str)
+		}
+		return true
+	})
+	return sb.String()
+}
+
+// resolve makes a tool path absolute against the session's cwd, as pi
+// does: a leading "@" (a mention) is dropped.
+func resolve(cwd, p string) string {
+	p = strings.TrimPrefix(p, "@")
+	if p == "" {
+		return ""
+	}
+	if path.IsAbs(p) || cwd == "" {
+		return path.Clean(p)
+	}
+	return path.Join(cwd, p)
+}
+
+func (p *parser) newOp(c *call, id string, kind manifest.OpKind) manifest.Op {
+	t, _ := time.Parse(time.RFC3339Nano, c.ts)
+	op := manifest.Op{Kind: kind, Tool: c.name, Cwd: p.cwd,
+		Provenance: manifest.Provenance{Transcript: p.file, Line: c.line, Offset: c.offset, Time: t, CallID: strings.Clone(id), Carrier: "pi_tool_call"}}
+	if id != "" {
+		op.Identity = "pi:" + id
+	}
+	return op
+}
+
+// edits reads an edit call's replacements: edits[] (an array, or the same
+// array sent as a JSON string), with a top-level oldText/newText folded in.
+func edits(args gjson.Result) []manifest.Edit {
+	var out []manifest.Edit
+	list := args.Get("edits")
+	if list.Type == gjson.String {
+		list = gjson.Parse(list.Str)
+	}
+	list.ForEach(func(_, e gjson.Result) bool {
+		out = append(out, manifest.Edit{Old: strings.Clone(e.Get("oldText").Str), New: strings.Clone(e.Get("newText").Str)})
+		return true
+	})
+	if o := args.Get("oldText"); o.Type == gjson.String {
+		out = append(out, manifest.Edit{Old: strings.Clone(o.Str), New: strings.Clone(args.Get("newText").Str)})
+	}
+	return out
+}
+
+// read turns a whole-file read into evidence: pi's read without offset or
+// limit, and not truncated (pi then says so in details.truncation and in a
+// closing note), answers with the file's text exactly as it is (BOM and
+// CRLF included).
+func (p *parser) read(rec jsonl.Record, id string, c *call, m gjson.Result, o manifest.Outcome) {
+	args := gjson.Parse(c.args)
+	fp := firstNonEmpty(args.Get("path").Str, args.Get("file_path").Str)
+	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || m.Get("details.truncation").Exists() {
+		return
+	}
+	blocks := m.Get("content")
+	if n := blocks.Get("#").Int(); n != 1 || blocks.Get("0.type").Str != "text" {
+		return // an image, or more than the text
+	}
+	text := blocks.Get("0.text").Str
+	if i := strings.LastIndex(text, "\n\n["); i >= 0 && strings.Contains(text[i:], "Use offset=") {
+		return // a partial read that says where to go on
+	}
+	op := p.newOp(c, id, manifest.KindObserve)
+	op.Paths = []string{resolve(p.cwd, fp)}
+	op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: strings.Clone(text), Source: "full-file read"}}
+	op.Outcome, op.OutcomeEvidence = o, "toolResult of a whole-file read"
+	op.Provenance.Line, op.Provenance.Offset = rec.Line, rec.Offset
+	p.emitOp(op, "", "")
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// build makes the operation of a finished call.
+func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome, why, entry string, details gjson.Result) {
+	args := gjson.Parse(c.args)
+	var op manifest.Op
+	switch c.name {
+	case "write", "edit":
+		fp := args.Get("path").Str
+		if fp == "" {
+			fp = args.Get("file_path").Str
+		}
+		if fp == "" {
+			p.warn(rec, "%s call %s names no file", c.name, id)
+			return
+		}
+		if c.name == "write" {
+			op = p.newOp(c, id, manifest.KindWrite)
+			content := strings.Clone(args.Get("content").Str)
+			op.Content = &content
+		} else {
+			op = p.newOp(c, id, manifest.KindEdit)
+			op.Edits = edits(args)
+			if len(op.Edits) == 0 {
+				p.warn(rec, "edit call %s has no oldText or edits", id)
+				return
+			}
+		}
+		op.Paths = []string{resolve(p.cwd, fp)}
+		// pi's record of the change: a unified diff (details.patch, since
+		// edits[]) and its own numbered diff (details.diff); neither holds
+		// the whole file, so they check the replay rather than replace it.
+		for _, k := range []string{"patch", "diff"} {
+			if d := details.Get(k); c.name == "edit" && d.Type == gjson.String && d.Str != "" {
+				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidenceDiff, Content: strings.Clone(d.Str), Source: "details." + k})
+			}
+		}
+	case "bash":
+		cmd := args.Get("command").Str
+		sh := shellcmd.Parse(cmd)
+		if !sh.Writes() {
+			return
+		}
+		op = p.newOp(c, id, manifest.KindShell)
+		op.Command = strings.Clone(cmd)
+		shellcmd.Fill(&op, sh, p.cwd, resolve)
+	default:
+		return
+	}
+	op.Outcome, op.OutcomeEvidence = o, why
+	p.emitOp(op, entry, fmt.Sprintf("%s call %s (line %d)", c.name, id, c.line))
+}
+
+func (p *parser) emitOp(op manifest.Op, entry, what string) {
+	if entry != "" {
+		p.opEntry = append(p.opEntry, opAt{p.hash(entry), what, op.Provenance.Line})
+	}
+	op.Session = p.sess.ID
+	op.Seq = p.seq
+	p.seq++
+	p.header()
+	if p.h.Op != nil {
+		p.h.Op(op)
+	}
+}
+
+func (p *parser) header() {
+	if p.headed {
+		return
+	}
+	p.headed = true
+	if p.h.Header != nil {
+		s := p.sess
+		s.Cwd = p.cwd
+		s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+		s.Warnings = nil
+		p.h.Header(s)
+	}
+}
+
+func (p *parser) finish() {
+	// Calls that never got a result: reported, not replayed.
+	open := map[string]*call{}
+	for id, c := range p.interrupted {
+		open[id] = c
+	}
+	for id, c := range p.pending {
+		open[id] = c
+	}
+	ids := make([]string, 0, len(open))
+	for id := range open {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return open[ids[a]].line < open[ids[b]].line })
+	for _, id := range ids {
+		c := open[id]
+		detail, why := "no toolResult: still running when the session ends", "no toolResult: the call never finished (interrupted or crashed)"
+		if p.pending[id] == nil {
+			detail = "no toolResult: interrupted, the conversation went on without it"
+			why = detail
+		}
+		if p.h.Event != nil {
+			t, _ := time.Parse(time.RFC3339Nano, c.ts)
+			ended, _ := time.Parse(time.RFC3339Nano, c.stopped)
+			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(gjson.Parse(c.args)),
+				CallID: id, Outcome: manifest.OutcomeUnknown, Detail: detail, Ended: ended})
+		}
+		p.build(jsonl.Record{Line: c.line, Offset: c.offset}, id, c, manifest.OutcomeUnknown, why, "", gjson.Result{})
+	}
+	// The current branch: from the last entry back to the root.
+	if p.leaf != "" {
+		on := map[uint64]bool{}
+		root := p.hash("")
+		for e, n := p.hash(p.leaf), 0; e != root && !on[e] && n <= len(p.parent); e, n = p.parent[e], n+1 {
+			on[e] = true
+		}
+		for _, oe := range p.opEntry {
+			if !on[oe.entry] {
+				p.warns.Add("abandoned", manifest.Warning{File: p.file, Line: oe.line,
+					Message: fmt.Sprintf("the %s is on a branch the session left (its current position is entry %s); it happened on disk and stays in the replay", oe.what, excerpt(p.leaf, 40))})
+			}
+		}
+	}
+	s := &p.sess
+	s.Warnings = append(s.Warnings, p.warns.List()...)
+	sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
+	s.Cwd = p.cwd
+	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)
+	truncated := false
+	for _, w := range s.Warnings {
+		truncated = truncated || strings.HasPrefix(w.Message, "truncated last line")
+	}
+	switch {
+	case truncated:
+		s.EndState = manifest.EndTruncated
+	case len(p.pending) > 0:
+		s.EndState = manifest.EndInTool
+	default:
+		s.EndState = manifest.EndClean
+	}
+	p.header()
+}
+
+func target(args gjson.Result) string {
+	for _, k := range []string{"path", "file_path", "command", "pattern"} {
+		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
+			return excerpt(v.Str, 160)
+		}
+	}
+	return excerpt(jsonl.Canonical(args.Raw), 120)
+}
+
+func excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.Clone(s)
+}
