@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 )
 
 // ExecOptions are the flags of sandbox exec.
@@ -111,7 +110,7 @@ func (s *Store) execArgs(sess *Session, o *ExecOptions) ([]string, []string, err
 	case "local":
 		env := []string{}
 		for _, e := range os.Environ() {
-			if !strings.HasPrefix(e, "HOME=") {
+			if !homeVar(e) {
 				env = append(env, e)
 			}
 		}

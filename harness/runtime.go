@@ -777,7 +777,7 @@ func (*localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 	cmd.Dir = spec.Session.Project
 	env := []string{}
 	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "HOME=") {
+		if !homeVar(e) {
 			env = append(env, e)
 		}
 	}
@@ -895,4 +895,21 @@ func (f *clientFilter) flush() {
 		f.line(f.buf)
 	}
 	f.buf = nil
+}
+
+// homeVars are the variables that say where an agent keeps its state. A
+// local run drops the host's: HOME is the session's workspace, and an agent
+// told CODEX_HOME=~/.codex (or XDG_DATA_HOME, …) would keep its transcripts
+// on the host instead, where resume and recover --session never look.
+var homeVars = []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR",
+	"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "OPENCODE_CONFIG_DIR"}
+
+func homeVar(kv string) bool {
+	k, _, _ := strings.Cut(kv, "=")
+	for _, h := range homeVars {
+		if k == h {
+			return true
+		}
+	}
+	return false
 }
