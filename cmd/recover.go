@@ -681,6 +681,17 @@ func baseOrUnknown(b string) string {
 	return b
 }
 
+// wouldHelp reports whether a start commit could have lifted some file of
+// the report: one with no start to rebuild from, or built on the host's.
+func (a *app) wouldHelp(r recov.Report) bool {
+	for _, f := range r.Files {
+		if f.Confidence == string(recov.Unrecoverable) || f.Confidence == string(recov.HostBased) {
+			return true
+		}
+	}
+	return false
+}
+
 // printBases says on stderr which start commit each session's files began
 // from, or why none was found.
 func (a *app) printBases(r recov.Report) {
@@ -691,10 +702,14 @@ func (a *app) printBases(r recov.Report) {
 		switch {
 		case s.Base != "":
 			fmt.Fprintf(a.stderr, "sandbox: session %s starts from %s (%s)\n", printable(s.ID), s.Base, printable(s.BaseNote))
+		case s.BaseNote != "" && s.GitCommit != "" && a.wouldHelp(r):
+			// A recorded commit not found is worth a line when files lack
+			// a start it would give; a branch alone (every Claude Code
+			// session has one) is said in --json only.
+			fmt.Fprintf(a.stderr, "sandbox: session %s: %s; its start commit %.12s would give the files it began from (--repo DIR: a clone holding it)\n",
+				printable(s.ID), printable(s.BaseNote), printable(s.GitCommit))
 		case s.BaseNote != "" && s.GitCommit != "":
-			// A recorded commit not found is worth a line; a branch alone
-			// (every Claude Code session has one) is said in --json only.
-			fmt.Fprintf(a.stderr, "sandbox: session %s: %s\n", printable(s.ID), printable(s.BaseNote))
+			a.log.Info().Msgf("session %s: %s", printable(s.ID), printable(s.BaseNote))
 		}
 	}
 }
