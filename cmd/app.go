@@ -25,8 +25,10 @@ type app struct {
 	quiet   bool
 	noColor bool
 	maxLine string
-	// logFormat is text (human lines) or json (zerolog's JSON lines).
+	// logFormat is text (human lines) or json (zerolog's JSON lines);
+	// logReady once the logger is set up for it.
 	logFormat string
+	logReady  bool
 	cmdPath   string // "sandbox recover": for hints
 	// ownsInterrupts: the command handles ^C itself (sandbox run: a
 	// second ^C kills the agent, and the exit is the agent's).
@@ -164,6 +166,7 @@ func (a *app) setupLog() {
 			PartsExclude:        []string{zerolog.TimestampFieldName}}
 	}
 	a.log = zerolog.New(w).Level(level).With().Timestamp().Logger()
+	a.logReady = true
 }
 
 func isTerminal(w io.Writer) bool {

@@ -37,7 +37,7 @@ var exitStatus = map[string][]exitLine{
 	"inspect":  {{"0", "reported"}, {"1", "failure, or no such session"}},
 	"log":      {{"0", "reported"}, {"1", "failure, or no such file in the session"}},
 	"detect":   {{"0", "inside a sandbox"}, {"1", "outside one"}},
-	"run": {{"N", "the agent's own exit code"}, {"128+N", "the agent was killed by signal N (137: SIGKILL or out of memory, 143: SIGTERM)"},
+	"run": {{"N", "the agent's own exit code"}, {"128+N", "the agent was killed by signal N (137: SIGKILL or out of memory, 143: SIGTERM, as after a ^C; 137 after a second ^C)"},
 		{"125", "the runtime could not run the sandbox"}, {"126, 127", "the command cannot be run, or is not there"},
 		{"1", "the harness failed (the session's record says why)"}},
 	"exec": {{"N", "the command's own exit code"}, {"126, 127", "the command cannot be run, or is not there"},
@@ -52,6 +52,10 @@ var exitStatus = map[string][]exitLine{
 	"version":  {{"0", "printed"}},
 }
 
+// ownInterrupt are the commands whose ^C is not 130: run gives the agent's
+// exit (143 after TERM, 137 after a second ^C).
+var ownInterrupt = map[string]bool{"run": true}
+
 // addExitStatus appends each command's EXIT STATUS section to its help.
 func addExitStatus(root *cobra.Command) {
 	for _, c := range root.Commands() {
@@ -59,14 +63,18 @@ func addExitStatus(root *cobra.Command) {
 		if !ok {
 			continue
 		}
-		c.Long = strings.TrimRight(c.Long, "\n") + "\n\n" + exitStatusText(lines)
+		c.Long = strings.TrimRight(c.Long, "\n") + "\n\n" + exitStatusText(lines, !ownInterrupt[c.Name()])
 	}
 }
 
-func exitStatusText(lines []exitLine) string {
+func exitStatusText(lines []exitLine, interrupt bool) string {
 	var b strings.Builder
 	b.WriteString("EXIT STATUS\n")
-	for _, l := range append(lines, exitUsageLine, exitInterrupted) {
+	all := append(lines, exitUsageLine)
+	if interrupt {
+		all = append(all, exitInterrupted)
+	}
+	for _, l := range all {
 		fmt.Fprintf(&b, "  %-9s %s\n", l.code, l.meaning)
 	}
 	return strings.TrimRight(b.String(), "\n")

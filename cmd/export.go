@@ -138,6 +138,11 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	defer fsys.Close()
 	st, err := recov.Export(ctx, sources, &recov.DryRunFS{Read: fsys}, opts, manifest.NewWriter(out), red)
 	bar.end()
+	if err == nil && ctx.Err() != nil {
+		// Cut short, the streams ended early: a manifest of part of the
+		// sessions that looks whole is never put in place.
+		err = ctx.Err()
+	}
 	a.logStreams(ctx, streams)
 	if err != nil {
 		if tmp != nil {

@@ -115,7 +115,7 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 		return err
 	}
 	if created {
-		a.note("session %s: runtime %s, project %s", sess.ID, sess.Runtime, sess.Project)
+		a.note("session %s: runtime %s, project %s", sess.ID, sess.Runtime, printable(sess.Project))
 	}
 	// A ^C or TERM stops the agent (TERM, then KILL after the grace) and
 	// is recorded like any other end; a second one kills it at once.
@@ -145,7 +145,8 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 			return err
 		}
 	}
-	if err := a.writeSessionManifest(ctx, st, sess); err != nil {
+	// Written also after a ^C: the run's work is what the manifest is for.
+	if err := a.writeSessionManifest(context.WithoutCancel(ctx), st, sess); err != nil {
 		a.log.Warn().Msgf("session %s: manifest not written: %v", sess.ID, err)
 	}
 	if a.json {
@@ -245,6 +246,11 @@ func describeEnd(sess *harness.Session) string {
 }
 
 func (a *app) loadSession(name string) (*harness.Store, *harness.Session, error) {
+	// A name that is not one is the command line's mistake; never a path
+	// to read, nor a directory to suggest removing.
+	if err := harness.ValidName(name); err != nil {
+		return nil, nil, &UsageError{err}
+	}
 	st := a.store()
 	s, err := st.Load(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -354,7 +360,7 @@ brings the session back, agent session id and all, so that
 sandbox run --name N --resume continues the conversation.`,
 		Example: `  sandbox snapshot fix-tests -o fix-tests.tar.gz`,
 		Args:    cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("where to? give -o FILE.tar.gz")
 			}
@@ -367,7 +373,7 @@ sandbox run --name N --resume continues the conversation.`,
 			}
 			var res *harness.SnapshotResult
 			err = harness.WriteFileAtomic(out, func(w io.Writer) error {
-				res, err = st.Snapshot(s.ID, w, nil)
+				res, err = st.Snapshot(s.ID, harness.CtxWriter(cmd.Context(), w), nil)
 				return err
 			})
 			if err != nil {
@@ -409,7 +415,7 @@ sandbox run --name M --resume -- … continues the conversation.`,
 		Example: `  sandbox restore fix-tests.tar.gz
   sandbox restore fix-tests.tar.gz --name fix-tests-2 && sandbox run --name fix-tests-2 --resume -- claude`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			lim, err := restoreLimits()
 			if err != nil {
 				return err
@@ -419,14 +425,15 @@ sandbox run --name M --resume -- … continues the conversation.`,
 				return err
 			}
 			defer f.Close()
-			var in io.ReadSeeker = f
+			var bar *progress
 			if st, err := f.Stat(); err == nil {
 				// Restore reads the snapshot twice: checked whole, then unpacked.
-				bar := a.startProgress("restoring", 2*st.Size())
+				bar = a.startProgress("restoring", 2*st.Size())
 				defer bar.end()
-				in = &progressSeeker{f: f, p: bar}
 			}
-			s, err := a.store().Restore(in, harness.RestoreOptions{Name: name, Limits: lim})
+			// A ^C fails the reads, and the session is never placed.
+			in := &progressSeeker{f: f, p: bar, ctx: cmd.Context()}
+			s, err := a.store().Restore(in, harness.RestoreOptions{Name: name, Limits: lim, Ctx: cmd.Context()})
 			var se *harness.SnapshotError
 			switch {
 			case errors.As(err, &se) && se.Limit:

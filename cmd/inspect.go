@@ -201,7 +201,7 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 			return err
 		}
 		if !a.quiet {
-			fmt.Fprintf(a.stderr, "sandbox: wrote %s\n", o.HTML)
+			fmt.Fprintf(a.stderr, "sandbox: wrote %s\n", printable(o.HTML))
 		}
 	}
 	switch {

@@ -122,7 +122,12 @@ func (a *app) printOutput(ctx context.Context, st *harness.Store, s *harness.Ses
 		// A log older than the runtime log's offsets: one stretch.
 		sel = []harness.RunInfo{{OutputTo: -1}}
 	}
-	headers := len(sel) > 1 || (len(sel) == 1 && len(runs) > 1 && o.run == 0)
+	if o.tail > 0 && o.run == 0 && len(sel) > 1 {
+		// -n without --run: the last N lines of the log, as tail says them,
+		// from the runs that hold them.
+		sel = []harness.RunInfo{{OutputFrom: sel[0].OutputFrom, OutputTo: sel[len(sel)-1].OutputTo, Run: -1}}
+	}
+	headers := len(sel) > 1 || (len(sel) == 1 && len(runs) > 1 && o.run == 0 && sel[0].Run != -1)
 	var end int64 = size
 	for i, r := range sel {
 		to := r.OutputTo

@@ -95,6 +95,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer close(done)
 	go forceOnSecond(sigs, done, app.ownsInterrupts.Load, stderr)
 	root := app.rootCommand()
+	// A bad flag stops cobra before it reaches --json: the error document
+	// is still wanted (set after the flags are defined, which resets it).
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--json" {
+			app.json = true
+		}
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	return app.exit(ctx, err)
@@ -105,10 +115,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // stdout: {"error": {"message", "hint", "exit_code"}}. A command cut short by
 // ^C or TERM exits 130 and says "interrupted", whatever it returned.
 func (a *app) exit(ctx context.Context, err error) int {
-	if ctx.Err() != nil && !a.ownsInterrupts.Load() {
-		if err == nil || errors.Is(err, context.Canceled) {
-			err = errInterrupted
-		}
+	// A command cut short by ^C says so; one that finished its work
+	// before it noticed is not made a failure (undo, a report complete).
+	if ctx.Err() != nil && !a.ownsInterrupts.Load() && errors.Is(err, context.Canceled) {
+		err = errInterrupted
 	}
 	if err == nil {
 		return ExitOK
@@ -118,16 +128,29 @@ func (a *app) exit(ctx context.Context, err error) int {
 		return se.code
 	}
 	code := a.exitCode(ctx, err)
+	hint := hintOf(err)
+	if hint == "" && code == ExitUsage {
+		hint = fmt.Sprintf("see '%s --help'", a.commandPath())
+	}
 	if a.json && !a.wroteJSON {
 		doc := map[string]any{"message": strings.TrimSuffix(err.Error(), "."), "exit_code": code}
-		if h := hintOf(err); h != "" {
-			doc["hint"] = h
+		if hint != "" {
+			doc["hint"] = hint
 		}
 		out := map[string]any{"error": doc}
 		if code == ExitInterrupted {
 			out["interrupted"] = true
 		}
 		_ = a.writeJSON(out)
+	}
+	if a.logFormat == "json" && a.logReady {
+		// --log-format json: the error is a log line like the others.
+		ev := a.log.Error().Int("exit_code", code)
+		if hint != "" {
+			ev = ev.Str("hint", hint)
+		}
+		ev.Msg(strings.TrimSuffix(err.Error(), "."))
+		return code
 	}
 	if errors.Is(err, errInterrupted) {
 		fmt.Fprintln(a.stderr, "sandbox: interrupted")
@@ -141,10 +164,8 @@ func (a *app) exit(ctx context.Context, err error) int {
 		return ExitPartial
 	}
 	fmt.Fprintf(a.stderr, "sandbox: error: %s\n", inertLines(strings.TrimSuffix(err.Error(), ".")))
-	if h := hintOf(err); h != "" {
-		fmt.Fprintf(a.stderr, "sandbox: hint: %s\n", h)
-	} else if code == ExitUsage {
-		fmt.Fprintf(a.stderr, "sandbox: hint: see '%s --help'\n", a.commandPath())
+	if hint != "" {
+		fmt.Fprintf(a.stderr, "sandbox: hint: %s\n", hint)
 	}
 	return code
 }

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -124,11 +125,15 @@ func (r *progressReader) Read(b []byte) (int, error) {
 // progressSeeker is a progressReader that can seek (restore reads a
 // snapshot twice).
 type progressSeeker struct {
-	f io.ReadSeeker
-	p *progress
+	f   io.ReadSeeker
+	p   *progress
+	ctx context.Context
 }
 
 func (r *progressSeeker) Read(b []byte) (int, error) {
+	if r.ctx != nil && r.ctx.Err() != nil {
+		return 0, r.ctx.Err()
+	}
 	n, err := r.f.Read(b)
 	r.p.add(int64(n))
 	return n, err

@@ -133,8 +133,8 @@ piped; times are in your local zone in --json as RFC 3339.`,
 			}
 			var tmpl *template.Template
 			if format != "" {
-				if quiet {
-					return usagef("-q and --format: choose one")
+				if quiet || a.json {
+					return usagef("--format with -q or --json: choose one")
 				}
 				tmpl, err = template.New("format").Funcs(template.FuncMap{"json": jsonString}).Parse(format)
 				if err != nil {

@@ -269,7 +269,7 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 			if res.Report.Summary.Written == 0 {
 				o.DryRun = true
 				opts.DryRun = true
-			} else if ok, err := a.confirm(res); err != nil {
+			} else if ok, err := a.confirm(ctx, res); err != nil {
 				return err
 			} else if !ok {
 				return fmt.Errorf("not confirmed: nothing written")
@@ -324,8 +324,8 @@ func (a *app) finish(ctx context.Context, res *recov.Result, rerr error, dry boo
 		return &HintError{rerr, notWritableHint}
 	}
 	if dry && res.NotWritable != nil {
-		a.log.Warn().Msgf("%d file(s) could not be written: %s is not writable by you (permission denied); a real run would fail and change nothing",
-			len(res.NotWritable.Paths), printable(res.NotWritable.Dirs[0]))
+		a.log.Warn().Msgf("%s; a real run would fail and change nothing",
+			printable(strings.TrimSuffix(res.NotWritable.Error(), "; nothing was written")))
 	}
 	var v *validation
 	if rerr == nil && !dry && af.Validate != "" {
@@ -409,7 +409,7 @@ func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.
 
 // confirm shows the plan of an in-place recovery and asks to go on. Off a
 // terminal there is no one to ask: --yes is needed.
-func (a *app) confirm(res *recov.Result) (bool, error) {
+func (a *app) confirm(ctx context.Context, res *recov.Result) (bool, error) {
 	in, ok := a.stdin.(*os.File)
 	if !ok || !term.IsTerminal(int(in.Fd())) {
 		return false, &HintError{usagef("recovering into the sessions' own directories writes %d file(s) that no --dest or --map named", res.Report.Summary.Written),
@@ -424,7 +424,11 @@ func (a *app) confirm(res *recov.Result) (bool, error) {
 	}
 	tw.Flush()
 	fmt.Fprintf(a.stderr, "Write %d file(s)? [y/N] ", res.Report.Summary.Written)
-	line, _ := bufio.NewReader(in).ReadString('\n')
+	// A ^C at the question answers it: nothing is written.
+	line, _ := bufio.NewReader(interruptible(ctx, in)).ReadString('\n')
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	answer := strings.ToLower(strings.TrimSpace(line))
 	return answer == "y" || answer == "yes", nil
 }
@@ -555,7 +559,7 @@ func (a *app) printRecover(res *recov.Result, dry bool) {
 		tw.Flush()
 	}
 	for _, j := range res.Report.Journals {
-		fmt.Fprintf(a.stderr, "sandbox: journal %s (sandbox undo reverses it)\n", j)
+		fmt.Fprintf(a.stderr, "sandbox: journal %s (sandbox undo reverses it)\n", printable(j))
 	}
 	a.printBases(res.Report)
 	s := res.Report.Summary

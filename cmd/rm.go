@@ -52,7 +52,11 @@ not; --dry-run says what it would do, with sizes, and does nothing.`,
 					return usagef("--purge removes sessions for good: add --yes to confirm (stdin is not a terminal to ask)")
 				}
 				fmt.Fprintf(a.stderr, "remove %s and %s for good, without an archive? [y/N] ", strings.Join(args, ", "), map[bool]string{true: "its workspace", false: "their workspaces"}[len(args) == 1])
-				line, _ := bufio.NewReader(a.stdin).ReadString('\n')
+				line, err := bufio.NewReader(interruptible(cmd.Context(), a.stdin)).ReadString('\n')
+				if cmd.Context().Err() != nil {
+					return cmd.Context().Err() // ^C at the question: nothing removed
+				}
+				_ = err
 				if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 					return fmt.Errorf("nothing removed")
 				}
@@ -61,6 +65,9 @@ not; --dry-run says what it would do, with sizes, and does nothing.`,
 			var res []rmResult
 			failed := 0
 			for _, n := range args {
+				if err := cmd.Context().Err(); err != nil {
+					return err // interrupted: the sessions not reached stay
+				}
 				r := a.rmOne(cmd, st, n, o)
 				if r.Error != "" {
 					failed++
@@ -110,7 +117,7 @@ func (a *app) rmOne(cmd *cobra.Command, st *harness.Store, name string, o rmOpti
 	if o.purge {
 		r.Action = "purge"
 	} else {
-		r.Archive = st.ArchivePath(s.ID, now())
+		r.Archive = st.ArchivePathFree(s.ID, now())
 	}
 	if st.Running(s) {
 		if !o.force {
@@ -131,7 +138,7 @@ func (a *app) rmOne(cmd *cobra.Command, st *harness.Store, name string, o rmOpti
 		return r
 	}
 	if r.Archive != "" {
-		if _, err := st.ArchiveSession(s.ID, r.Archive); err != nil {
+		if _, err := st.ArchiveSession(ctx, s.ID, r.Archive); err != nil {
 			// Without its archive the session is not removed.
 			r.Error = "archiving it: " + err.Error()
 			r.Archive = ""

@@ -2,12 +2,14 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -64,7 +66,7 @@ func (s *Store) GC(ctx context.Context, o GCOptions) ([]GCAction, error) {
 			continue
 		}
 		a := GCAction{Session: sess.ID, Action: "remove", Reason: fmt.Sprintf("ended, inactive for %s", idle.Round(time.Second))}
-		a.Archive = s.ArchivePath(sess.ID, o.Now)
+		a.Archive = s.ArchivePathFree(sess.ID, o.Now)
 		if !o.DryRun {
 			if err := s.archive(sess.ID, a.Archive); err != nil {
 				a.Error = err.Error()
@@ -136,17 +138,45 @@ func (s *Store) archive(id, path string) error {
 // ArchiveSession writes a whole session (record, workspace, logs,
 // manifest) as a snapshot at path, which sandbox restore brings back: what
 // rm keeps unless told to purge.
-func (s *Store) ArchiveSession(id, path string) (*SnapshotResult, error) {
+func (s *Store) ArchiveSession(ctx context.Context, id, path string) (*SnapshotResult, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
 	var res *SnapshotResult
 	err := WriteFileAtomic(path, func(w io.Writer) error {
 		var err error
-		res, err = s.Snapshot(id, w, nil)
+		res, err = s.Snapshot(id, CtxWriter(ctx, w), nil)
 		return err
 	})
 	return res, err
+}
+
+// CtxWriter fails its writes once ctx is done: a snapshot or archive being
+// written stops at a ^C, and WriteFileAtomic leaves no partial file.
+func CtxWriter(ctx context.Context, w io.Writer) io.Writer { return &ctxWriter{ctx, w} }
+
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c *ctxWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(p)
+}
+
+// ArchivePathFree is ArchivePath, or with -2, -3… when that name is taken:
+// two removals within one second each keep their own archive.
+func (s *Store) ArchivePathFree(id string, t time.Time) string {
+	p := s.ArchivePath(id, t)
+	for n := 2; ; n++ {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return p
+		}
+		p = strings.TrimSuffix(s.ArchivePath(id, t), ".tar.gz") + "-" + strconv.Itoa(n) + ".tar.gz"
+	}
 }
 
 // ArchivePath is where an archive of a session taken at t goes.

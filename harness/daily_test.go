@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -247,4 +248,62 @@ func FuzzRuns(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRestoreInterrupted: a restore whose context is done places no session,
+// and leaves no temporary directory behind.
+func TestRestoreInterrupted(t *testing.T) {
+	st := hermetic(t)
+	runLocal(t, st, "src", "sh", "-c", "echo hello")
+	var snap bytes.Buffer
+	if _, err := st.Snapshot("src", &snap, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := st.Restore(bytes.NewReader(snap.Bytes()), RestoreOptions{Name: "back", Ctx: ctx}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("an interrupted restore: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(st.Root, "sessions"))
+	for _, e := range entries {
+		if e.Name() != "src" {
+			t.Errorf("an interrupted restore left %s", e.Name())
+		}
+	}
+}
+
+// TestCreateOnceUnderRace: runs creating one name at once make one session
+// record, and the others run in it.
+func TestCreateOnceUnderRace(t *testing.T) {
+	st := hermetic(t)
+	proj := t.TempDir()
+	const n = 8
+	var wg sync.WaitGroup
+	created := make(chan bool, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, made, err := st.Open(context.Background(), &RunOptions{Name: "race", Runtime: "local", Project: proj, Command: []string{"true"}})
+			if err != nil {
+				t.Error(err)
+			}
+			created <- made
+		}()
+	}
+	wg.Wait()
+	close(created)
+	makers := 0
+	for m := range created {
+		if m {
+			makers++
+		}
+	}
+	if makers != 1 {
+		t.Errorf("%d runs created the session, want 1", makers)
+	}
+	b, _ := os.ReadFile(st.RuntimeLog("race"))
+	if c := strings.Count(string(b), `"session_created"`); c != 1 {
+		t.Errorf("%d session_created events, want 1", c)
+	}
 }

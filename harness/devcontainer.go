@@ -42,6 +42,9 @@ var DevcontainerFiles = []string{".devcontainer/devcontainer.json", ".devcontain
 // (nil, nil when not). Errors name the file and line, and wrap
 // ErrBadSetting when the file's content is at fault.
 func LoadDevcontainer(project string) (*Devcontainer, error) {
+	if st, err := os.Stat(project); err == nil && !st.IsDir() {
+		return nil, &InvalidError{Err: fmt.Errorf("project %s is not a directory", project)}
+	}
 	for _, name := range DevcontainerFiles {
 		p := filepath.Join(project, filepath.FromSlash(name))
 		b, err := readSettingsFile(p)

@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,10 @@ const maxNameBytes = 256 << 20
 type RestoreOptions struct {
 	Name   string        // the session's name; empty: the snapshot's own
 	Limits RestoreLimits // zero fields: DefaultRestoreLimits'
+	// Ctx, when done, stops the restore before the session is placed:
+	// nothing is left (the reader should fail its reads too, so that a
+	// long snapshot stops at once).
+	Ctx context.Context
 }
 
 // SnapshotError is a snapshot that restore refuses: the member at fault
@@ -165,6 +170,9 @@ func (s *Store) Restore(r io.ReadSeeker, o RestoreOptions) (*Session, error) {
 	}
 	if _, err := os.Lstat(s.Dir(name)); err == nil {
 		return nil, fmt.Errorf("session %s exists already; restore it under another --name", name)
+	}
+	if o.Ctx != nil && o.Ctx.Err() != nil {
+		return nil, o.Ctx.Err() // interrupted: the session is never placed
 	}
 	if err := os.Rename(tmp, s.Dir(name)); err != nil {
 		return nil, err

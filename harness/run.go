@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"io/fs"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,26 @@ func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error)
 		id = NewID(now)
 	}
 	sess = &Session{ID: id, Name: id, Runtime: rt.Name(), Image: o.Image, Project: proj, Created: now, State: StateCreated}
+	// Two runs creating one name at once: one makes the directory, the
+	// other finds it made and runs as in a session that exists (its runtime
+	// checked), never writing a second record over the first.
+	if err := os.MkdirAll(filepath.Join(s.Root, "sessions"), 0o755); err != nil {
+		return nil, false, err
+	}
+	if err := os.Mkdir(s.Dir(id), 0o755); errors.Is(err, fs.ErrExist) {
+		for try := 0; try < 50; try++ {
+			if cur, lerr := s.Load(id); lerr == nil {
+				if o.Runtime != "" && o.Runtime != cur.Runtime {
+					return nil, false, &InvalidError{Err: fmt.Errorf("session %s runs with %s, not %s (a session keeps its runtime; use a new --name)", cur.ID, cur.Runtime, o.Runtime)}
+				}
+				return cur, false, nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return nil, false, fmt.Errorf("session %s is being created by another sandbox run; try again", id)
+	} else if err != nil {
+		return nil, false, err
+	}
 	if err := s.makeHome(id); err != nil {
 		return nil, false, err
 	}

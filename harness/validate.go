@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"runtime"
 	"context"
 	"errors"
 	"fmt"
@@ -58,13 +59,23 @@ func (s *Store) Validate(ctx context.Context, o *RunOptions) (*Session, Runtime,
 		}
 	}
 	if o.CPUs != "" {
-		if f, err := strconv.ParseFloat(o.CPUs, 64); err != nil || f <= 0 || f > 1024 {
+		f, err := strconv.ParseFloat(o.CPUs, 64)
+		if err != nil || f <= 0 || f > 1024 {
 			return nil, nil, invalidf("--cpus %q: want a positive number of CPUs, such as 1.5", o.CPUs)
+		}
+		if n := runtime.NumCPU(); f > float64(n) {
+			return nil, nil, invalidf("--cpus %s: this machine has %d", o.CPUs, n)
 		}
 	}
 	for _, e := range o.Env {
-		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+		k, _, ok := strings.Cut(e, "=")
+		if !ok || k == "" {
 			return nil, nil, invalidf("--env %q: want K=V", e)
+		}
+		if reservedEnv[k] {
+			// HOME elsewhere would keep the transcripts out of the
+			// workspace: no resume, nothing for recover --session.
+			return nil, nil, invalidf("--env %s: the harness sets %s itself (the workspace's HOME and the session's marks)", k, k)
 		}
 	}
 	var sess *Session

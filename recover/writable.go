@@ -14,9 +14,13 @@ import (
 type NotWritableError struct {
 	Paths []string // the files, as the report names them
 	Dirs  []string // the directories that refuse, one per distinct one
+	Why   string   // set when it is not a permission
 }
 
 func (e *NotWritableError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("%d file(s) cannot be written: %s; nothing was written", len(e.Paths), e.Why)
+	}
 	return fmt.Sprintf("%d file(s) cannot be written: %s is not writable by you (permission denied); nothing was written",
 		len(e.Paths), e.Dirs[0])
 }
@@ -35,8 +39,24 @@ func unwritable(plans []*FilePlan, fsys FS) *NotWritableError {
 	var e NotWritableError
 	seen := map[string]bool{}
 	checked := map[string]bool{}
+	blocked := map[string]bool{} // roots whose .sandbox is not a directory
 	for _, p := range plans {
 		if !p.Mapped || !p.Written() {
+			continue
+		}
+		// The journal goes in ROOT/.sandbox: something else there (a file)
+		// would stop the apply at its first step.
+		j := filepath.Join(p.Target.Root, ".sandbox")
+		if _, known := blocked[j]; !known {
+			st, err := os.Lstat(j)
+			blocked[j] = err == nil && !st.IsDir()
+			if blocked[j] {
+				e.Dirs = append(e.Dirs, j)
+				e.Why = j + " is not a directory (sandbox keeps its journal there)"
+			}
+		}
+		if blocked[j] {
+			e.Paths = append(e.Paths, p.Path())
 			continue
 		}
 		targets := []Target{p.Target}
