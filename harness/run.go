@@ -1,11 +1,11 @@
 package harness
 
 import (
-	"io/fs"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"

@@ -1,12 +1,12 @@
 package harness
 
 import (
-	"runtime"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
