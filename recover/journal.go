@@ -289,11 +289,22 @@ func Undo(fsys FS, root, name string) ([]UndoResult, error) {
 			}
 		}
 	}
-	// The directories the apply made, innermost first, while empty.
-	for i := len(dirs) - 1; i >= 0; i-- {
-		for k := len(dirs[i]) - 1; k >= 0; k-- {
-			_ = fsys.Remove(Target{Root: root, Rel: dirs[i][k]}) // fails unless empty, as it should
+	// The directories the apply made, deepest first, while empty: a
+	// directory two changes shared (src/ of src/a/x and src/b/y) goes once
+	// both of its children have.
+	var made []string
+	seenDir := map[string]bool{}
+	for _, ds := range dirs {
+		for _, d := range ds {
+			if !seenDir[d] {
+				seenDir[d] = true
+				made = append(made, d)
+			}
 		}
+	}
+	sort.SliceStable(made, func(a, b int) bool { return strings.Count(made[a], "/") > strings.Count(made[b], "/") })
+	for _, d := range made {
+		_ = fsys.Remove(Target{Root: root, Rel: d}) // fails unless empty, as it should
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Path < out[b].Path })
 	if len(failed) > 0 {
