@@ -36,7 +36,8 @@ type JournalEntry struct {
 	// After is what the apply leaves: "file" (AfterSHA256) or "absent".
 	After       string `json:"after"`
 	AfterSHA256 string `json:"after_sha256,omitempty"`
-	// Event marks the journal's own state: "rolled-back" or "undone".
+	// Event marks the journal's own state: "applied" (every change made),
+	// "rolled-back" or "undone".
 	Event string `json:"event,omitempty"`
 	// Temp is the temporary file the write goes through, named here before
 	// it is created, so undo can remove it after a kill -9 mid-write.
@@ -93,6 +94,18 @@ func (j *Journal) record(rel string, before Content, mode fs.FileMode, after Con
 		e.After, e.AfterSHA256 = "file", sum(after.Text)
 	}
 	return e.Temp, j.append(e)
+}
+
+// eventApplied closes the journal of an apply that made every change: one
+// without it and not undone was cut short (kill -9, a power cut).
+const eventApplied = "applied"
+
+// markApplied records that the apply made every change it journaled.
+func (j *Journal) markApplied() error {
+	if j.empty {
+		return nil
+	}
+	return j.append(JournalEntry{Event: eventApplied})
 }
 
 // keptModes are the mode bits a restored file gets back: permissions and
@@ -218,6 +231,9 @@ func ReadJournal(fsys FS, root, name string) (entries []JournalEntry, done strin
 			}
 			return nil, "", fmt.Errorf("%s line %d: %w", path.Join(root, JournalDir, name, "journal.jsonl"), n, err)
 		}
+		if e.Event == eventApplied {
+			continue // the apply finished; still to be undone
+		}
 		if e.Event != "" {
 			done = e.Event
 			continue
@@ -334,11 +350,17 @@ func Undo(fsys FS, root, name string) ([]UndoResult, error) {
 	return out, nil
 }
 
+// journalApplied reports whether a journal says its apply made every change.
+func journalApplied(fsys FS, root, name string) bool {
+	data, _, _, err := fsys.ReadFile(Target{Root: root, Rel: path.Join(JournalDir, name, "journal.jsonl")})
+	return err == nil && bytes.Contains(data, []byte(`"event":"`+eventApplied+`"`))
+}
+
 // JournalInfo describes one journal for undo --list.
 type JournalInfo struct {
 	Name  string   `json:"name"`
 	Time  string   `json:"time"`
-	State string   `json:"state"` // pending, undone, rolled-back, damaged
+	State string   `json:"state"` // applied, incomplete (cut short), undone, rolled-back, damaged
 	Files int      `json:"files"`
 	Paths []string `json:"paths"`
 	Error string   `json:"error,omitempty"`
@@ -363,6 +385,10 @@ func ListJournals(fsys FS, root string) ([]JournalInfo, error) {
 			info.State, info.Error = "damaged", err.Error()
 		case done != "":
 			info.State = done
+		case journalApplied(fsys, root, n):
+			info.State = "applied"
+		default:
+			info.State = "incomplete" // cut short: undo finishes putting it back
 		}
 		seen := map[string]bool{}
 		for _, e := range entries {

@@ -278,7 +278,13 @@ func finishRun(ctx context.Context, res *Result, sessions []manifest.Session, co
 		err = res.NotWritable
 	case !opts.DryRun:
 		res.Journals = journals
-		err = Apply(ctx, res.Plans, fsys, journals)
+		if err = Apply(ctx, res.Plans, fsys, journals); err == nil {
+			for _, j := range journals.Written() {
+				if merr := j.markApplied(); merr != nil {
+					err = merr
+				}
+			}
+		}
 	}
 	res.Report = buildReport(sessions, counts, res.Plans, stats, opts.DryRun)
 	res.Report.Warnings = append(res.Report.Warnings, res.warnings...)
