@@ -24,6 +24,33 @@ var fixedValues = map[string][]string{
 	"agent":       {"codex", "claude", "gemini", "opencode", "pi"},
 }
 
+// commandValues are the fixed values of a flag of one command (where the
+// same flag name means different things elsewhere).
+var commandValues = map[string]map[string][]string{
+	"inspect": {"format": {"text", "json", "md\tGitHub-flavoured Markdown"}},
+	"recover": {"format": {"text", "patch\ta git apply / git am-able patch"}},
+	"diff":    {"against": {"host\tthe files now", "start\tas the session started"}},
+	"ps":      {"filter": psFilterCompletions()},
+}
+
+// psFilterCompletions are ps --filter's keys with their fixed values.
+func psFilterCompletions() []string {
+	out := []string{}
+	for _, s := range []string{"created", "running", "exited", "killed", "oom", "dropped", "error"} {
+		out = append(out, "state="+s)
+	}
+	for _, r := range []string{"docker", "podman", "bwrap", "local"} {
+		out = append(out, "runtime="+r)
+	}
+	for _, a := range []string{"claude", "codex", "gemini", "opencode", "pi"} {
+		out = append(out, "agent="+a)
+	}
+	return append(out, "name=", "image=", "project=")
+}
+
+// runningOnly are the commands whose argument must be a running session.
+var runningOnly = map[string]bool{"stop": true, "exec": true}
+
 // harnessArgs are the commands whose arguments are harness session names.
 var harnessArgs = map[string]bool{"logs": true, "stop": true, "rm": true, "snapshot": true, "exec": true}
 
@@ -34,6 +61,15 @@ func (a *app) registerCompletions(root *cobra.Command) {
 		for name, values := range fixedValues {
 			if c.Flags().Lookup(name) != nil {
 				_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+			}
+		}
+		for name, values := range commandValues[c.Name()] {
+			if c.Flags().Lookup(name) != nil {
+				dir := cobra.ShellCompDirectiveNoFileComp
+				if name == "filter" {
+					dir |= cobra.ShellCompDirectiveNoSpace // name=… goes on
+				}
+				_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, dir))
 			}
 		}
 		if c.Flags().Lookup("session") != nil {
@@ -48,7 +84,18 @@ func (a *app) registerCompletions(root *cobra.Command) {
 				if len(args) > 0 && c.Name() != "rm" {
 					return nil, cobra.ShellCompDirectiveDefault // exec's command, snapshot's file
 				}
-				return a.completeHarness(cmd, args, toComplete)
+				names, dir := a.completeHarness(cmd, args, toComplete)
+				if runningOnly[c.Name()] {
+					// Only a running session can be stopped or entered.
+					kept := names[:0]
+					for _, n := range names {
+						if strings.Contains(n, "\t") && strings.Contains(n, ", running,") {
+							kept = append(kept, n)
+						}
+					}
+					names = kept
+				}
+				return names, dir
 			}
 		case c.Name() == "inspect" || c.Name() == "log":
 			c.ValidArgsFunction = func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
