@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ type undoOptions struct {
 	Journal string
 	List    bool
 	DryRun  bool
+	Wide    bool
 }
 
 func (a *app) undoCommand() *cobra.Command {
@@ -56,6 +58,7 @@ file was.`,
 	c.Flags().StringVar(&o.Dest, "dest", ".", "the destination root `DIR` the apply wrote into")
 	c.Flags().BoolVar(&o.List, "list", false, "list the journals under the destination, undo nothing")
 	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "say what undo would do to each file, change nothing")
+	c.Flags().BoolVar(&o.Wide, "wide", false, "with --list, every path and every cell whole")
 	return c
 }
 
@@ -68,7 +71,7 @@ type undoReport struct {
 }
 
 // listJournals is undo --list.
-func (a *app) listJournals(fsys recov.FS, root string) error {
+func (a *app) listJournals(fsys recov.FS, root string, wide bool) error {
 	list, err := recov.ListJournals(fsys, root)
 	if err != nil {
 		return err
@@ -80,16 +83,19 @@ func (a *app) listJournals(fsys recov.FS, root string) error {
 		a.note("no journals under %s", printable(filepath.Join(root, recov.JournalDir)))
 		return nil
 	}
-	tw := a.table()
-	fmt.Fprintln(tw, "JOURNAL\tTIME\tSTATE\tFILES\tPATHS")
+	rows := [][]string{{"JOURNAL", "TIME", "STATE", "FILES", "PATHS"}}
 	for _, j := range list {
 		when := "-"
 		if t, err := time.Parse(time.RFC3339, j.Time); err == nil {
 			when = a.timeCell(t)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", j.Name, when, j.State, j.Files, printable(shortList(j.Paths, 3)))
+		paths := shortList(j.Paths, 3)
+		if wide {
+			paths = strings.Join(j.Paths, ",")
+		}
+		rows = append(rows, []string{j.Name, when, j.State, strconv.Itoa(j.Files), printable(paths)})
 	}
-	return tw.Flush()
+	return a.writeTable(rows, 4, wide)
 }
 
 // shortList joins the first n items, saying how many more there are.
@@ -113,7 +119,7 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
 	if o.List {
-		return a.listJournals(fsys, root)
+		return a.listJournals(fsys, root, o.Wide)
 	}
 	var target recov.FS = fsys
 	if o.DryRun {
