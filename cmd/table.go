@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -33,7 +34,8 @@ func (a *app) writeTable(rows [][]string, elastic int, wide bool) error {
 	for _, w := range widths {
 		total += w + gap
 	}
-	if cols := a.termWidth(); !wide && cols > 0 && total-gap > cols && elastic >= 0 && elastic < len(widths) {
+	cols := a.termWidth()
+	if !wide && cols > 0 && total-gap > cols && elastic >= 0 && elastic < len(widths) {
 		// Never below the header's width, nor below 12.
 		widths[elastic] = max(widths[elastic]-(total-gap-cols), utf8.RuneCountInString(rows[0][elastic]), 12)
 	}
@@ -49,8 +51,13 @@ func (a *app) writeTable(rows [][]string, elastic int, wide bool) error {
 				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)+gap))
 			}
 		}
-		b.WriteByte('\n')
-		if _, err := a.stdout.Write([]byte(b.String())); err != nil {
+		line := strings.TrimRight(b.String(), " ")
+		if !wide && cols > 0 && utf8.RuneCountInString(line) > cols {
+			// Still too wide for this terminal: the row ends at its edge
+			// rather than wrap (--wide shows it whole).
+			line = string([]rune(line)[:cols-1]) + "…"
+		}
+		if _, err := io.WriteString(a.stdout, line+"\n"); err != nil {
 			return err
 		}
 	}

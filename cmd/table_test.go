@@ -29,13 +29,14 @@ func TestTableOnATerminal(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "s.jsonl"), []byte(session), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	cols := uint16(120)
 	run := func(args ...string) string {
 		ptmx, tty, err := pty.Open()
 		if err != nil {
 			t.Skipf("no pseudo-terminal here: %v", err)
 		}
 		defer ptmx.Close()
-		_ = pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 120})
+		_ = pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: cols})
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), "TZ=UTC")
 		cmd.Stdout, cmd.Stderr = tty, tty
@@ -65,5 +66,13 @@ func TestTableOnATerminal(t *testing.T) {
 	}
 	if out := run("sessions", "--from", dir, "--wide"); !strings.Contains(out, dir+"/project") || !strings.Contains(out, "019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55") {
 		t.Errorf("--wide does not show the whole directory:\n%s", out)
+	}
+	// On 80 columns the columns alone are too wide: rows end at the edge
+	// (…) rather than wrap.
+	cols = 80
+	for _, l := range strings.Split(strings.TrimSpace(run("sessions", "--from", dir)), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 || !strings.HasSuffix(l, "…") {
+			t.Errorf("on 80 columns, a row of %d: %q", n, l)
+		}
 	}
 }
