@@ -105,6 +105,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			app.json = true
 		}
 	}
+	if app.json && len(args) > 0 && args[0] == "--version" || app.json && len(args) > 1 && args[1] == "--version" && args[0] == "--json" {
+		// --version --json: the version document, as sandbox version --json.
+		if err := app.writeJSON(readVersion()); err != nil {
+			return ExitFailure
+		}
+		return ExitOK
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	return app.exit(ctx, err)
