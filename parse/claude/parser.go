@@ -47,6 +47,7 @@ type parser struct {
 	file  string
 	opts  Options
 	h     emit.Handler
+	out   emit.Sequencer // numbers the operations, sends the header once
 	sess  manifest.Session
 
 	seed    maphash.Seed
@@ -55,8 +56,6 @@ type parser struct {
 	// (only when the handler wants events).
 	calls   map[string]*manifest.Event
 	settled map[uint64]bool
-	headed  bool
-	seq     int
 
 	firstCwd, lastTS, firstTS, maxTS string
 	sessionIDs                       map[string]bool
@@ -778,27 +777,18 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.R
 }
 
 func (p *parser) emit(op manifest.Op) {
-	op.Session = p.sess.ID
-	op.Seq = p.seq
-	p.seq++
-	p.header()
-	if p.h.Op != nil {
-		p.h.Op(op)
-	}
+	p.out.Op(p.h, op, p.sess.ID, p.headerSession)
 }
 
-func (p *parser) header() {
-	if p.headed {
-		return
-	}
-	p.headed = true
-	if p.h.Header != nil {
-		s := p.sess
-		s.Cwd = p.firstCwd
-		s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
-		s.Warnings = nil
-		p.h.Header(s)
-	}
+func (p *parser) header() { p.out.Header(p.h, p.headerSession) }
+
+// headerSession is the header's session: its working directory and
+// start are known by the time the first operation is settled.
+func (p *parser) headerSession() manifest.Session {
+	s := p.sess
+	s.Cwd = p.firstCwd
+	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	return s
 }
 
 // snapshot turns a file-history-snapshot into evidence: a v1 backup is the

@@ -70,6 +70,7 @@ type parser struct {
 	warns jsonl.Warner
 	file  string
 	h     emit.Handler
+	out   emit.Sequencer // numbers the operations, sends the header once
 	sess  manifest.Session
 	opts  Options
 
@@ -84,8 +85,6 @@ type parser struct {
 	settled map[uint64]bool
 	pending map[string]*pending
 	held    []held
-	seq     int
-	headed  bool
 	turns   map[uint64]bool // user messages already told as turns
 
 	// live is the conversation's messages in order, as Gemini CLI keeps
@@ -848,27 +847,18 @@ func (p *parser) rewind(at loc, id string) {
 }
 
 func (p *parser) emit(op manifest.Op) {
-	op.Session = p.sess.ID
-	op.Seq = p.seq
-	p.seq++
-	p.header()
-	if p.h.Op != nil {
-		p.h.Op(op)
-	}
+	p.out.Op(p.h, op, p.sess.ID, p.headerSession)
 }
 
-func (p *parser) header() {
-	if p.headed {
-		return
-	}
-	p.headed = true
-	if p.h.Header != nil {
-		s := p.sess
-		s.Cwd = p.cwd
-		s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
-		s.Warnings = nil
-		p.h.Header(s)
-	}
+func (p *parser) header() { p.out.Header(p.h, p.headerSession) }
+
+// headerSession is the header's session: its working directory and
+// start are known by the time the first operation is settled.
+func (p *parser) headerSession() manifest.Session {
+	s := p.sess
+	s.Cwd = p.cwd
+	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	return s
 }
 
 func (p *parser) finish() {

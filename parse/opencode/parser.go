@@ -27,11 +27,10 @@ type parser struct {
 	warns jsonl.Warner
 	file  string
 	h     emit.Handler
+	out   emit.Sequencer // numbers the operations, sends the header once
 	sess  manifest.Session
 
-	headed bool
-	seq    int
-	cwd    string
+	cwd string
 	// revertMsg and revertPart are where a pending revert (/undo) starts:
 	// that message (from that part, when set) and everything after it.
 	revertMsg, revertPart string
@@ -519,27 +518,18 @@ func isWindows(p string) bool {
 }
 
 func (p *parser) emit(op manifest.Op) {
-	op.Session = p.sess.ID
-	op.Seq = p.seq
-	p.seq++
-	p.header()
-	if p.h.Op != nil {
-		p.h.Op(op)
-	}
+	p.out.Op(p.h, op, p.sess.ID, p.headerSession)
 }
 
-func (p *parser) header() {
-	if p.headed {
-		return
-	}
-	p.headed = true
-	if p.h.Header != nil {
-		s := p.sess
-		s.Cwd = p.sessionDirectory
-		s.Start = p.first
-		s.Warnings = nil
-		p.h.Header(s)
-	}
+func (p *parser) header() { p.out.Header(p.h, p.headerSession) }
+
+// headerSession is the header's session: its working directory and
+// start are known by the time the first operation is settled.
+func (p *parser) headerSession() manifest.Session {
+	s := p.sess
+	s.Cwd = p.sessionDirectory
+	s.Start = p.first
+	return s
 }
 
 func (p *parser) finish(rd *jsonl.Reader) {

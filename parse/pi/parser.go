@@ -52,6 +52,7 @@ type parser struct {
 	warns jsonl.Warner
 	file  string
 	h     emit.Handler
+	out   emit.Sequencer // numbers the operations, sends the header once
 	sess  manifest.Session
 
 	cwd     string
@@ -60,8 +61,6 @@ type parser struct {
 	// came: the session went on without them.
 	interrupted map[string]*call
 	done        map[uint64]bool // calls settled, by the hash of their id
-	seq         int
-	headed      bool
 
 	// The tree: each entry's parent, the last entry (the current position),
 	// and the entry each operation's result is in.
@@ -418,27 +417,18 @@ func (p *parser) emitOp(op manifest.Op, entry, what string) {
 	if entry != "" {
 		p.opEntry = append(p.opEntry, opAt{p.hash(entry), what, op.Provenance.Line})
 	}
-	op.Session = p.sess.ID
-	op.Seq = p.seq
-	p.seq++
-	p.header()
-	if p.h.Op != nil {
-		p.h.Op(op)
-	}
+	p.out.Op(p.h, op, p.sess.ID, p.headerSession)
 }
 
-func (p *parser) header() {
-	if p.headed {
-		return
-	}
-	p.headed = true
-	if p.h.Header != nil {
-		s := p.sess
-		s.Cwd = p.cwd
-		s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
-		s.Warnings = nil
-		p.h.Header(s)
-	}
+func (p *parser) header() { p.out.Header(p.h, p.headerSession) }
+
+// headerSession is the header's session: its working directory and
+// start are known by the time the first operation is settled.
+func (p *parser) headerSession() manifest.Session {
+	s := p.sess
+	s.Cwd = p.cwd
+	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	return s
 }
 
 func (p *parser) finish() {

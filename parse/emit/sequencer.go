@@ -1,0 +1,39 @@
+package emit
+
+import "github.com/agentsandbox/sandbox/manifest"
+
+// Sequencer is what every parser does with what it settles: number the
+// session's operations in replay order, and send the session's header
+// once, before the first of them (or at the end, when there is none). The
+// zero value is ready.
+type Sequencer struct {
+	seq    int
+	headed bool
+}
+
+// Header sends the session once; session builds it when it is sent (its
+// working directory and start may be learnt late). Warnings go with the
+// end of the parse, never in the header.
+func (s *Sequencer) Header(h Handler, session func() manifest.Session) {
+	if s.headed {
+		return
+	}
+	s.headed = true
+	if h.Header != nil {
+		sess := session()
+		sess.Warnings = nil
+		h.Header(sess)
+	}
+}
+
+// Op numbers op as the next operation of session id and sends it, after
+// the header.
+func (s *Sequencer) Op(h Handler, op manifest.Op, id string, session func() manifest.Session) {
+	op.Session = id
+	op.Seq = s.seq
+	s.seq++
+	s.Header(h, session)
+	if h.Op != nil {
+		h.Op(op)
+	}
+}
