@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +18,8 @@ import (
 // appears only when the reading lasts: a command done within progressDelay
 // shows none. The readers only add to a counter; one goroutine draws.
 
-// progressDelay is how long a command reads before its bar appears.
+// progressDelay is how long a command reads before its bar appears;
+// SANDBOX_PROGRESS_DELAY (a duration) sets another (0: at once).
 const progressDelay = 400 * time.Millisecond
 
 type progress struct {
@@ -37,22 +39,32 @@ func (a *app) startProgress(what string, total int64) *progress {
 	// The bar starts with the command, so its rate and time left are the
 	// reading's; its output is held back until the reading has lasted.
 	out := &delayedWriter{w: a.stderr}
+	// No throttle: this goroutine draws ten times a second, and at once
+	// when the bar appears and when it ends.
 	bar := progressbar.NewOptions64(total, progressbar.OptionSetWriter(out), progressbar.OptionShowBytes(true),
 		progressbar.OptionSetDescription(what), progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetWidth(30), progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond))
+		progressbar.OptionSetWidth(30), progressbar.OptionShowCount())
+	delay := progressDelay
+	if d, err := time.ParseDuration(os.Getenv("SANDBOX_PROGRESS_DELAY")); err == nil && d >= 0 {
+		delay = d
+	}
 	p.done.Add(1)
 	go func() {
 		defer p.done.Done()
-		shown := time.After(progressDelay)
+		shown := time.After(delay)
 		tick := time.NewTicker(100 * time.Millisecond)
 		defer tick.Stop()
 		for {
 			select {
 			case <-shown:
 				out.on.Store(true)
+				_ = bar.Set64(min(p.read.Load(), total))
 			case <-tick.C:
 				_ = bar.Set64(min(p.read.Load(), total))
 			case <-p.stop:
+				if out.on.Load() {
+					_ = bar.Set64(min(p.read.Load(), total)) // the last figures, then gone
+				}
 				_ = bar.Clear()
 				return
 			}
