@@ -223,7 +223,10 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 		sess.OutputFrom = st.Size()
 	}
 
+	// mu guards sess against the runtime's Started callback; ended tells
+	// a callback that comes after the run that the record is final.
 	var mu sync.Mutex
+	ended := false
 	sess.Runs++
 	sess.State, sess.Command, sess.Started, sess.Ended = StateRunning, command, time.Now().UTC(), time.Time{}
 	sess.ExitCode, sess.Signal, sess.OOM, sess.Error, sess.ChildPID, sess.Container = 0, "", false, "", 0, ""
@@ -243,6 +246,9 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 		Started: func(pid int, container string) {
 			mu.Lock()
 			defer mu.Unlock()
+			if ended {
+				return
+			}
 			sess.ChildPID, sess.Container = pid, container
 			_ = s.Save(sess)
 		}}
@@ -274,6 +280,7 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 	close(runDone)
 	mu.Lock()
 	defer mu.Unlock()
+	ended = true
 	_ = out.Sync()
 	if runErr != nil {
 		res = Result{ExitCode: 125, Error: runErr.Error()}

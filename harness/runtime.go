@@ -301,7 +301,9 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 		return Result{}, err
 	}
 	done := make(chan struct{})
+	watched := make(chan struct{})
 	go func() {
+		defer close(watched)
 		// Tell the caller the container's process, once it is up.
 		for i := 0; i < 100; i++ {
 			select {
@@ -337,6 +339,7 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	}()
 	werr := cmd.Wait()
 	close(done)
+	<-watched // see procRun
 	userErr.flush()
 	r, _, ok := c.inspect(context.Background(), name)
 	if !ok {
@@ -543,7 +546,11 @@ func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, ctty bool, agentPID
 		return Result{}, err
 	}
 	done := make(chan struct{})
+	// The watcher is joined before the run returns: nothing it does (a
+	// Started callback that saves the session) may come after the run.
+	watched := make(chan struct{})
 	go func() {
+		defer close(watched)
 		for i := 0; i < 100; i++ {
 			if pid := agentPID(); pid > 0 {
 				if spec.Started != nil {
@@ -571,6 +578,7 @@ func procRun(ctx context.Context, cmd *exec.Cmd, spec *Spec, ctty bool, agentPID
 	}()
 	werr := cmd.Wait()
 	close(done)
+	<-watched
 	if term != nil {
 		term.finish()
 	}
