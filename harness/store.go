@@ -129,6 +129,15 @@ func NewID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
+// NotFoundError is Load's error for a session that is not in the store. It
+// is an fs.ErrNotExist (errors.Is), but says so in words, not Go's.
+type NotFoundError struct{ Name, Dir string }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("no session %q in %s", e.Name, e.Dir) }
+
+// Unwrap makes a NotFoundError an fs.ErrNotExist.
+func (e *NotFoundError) Unwrap() error { return fs.ErrNotExist }
+
 // Load reads a session by id or name. A record that is a link, or in a
 // session directory that is one, is an error: it is never followed.
 func (s *Store) Load(idOrName string) (*Session, error) {
@@ -143,7 +152,7 @@ func (s *Store) Load(idOrName string) (*Session, error) {
 		root.Close()
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no session %q in %s: %w", idOrName, filepath.Join(s.Root, "sessions"), fs.ErrNotExist)
+		return nil, &NotFoundError{Name: idOrName, Dir: filepath.Join(s.Root, "sessions")}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", idOrName, err)
