@@ -52,8 +52,8 @@ func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Get back the work of coding agents whose sandbox is gone",
-		Long: `sandbox reads the session transcripts of coding agents (OpenAI Codex CLI rollouts
-and Claude Code sessions) and gets back the files they wrote when the sandbox they ran in is gone:
+		Long: `sandbox reads the session transcripts of coding agents (OpenAI Codex CLI, Claude Code,
+Gemini CLI, opencode and pi) and gets back the files they wrote when the sandbox they ran in is gone:
 it extracts every file-changing tool call, replays it with the agent's own
 semantics, and writes the result onto the host with dry-run diffs, conflict
 detection, three-way merge and atomic writes.`,

@@ -106,15 +106,17 @@ func (a *app) recoverCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "recover [--since TIME | --session ID | --transcript FILE | --from PATH]... [--dest DIR | --map FROM=TO...]",
 		Short: "Get the files an agent session wrote back onto the host",
-		Long: `sandbox recover reads agent transcripts (OpenAI Codex CLI rollouts, Claude Code session
-files), extracts every file-changing tool call, replays the applied ones with
+		Long: `sandbox recover reads agent transcripts (OpenAI Codex CLI rollouts, Claude Code, Gemini CLI
+and pi sessions, opencode's database and store), extracts every file-changing tool call, replays the applied ones with
 the agent's own semantics and writes the resulting files onto the host. A Claude
 Code session's subagent transcripts (<session>/subagents/agent-*.jsonl, or the
 older agent-*.jsonl beside it) are read with it, and its file-history backups
 (~/.claude/file-history/<session>/) serve as evidence when they are there.
 
 Sessions are found in the agents' homes ($CODEX_HOME or ~/.codex, $CLAUDE_CONFIG_DIR
-or ~/.claude, and the harness's workspaces under $SANDBOX_HOME) and selected with
+or ~/.claude, $GEMINI_CLI_HOME/.gemini or ~/.gemini, $XDG_DATA_HOME/opencode or
+~/.local/share/opencode, $PI_CODING_AGENT_DIR or ~/.pi/agent, and the harness's
+workspaces under $SANDBOX_HOME) and selected with
 --since/--until (activity overlapping the window), --session (an id prefix; an
 ambiguous one lists the candidates), --cwd and --agent. --transcript and --from
 read files, directory trees and zip/tar archives instead (CI artifact salvage),
