@@ -38,6 +38,7 @@ type Object struct {
 	info Info
 
 	mu       sync.Mutex
+	whole    []byte // a small object, read once whole
 	body     io.ReadCloser
 	pos, end int64 // the open body serves [pos, end)
 	next     int64 // the length of the next range in order
@@ -62,6 +63,23 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.info.Size <= firstRange {
+		// A small object costs one GET whatever is read of it: an
+		// archive's directory, then its members, then its head again.
+		if o.whole == nil {
+			if err := o.readWhole(); err != nil {
+				return 0, err
+			}
+		}
+		if off >= int64(len(o.whole)) {
+			return 0, io.EOF
+		}
+		n := copy(p, o.whole[off:])
+		if n < len(p) {
+			return n, io.EOF
+		}
+		return n, nil
+	}
 	n := 0
 	for n < len(p) {
 		at := off + int64(n)
@@ -93,6 +111,38 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func k64(k int) int64 { return int64(k) }
+
+// readWhole reads a small object into memory, going on after a cut as
+// ReadAt does.
+func (o *Object) readWhole() error {
+	buf := make([]byte, o.info.Size)
+	if o.info.Size == 0 {
+		o.whole = buf
+		return nil
+	}
+	if err := o.get(0, o.info.Size); err != nil {
+		return err
+	}
+	n := 0
+	for n < len(buf) {
+		k, err := o.body.Read(buf[n:])
+		n += k
+		o.pos += k64(k)
+		if err == nil || (errors.Is(err, io.EOF) && n == len(buf)) {
+			continue
+		}
+		cut := err
+		if errors.Is(err, io.EOF) {
+			cut = io.ErrUnexpectedEOF
+		}
+		if err := o.resume(cut); err != nil {
+			return err
+		}
+	}
+	o.closeBody()
+	o.whole = buf
+	return nil
+}
 
 // open asks for the range from at: the next size up when it goes on in
 // order, else a small one, and never less than want.

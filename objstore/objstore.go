@@ -227,6 +227,10 @@ func (c *Client) wrap(l Loc, etag string, err error) error {
 		if e.Detail == "" {
 			e.Detail = "check the credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE"
 		}
+	case strings.Contains(err.Error(), "get identity: get credentials"):
+		// The SDK found no credentials anywhere in its chain; its own text
+		// lists every place it tried, down to the instance metadata.
+		e.Kind, e.Detail = ErrDenied, "no credentials found"
 	case errors.As(err, &dns) || errors.As(err, &op):
 		e.Kind = ErrUnreachable
 		e.Detail = rootCause(err)

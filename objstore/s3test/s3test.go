@@ -282,6 +282,22 @@ func (s *Server) Put(ctx context.Context, bucket, key string, data []byte) (stri
 	return aws.ToString(out.ETag), nil
 }
 
+// Keys lists the keys under a prefix.
+func (s *Server) Keys(ctx context.Context, bucket, prefix string) ([]string, error) {
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(s.Client(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range page.Contents {
+			keys = append(keys, aws.ToString(o.Key))
+		}
+	}
+	return keys, nil
+}
+
 // Log is what the server printed, for a failing test's message.
 func (s *Server) Log() string { return s.log.String() }
 
