@@ -1,0 +1,115 @@
+package cmd
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentsandbox/sandbox/objstore/s3test"
+)
+
+// s3Env is the hermetic AWS environment of srv as KEY=VALUE lines, for
+// commands that keep the HOME of their harnessEnv.
+func s3Env(t *testing.T, srv *s3test.Server) []string {
+	var env []string
+	for k, v := range srv.Env(t.TempDir()) {
+		if k != "HOME" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// TestS3SnapshotRestoreAcrossStores: a session snapshotted into a bucket
+// from one store ($SANDBOX_HOME) is restored from it into another, keeps
+// its agent session id, and its conversation resumes; the faults leave no
+// session and no object behind.
+func TestS3SnapshotRestoreAcrossStores(t *testing.T) {
+	srv := s3test.Start(t)
+	ctx := context.Background()
+	if err := srv.MakeBucket(ctx, "snaps"); err != nil {
+		t.Fatal(err)
+	}
+	aws := s3Env(t, srv)
+	one := newHarnessEnv(t, "--runtime", "local")
+	one.env = append(one.env, aws...)
+	out, errOut, code := one.run("s1", "-p", "remember AURORA-42", "--write", "src/hello.txt=hello")
+	if code != 0 {
+		t.Fatalf("first run: exit %d\n%s%s", code, out, errOut)
+	}
+	s1 := one.session("s1")
+	if s1.AgentSessionID == "" {
+		t.Fatalf("no agent session id after the first run: %+v", s1)
+	}
+	const url = "s3://snaps/team/s1.tar.gz"
+	if out, errOut, code = one.sandbox(nil, "snapshot", "s1", "-o", url); code != 0 {
+		t.Fatalf("snapshot: exit %d\n%s%s", code, out, errOut)
+	}
+	keys, err := srv.Keys(ctx, "snaps", "team/")
+	if err != nil || len(keys) != 1 || keys[0] != "team/s1.tar.gz" {
+		t.Fatalf("the bucket holds %v (%v), want team/s1.tar.gz", keys, err)
+	}
+
+	// Another machine: another store, the same bucket.
+	two := newHarnessEnv(t, "--runtime", "local")
+	two.env = append(two.env, aws...)
+	if out, errOut, code = two.sandbox(nil, "restore", url, "--name", "s1r"); code != 0 {
+		t.Fatalf("restore: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := two.session("s1r").AgentSessionID; got != s1.AgentSessionID {
+		t.Errorf("restored agent session id %q, want %q", got, s1.AgentSessionID)
+	}
+	out, errOut, code = two.sandbox(nil, "run", "--name", "s1r", "--resume", "--", "claude", "-p", "what did I ask you to remember?")
+	if code != 0 {
+		t.Fatalf("resume after restore: exit %d\n%s%s", code, out, errOut)
+	}
+	mustContain(t, "resume after restore", out, "You asked me to remember AURORA-42.")
+
+	// Faults: each names the URL, and leaves no session and no object.
+	_, errOut, code = two.sandbox(nil, "restore", "s3://snaps/team/nothere.tar.gz", "--name", "gone")
+	if code != 1 || !strings.Contains(errOut, "sandbox: error: s3://snaps/team/nothere.tar.gz: not found") {
+		t.Errorf("restore of a missing key: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = one.sandbox(nil, "snapshot", "s1", "-o", "s3://nosuchbucket/s1.tar.gz")
+	if code != 1 || !strings.Contains(errOut, "s3://nosuchbucket/s1.tar.gz: not found (no bucket nosuchbucket)") {
+		t.Errorf("snapshot into a missing bucket: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = two.sandbox([]string{"AWS_SECRET_ACCESS_KEY=wrong"}, "restore", url, "--name", "denied")
+	if code != 1 || !strings.Contains(errOut, "sandbox: error: "+url+": access denied") {
+		t.Errorf("restore with wrong credentials: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = two.sandbox(nil, "snapshot", "s1r", "-o", "s3://snaps/team/")
+	if code != 2 || !strings.Contains(errOut, "names a prefix") {
+		t.Errorf("snapshot to a prefix: exit %d\n%s", code, errOut)
+	}
+	for _, n := range []string{"gone", "denied"} {
+		if _, err := os.Stat(filepath.Join(two.root, "sessions", n)); !os.IsNotExist(err) {
+			t.Errorf("a failed restore left session %s: %v", n, err)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Join(two.root, "sessions"))
+	if len(entries) != 1 {
+		t.Errorf("the second store holds %d entries, want only s1r", len(entries))
+	}
+	if keys, _ := srv.Keys(ctx, "snaps", ""); len(keys) != 1 {
+		t.Errorf("the bucket holds %v after the faults, want only team/s1.tar.gz", keys)
+	}
+
+	// gc --archive: the archive of a removed session goes to the bucket.
+	_, errOut, code = one.sandbox([]string{"SANDBOX_NOW=2030-01-01T00:00:00Z"}, "gc", "--ttl", "24h", "--archive", "s3://snaps/archive")
+	if code != 0 {
+		t.Fatalf("gc --archive: exit %d\n%s", code, errOut)
+	}
+	keys, err = srv.Keys(ctx, "snaps", "archive/")
+	if err != nil || len(keys) != 1 || keys[0] != "archive/s1-20300101T000000Z.tar.gz" {
+		t.Fatalf("the archive prefix holds %v (%v)", keys, err)
+	}
+	if _, err := os.Stat(filepath.Join(one.root, "sessions", "s1")); !os.IsNotExist(err) {
+		t.Errorf("gc left the session it archived: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(one.root, "archive")); !os.IsNotExist(err) {
+		t.Errorf("gc --archive wrote a local archive too: %v", err)
+	}
+}
