@@ -156,7 +156,7 @@ func start(bin, dir string) (*Server, error) {
 	}
 	log := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
