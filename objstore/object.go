@@ -80,6 +80,13 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 		}
 		return n, nil
 	}
+	return o.readRanged(p, off)
+}
+
+// readRanged fills p from off through ranged GETs, going on from the open
+// response when it is there, and asking again for the rest of a response
+// cut mid-stream.
+func (o *Object) readRanged(p []byte, off int64) (int, error) {
 	n := 0
 	for n < len(p) {
 		at := off + int64(n)
@@ -93,7 +100,7 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 		}
 		k, err := o.body.Read(p[n:min(len(p), n+int(o.end-o.pos))])
 		n += k
-		o.pos += k64(k)
+		o.pos += int64(k)
 		if err == nil || (errors.Is(err, io.EOF) && o.pos == o.end) {
 			continue
 		}
@@ -110,34 +117,11 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-func k64(k int) int64 { return int64(k) }
-
-// readWhole reads a small object into memory, going on after a cut as
-// ReadAt does.
+// readWhole reads a small object into memory, in one range.
 func (o *Object) readWhole() error {
 	buf := make([]byte, o.info.Size)
-	if o.info.Size == 0 {
-		o.whole = buf
-		return nil
-	}
-	if err := o.get(0, o.info.Size); err != nil {
+	if _, err := o.readRanged(buf, 0); err != nil {
 		return err
-	}
-	n := 0
-	for n < len(buf) {
-		k, err := o.body.Read(buf[n:])
-		n += k
-		o.pos += k64(k)
-		if err == nil || (errors.Is(err, io.EOF) && n == len(buf)) {
-			continue
-		}
-		cut := err
-		if errors.Is(err, io.EOF) {
-			cut = io.ErrUnexpectedEOF
-		}
-		if err := o.resume(cut); err != nil {
-			return err
-		}
 	}
 	o.closeBody()
 	o.whole = buf

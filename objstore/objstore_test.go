@@ -157,16 +157,23 @@ func throughProxy(t *testing.T, srv *s3test.Server) (*objstore.Client, *s3test.P
 	return c, p
 }
 
-func TestS3ResumesAfterCut(t *testing.T) {
+// bigThroughProxy puts a 4 MiB object and pins it through a proxy.
+func bigThroughProxy(t *testing.T) (*objstore.Client, *s3test.Proxy, objstore.Info, []byte) {
+	t.Helper()
 	srv, _, _ := setup(t)
-	ctx := context.Background()
 	data := random(4 << 20)
 	put(t, srv, "big", data)
 	c, p := throughProxy(t, srv)
-	info, err := c.Head(ctx, objstore.Loc{Bucket: "bkt", Key: "big"})
+	info, err := c.Head(context.Background(), objstore.Loc{Bucket: "bkt", Key: "big"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, p, info, data
+}
+
+func TestS3ResumesAfterCut(t *testing.T) {
+	c, p, info, data := bigThroughProxy(t)
+	ctx := context.Background()
 	p.CutOnce(1<<20, false)
 	got, err := io.ReadAll(c.Object(ctx, info).Stream())
 	if err != nil || !bytes.Equal(got, data) {
@@ -178,15 +185,8 @@ func TestS3ResumesAfterCut(t *testing.T) {
 }
 
 func TestS3ConnectionCutMidStream(t *testing.T) {
-	srv, _, _ := setup(t)
+	c, p, info, data := bigThroughProxy(t)
 	ctx := context.Background()
-	data := random(4 << 20)
-	put(t, srv, "big", data)
-	c, p := throughProxy(t, srv)
-	info, err := c.Head(ctx, objstore.Loc{Bucket: "bkt", Key: "big"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The cut comes, and the store cannot be reached again.
 	p.CutOnce(1<<20, true)
 	r := c.Object(ctx, info).Stream()
