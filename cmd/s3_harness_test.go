@@ -2,11 +2,16 @@ package cmd
 
 import (
 	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/objstore/s3test"
 )
 
@@ -111,5 +116,94 @@ func TestS3SnapshotRestoreAcrossStores(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(one.root, "archive")); !os.IsNotExist(err) {
 		t.Errorf("gc --archive wrote a local archive too: %v", err)
+	}
+}
+
+// replaceOnRewind overwrites the object after the first reading of a
+// restore, when the reader is sent back to the start for the second.
+type replaceOnRewind struct {
+	io.ReadSeeker
+	replace func()
+	reads   int64
+	err     error
+}
+
+func (r *replaceOnRewind) Read(p []byte) (int, error) {
+	n, err := r.ReadSeeker.Read(p)
+	r.reads += int64(n)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+func (r *replaceOnRewind) Seek(off int64, whence int) (int64, error) {
+	if r.reads > 0 && r.replace != nil {
+		r.replace()
+		r.replace = nil
+	}
+	return r.ReadSeeker.Seek(off, whence)
+}
+
+// TestS3RestoreObjectReplacedBetweenReadings: restore reads a snapshot
+// twice (checked, then unpacked); an object replaced in between is refused
+// through its ETag, and no session is created.
+func TestS3RestoreObjectReplacedBetweenReadings(t *testing.T) {
+	srv := s3test.Start(t)
+	// The AWS environment for this process's client, but not its HOME:
+	// the fake agent's build keeps the Go cache of the real one.
+	for k, v := range srv.Env(t.TempDir()) {
+		if k != "HOME" {
+			t.Setenv(k, v)
+		}
+	}
+	ctx := context.Background()
+	if err := srv.MakeBucket(ctx, "snaps"); err != nil {
+		t.Fatal(err)
+	}
+	one := newHarnessEnv(t, "--runtime", "local")
+	one.env = append(one.env, s3Env(t, srv)...)
+	if out, errOut, code := one.run("s1", "-p", "remember AURORA-42"); code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	// Larger than one first range, so the second reading asks the store
+	// again (a small object is read once, whole, and kept).
+	home := filepath.Join(one.root, "sessions", "s1", "home")
+	big := make([]byte, 1<<20)
+	rand.NewChaCha8([32]byte{3}).Read(big)
+	if err := os.WriteFile(filepath.Join(home, "big.bin"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := one.sandbox(nil, "snapshot", "s1", "-o", "s3://snaps/s1.tar.gz"); code != 0 {
+		t.Fatalf("snapshot: exit %d\n%s%s", code, out, errOut)
+	}
+	c, err := objstore.New(ctx, objstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := c.Open(ctx, objstore.Loc{Bucket: "snaps", Key: "s1.tar.gz"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	r := &replaceOnRewind{ReadSeeker: io.NewSectionReader(obj, 0, obj.Size()), replace: func() {
+		// Another snapshot of the session, changed, under the same key.
+		// The response still open from the first reading is ended first:
+		// MinIO holds back a write to an object while it is being read.
+		obj.Close()
+		if err := os.WriteFile(filepath.Join(home, "more.txt"), []byte("changed"), 0o644); err != nil {
+			t.Error(err)
+		}
+		if out, errOut, code := one.sandbox(nil, "snapshot", "s1", "-o", "s3://snaps/s1.tar.gz"); code != 0 {
+			t.Errorf("second snapshot: exit %d\n%s%s", code, out, errOut)
+		}
+	}}
+	root := t.TempDir()
+	_, err = (&harness.Store{Root: root}).Restore(r, harness.RestoreOptions{Name: "r1"})
+	if err == nil || !errors.Is(r.err, objstore.ErrChanged) || !strings.Contains(r.err.Error(), "s3://snaps/s1.tar.gz") {
+		t.Fatalf("restore across a replacement: %v (the read error: %v); want ErrChanged naming s3://snaps/s1.tar.gz", err, r.err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(root, "sessions")); len(entries) != 0 {
+		t.Errorf("a refused restore left %d entries in the store", len(entries))
 	}
 }
