@@ -102,6 +102,15 @@ func TestS3SnapshotRestoreAcrossStores(t *testing.T) {
 		t.Errorf("the bucket holds %v after the faults, want only team/s1.tar.gz", keys)
 	}
 
+	// gc --archive into a bucket that is not there: the session is kept.
+	out, errOut, code = one.sandbox([]string{"SANDBOX_NOW=2030-01-01T00:00:00Z"}, "gc", "--ttl", "24h", "--archive", "s3://nosuchbucket/archive/")
+	if code != 3 || !strings.Contains(out, "s3://nosuchbucket/archive/s1-20300101T000000Z.tar.gz: not found (no bucket nosuchbucket)") {
+		t.Errorf("gc --archive into a missing bucket: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(one.root, "sessions", "s1", "session.json")); err != nil {
+		t.Fatalf("gc removed a session whose archive failed: %v", err)
+	}
+
 	// gc --archive: the archive of a removed session goes to the bucket.
 	_, errOut, code = one.sandbox([]string{"SANDBOX_NOW=2030-01-01T00:00:00Z"}, "gc", "--ttl", "24h", "--archive", "s3://snaps/archive")
 	if code != 0 {
