@@ -2,13 +2,17 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/objstore"
+	"github.com/agentsandbox/sandbox/parse"
+	recov "github.com/agentsandbox/sandbox/recover"
 	"github.com/spf13/pflag"
 )
 
@@ -114,4 +118,45 @@ func (a *app) openSnapshot(ctx context.Context, endpoint, name string) (io.ReadS
 		return nil, 0, nil, s3Hint(err)
 	}
 	return io.NewSectionReader(obj, 0, obj.Size()), obj.Size(), func() { obj.Close() }, nil
+}
+
+// guardSources wraps sources so that a stream stopped by its store (an
+// s3:// object that changed, or could not be read to its end) cancels the
+// returned context. recover and export treat a transcript read up to damage
+// as what it holds, but a store that failed is no damage in the transcript:
+// like ^C it must stop the run before anything is planned or written.
+// failed, called once the run is over, returns that store's error, with
+// its hint.
+func guardSources(ctx context.Context, streams []*parse.Stream, sources []recov.Source) (_ context.Context, failed func() error, _ []recov.Source) {
+	gctx, cancel := context.WithCancelCause(ctx)
+	out := make([]recov.Source, len(sources))
+	for i := range sources {
+		out[i] = &storeGuard{Source: sources[i], s: streams[i], cancel: cancel}
+	}
+	return gctx, func() error {
+		cause := context.Cause(gctx)
+		cancel(nil) // the run is over: release the context
+		var oe *objstore.Error
+		if errors.As(cause, &oe) {
+			return s3Hint(oe)
+		}
+		return nil
+	}, out
+}
+
+type storeGuard struct {
+	recov.Source
+	s      *parse.Stream
+	cancel context.CancelCauseFunc
+}
+
+func (g *storeGuard) Next() (manifest.Op, bool) {
+	op, ok := g.Source.Next()
+	if !ok {
+		var oe *objstore.Error
+		if err := g.s.Err(); errors.As(err, &oe) {
+			g.cancel(oe)
+		}
+	}
+	return op, ok
 }

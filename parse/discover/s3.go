@@ -154,3 +154,12 @@ func (f *Finder) objectCandidate(client *objstore.Client, ctx context.Context, i
 	}
 	return c
 }
+
+// IsSourceFailure tells whether err is the source failing while it was
+// read (a store that could not be reached, an object that changed, a
+// connection cut for good) rather than damage in the bytes it gave: what
+// was read before it is part of a transcript, not all of one.
+func IsSourceFailure(err error) bool {
+	var oe *objstore.Error
+	return errors.As(err, &oe)
+}
