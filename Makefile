@@ -42,7 +42,8 @@ cover:
 			tot[f] += n[b]; if (b in hit) cov[f] += n[b] } \
 		for (f in tot) printf "%-30s %5.1f%%  %4d of %4d statements\n", f, 100 * cov[f] / tot[f], cov[f], tot[f] }' cover/cover.out | sort
 
-# Benchmarks, BENCHCOUNT runs each, into bench/new.txt; compared with
+# Benchmarks, BENCHCOUNT runs each, into bench/new.txt (the object storage
+# ones start a local MinIO and fill a bucket once: see docs/performance.md); compared with
 # bench/old.txt by benchstat when there is one (mv bench/new.txt bench/old.txt
 # to make a baseline).
 bench:

@@ -136,9 +136,12 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	}
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
-	st, err := recov.Export(ctx, sources, &recov.DryRunFS{Read: fsys}, opts, manifest.NewWriter(out), red)
+	gctx, storeFailed, sources := guardSources(ctx, streams, sources)
+	st, err := recov.Export(gctx, sources, &recov.DryRunFS{Read: fsys}, opts, manifest.NewWriter(out), red)
 	bar.end()
-	if err == nil && ctx.Err() != nil {
+	if serr := storeFailed(); serr != nil {
+		err = serr // the manifest of part of a transcript is never put in place
+	} else if err == nil && ctx.Err() != nil {
 		// Cut short, the streams ended early: a manifest of part of the
 		// sessions that looks whole is never put in place.
 		err = ctx.Err()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -296,20 +297,34 @@ container still runs, by stop itself.`,
 
 func (a *app) gcCommand() *cobra.Command {
 	var o harness.GCOptions
+	var archive, endpoint string
 	c := &cobra.Command{
 		Use:   "gc [--idle 30m] [--ttl 24h] [--dry-run]",
 		Short: "Stop idle sessions, remove expired ones (archiving their records), remove leftover containers",
 		Long: `sandbox gc stops running sessions that have been idle (no output, no record change)
 for --idle, and removes sessions that ended and have been inactive for
 --ttl. Before a session is removed its record, manifest and logs are kept in
-$SANDBOX_HOME/archive/<id>-<time>.tar.gz, so nothing is lost to cleanup. It
+$SANDBOX_HOME/archive/<id>-<time>.tar.gz (or, with --archive, under an
+s3:// prefix), so nothing is lost to cleanup: a session whose archive could
+not be written is not removed. It
 also removes containers the harness left behind (found by label) whose
 session is not running. --dry-run says what it would do.`,
 		Example: `  sandbox gc --dry-run
-  sandbox gc --idle 1h --ttl 168h`,
+  sandbox gc --idle 1h --ttl 168h
+  sandbox gc --ttl 168h --archive s3://team-sandboxes/archive/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Now = now()
+			if archive != "" {
+				if !objstore.IsURL(archive) {
+					return usagef("--archive %s: give an s3://BUCKET/PREFIX/ (without it, archives go to $SANDBOX_HOME/archive)", archive)
+				}
+				to, err := newS3Archiver(cmd.Context(), endpoint, archive)
+				if err != nil {
+					return err
+				}
+				o.ArchiveTo = to
+			}
 			acts, err := a.store().GC(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -346,20 +361,25 @@ session is not running. --dry-run says what it would do.`,
 	f.DurationVar(&o.Idle, "idle", 30*time.Minute, "stop running sessions idle this `LONG` (0: never)")
 	f.DurationVar(&o.TTL, "ttl", 24*time.Hour, "remove ended sessions inactive this `LONG` (0: never)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "say what would be done, do nothing")
+	f.StringVar(&archive, "archive", "", "keep the archives of removed sessions under `s3://BUCKET/PREFIX/` instead of $SANDBOX_HOME/archive")
+	s3Flag(f, &endpoint)
 	return c
 }
 
 func (a *app) snapshotCommand() *cobra.Command {
-	var out string
+	var out, endpoint string
 	c := &cobra.Command{
-		Use:   "snapshot SESSION -o FILE.tar.gz",
+		Use:   "snapshot SESSION -o FILE.tar.gz|s3://BUCKET/KEY.tar.gz",
 		Short: "Write a checksummed archive of a session's workspace and record",
 		Long: `sandbox snapshot writes a session (its record, workspace, logs and manifest) as a
 gzipped tarball with a SHA256SUMS member; sandbox restore checks it and
 brings the session back, agent session id and all, so that
-sandbox run --name N --resume continues the conversation.`,
-		Example: `  sandbox snapshot fix-tests -o fix-tests.tar.gz`,
-		Args:    cobra.ExactArgs(1),
+sandbox run --name N --resume continues the conversation. An s3:// output is
+streamed to object storage as a multipart upload (each part with its CRC32)
+and appears whole or not at all.`,
+		Example: `  sandbox snapshot fix-tests -o fix-tests.tar.gz
+  sandbox snapshot fix-tests -o s3://team-sandboxes/snapshots/fix-tests.tar.gz`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usagef("where to? give -o FILE.tar.gz")
@@ -372,10 +392,16 @@ sandbox run --name N --resume continues the conversation.`,
 				a.note("session %s is running; the snapshot may catch files mid-write", s.ID)
 			}
 			var res *harness.SnapshotResult
-			err = harness.WriteFileAtomic(out, func(w io.Writer) error {
+			fill := func(w io.Writer) error {
+				var err error
 				res, err = st.Snapshot(s.ID, harness.CtxWriter(cmd.Context(), w), nil)
 				return err
-			})
+			}
+			if objstore.IsURL(out) {
+				err = s3Upload(cmd.Context(), endpoint, out, fill)
+			} else {
+				err = harness.WriteFileAtomic(out, fill)
+			}
 			if err != nil {
 				return err
 			}
@@ -397,22 +423,26 @@ sandbox run --name N --resume continues the conversation.`,
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "the archive `FILE` to write")
+	c.Flags().StringVarP(&out, "output", "o", "", "the archive `FILE` to write, or an s3://BUCKET/KEY object")
+	s3Flag(c.Flags(), &endpoint)
 	return c
 }
 
 func (a *app) restoreCommand() *cobra.Command {
-	var name string
+	var name, endpoint string
 	c := &cobra.Command{
-		Use:   "restore FILE.tar.gz [--name M]",
+		Use:   "restore FILE.tar.gz|s3://BUCKET/KEY.tar.gz [--name M]",
 		Short: "Bring back a session from a snapshot, checking its checksums",
 		Long: `sandbox restore unpacks a snapshot written by sandbox snapshot as a session (under
 --name, or its own name), after checking every file against the snapshot's
 SHA256SUMS: a corrupt or incomplete archive, or one whose members would land
 outside the session's directory, is refused and leaves nothing behind. The
 restored session keeps its agent session id, so
-sandbox run --name M --resume -- … continues the conversation.`,
+sandbox run --name M --resume -- … continues the conversation. An s3://
+snapshot is streamed from object storage, twice (checked, then unpacked),
+pinned to one version: one replaced in between is refused.`,
 		Example: `  sandbox restore fix-tests.tar.gz
+  sandbox restore s3://team-sandboxes/snapshots/fix-tests.tar.gz --name fix-tests
   sandbox restore fix-tests.tar.gz --name fix-tests-2 && sandbox run --name fix-tests-2 --resume -- claude`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -420,22 +450,28 @@ sandbox run --name M --resume -- … continues the conversation.`,
 			if err != nil {
 				return err
 			}
-			f, err := os.Open(args[0])
+			src, size, done, err := a.openSnapshot(cmd.Context(), endpoint, args[0])
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			var bar *progress
-			if st, err := f.Stat(); err == nil {
-				// Restore reads the snapshot twice: checked whole, then unpacked.
-				bar = a.startProgress("restoring", 2*st.Size())
-				defer bar.end()
-			}
+			defer done()
+			// Restore reads the snapshot twice: checked whole, then unpacked.
+			bar := a.startProgress("restoring", 2*size)
+			defer bar.end()
 			// A ^C fails the reads, and the session is never placed.
-			in := &progressSeeker{f: f, p: bar, ctx: cmd.Context()}
+			in := &progressSeeker{f: src, p: bar, ctx: cmd.Context()}
 			s, err := a.store().Restore(in, harness.RestoreOptions{Name: name, Limits: lim, Ctx: cmd.Context()})
 			var se *harness.SnapshotError
+			var oe *objstore.Error
 			switch {
+			case err != nil && errors.As(in.err, &oe):
+				// The store failed, or the object changed, while it was
+				// read: that is the error, not damage in the snapshot.
+				hint := "nothing was restored"
+				if h := hintOf(s3Hint(oe)); h != "" {
+					hint += "; " + h
+				}
+				return &HintError{oe, hint}
 			case errors.As(err, &se) && se.Limit:
 				return &HintError{fmt.Errorf("%s: %w", args[0], err), fmt.Sprintf("nothing was restored; if you trust this snapshot, raise the limits: %s=SIZE (now %d), %s=N (now %d)",
 					envRestoreMaxSize, lim.MaxBytes, envRestoreMaxFiles, lim.MaxMembers)}
@@ -461,6 +497,7 @@ sandbox run --name M --resume -- … continues the conversation.`,
 		},
 	}
 	c.Flags().StringVar(&name, "name", "", "restore under this session `NAME` (default the snapshot's)")
+	s3Flag(c.Flags(), &endpoint)
 	return c
 }
 

@@ -140,6 +140,9 @@ type progressSeeker struct {
 	f   io.ReadSeeker
 	p   *progress
 	ctx context.Context
+	// err is the first read error: the source's own (a store that failed),
+	// which what read it may have reported as damage.
+	err error
 }
 
 func (r *progressSeeker) Read(b []byte) (int, error) {
@@ -148,6 +151,9 @@ func (r *progressSeeker) Read(b []byte) (int, error) {
 	}
 	n, err := r.f.Read(b)
 	r.p.add(int64(n))
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
 	return n, err
 }
 

@@ -402,7 +402,11 @@ func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.
 	if opts.DryRun {
 		target = &recov.DryRunFS{Read: fsys}
 	}
-	res, err := recov.Recover(ctx, sources, target, opts)
+	gctx, storeFailed, sources := guardSources(ctx, streams, sources)
+	res, err := recov.Recover(gctx, sources, target, opts)
+	if serr := storeFailed(); serr != nil {
+		return nil, serr
+	}
 	if res != nil && !a.planOnly {
 		a.logStreams(ctx, streams)
 	}

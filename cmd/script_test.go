@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
+	"github.com/agentsandbox/sandbox/objstore/s3test"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -61,7 +62,18 @@ func TestScripts(t *testing.T) {
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("TZ", "UTC")
 			env.Setenv("SAMPLE", sample)
+			hermeticAWS(env)
+			env.Setenv("MINIO_MISSING", s3test.Missing())
 			return nil
+		},
+		// [minio]: a MinIO server binary is here, or CI=true (where
+		// "minio start" then fails, naming what is missing): a script
+		// starts with [!minio] skip $MINIO_MISSING.
+		Condition: func(cond string) (bool, error) {
+			if cond == "minio" {
+				return s3test.Binary() != "" || onCI(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"snapshot":  cmdSnapshot,
@@ -72,6 +84,8 @@ func TestScripts(t *testing.T) {
 			"cmpnoeol":  cmdCmpNoEOL,
 			"ocdb":      cmdOcdb,
 			"truncate":  cmdTruncate,
+			"minio":     cmdMinio,
+			"s3":        cmdS3,
 		},
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/spf13/pflag"
@@ -25,11 +26,13 @@ type selectOptions struct {
 	Sessions    []string
 	Cwd         string
 	Agent       string
+	S3Endpoint  string
 }
 
 func (o *selectOptions) register(f *pflag.FlagSet) {
 	f.StringArrayVarP(&o.Transcripts, "transcript", "t", nil, "a transcript `FILE` (repeatable; - for standard input; .gz and .zst are read transparently)")
-	f.StringArrayVar(&o.From, "from", nil, "read transcripts from `PATH`: a directory tree, a .zip, .tar, .tar.gz/.tgz, a file, or - (repeatable; nothing is extracted)")
+	f.StringArrayVar(&o.From, "from", nil, "read transcripts from `PATH`: a directory tree, a .zip, .tar, .tar.gz/.tgz, a file, -, or s3://BUCKET/PREFIX/ or s3://BUCKET/KEY (repeatable; nothing is extracted)")
+	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` for s3:// sources, such as http://127.0.0.1:9000 for MinIO (default $AWS_ENDPOINT_URL_S3 or AWS's; path-style addressing)")
 	f.StringVar(&o.HomeCodex, "home-codex", "", "the Codex home `DIR` to look in (default $CODEX_HOME or ~/.codex)")
 	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home `DIR` to look in (default $CLAUDE_CONFIG_DIR or ~/.claude)")
 	f.StringVar(&o.Since, "since", "", "sessions active since `TIME`: 24h, \"24h ago\", 90m, 3d, 1w, 2026-11-20, or RFC 3339")
@@ -92,7 +95,10 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 		return nil, nil, err
 	}
 	filter.Probe = probe
-	finder := &discover.Finder{FS: fsys}
+	// The window lets a source leave out by its metadata what cannot be in
+	// it (an object last modified before --since) without reading it.
+	finder := &discover.Finder{FS: fsys, Window: filter.Window,
+		S3: &discover.S3{Options: objstore.Options{Endpoint: o.S3Endpoint}, Context: ctx}}
 	var cands []discover.Candidate
 	if o.explicit() {
 		for _, n := range o.Transcripts {
@@ -103,9 +109,18 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 			}
 		}
 		for _, n := range append(append([]string{}, o.Transcripts...), o.From...) {
+			if objstore.IsURL(n) {
+				if _, err := objstore.ParseURL(n); err != nil {
+					return nil, nil, usagef("%v", err)
+				}
+			}
 			c, skipped, err := finder.From(n, interruptible(ctx, a.stdin))
 			var pe *fs.PathError
+			var oe *objstore.Error
 			switch {
+			case errors.As(err, &oe):
+				// It names its URL already.
+				return nil, finder.Looked, s3Hint(err)
 			case errors.As(err, &pe) && pe.Path == n:
 				// "stat x: no such file…" says Go's call, not the problem.
 				return nil, finder.Looked, fmt.Errorf("%s: %w", n, pe.Err)
@@ -139,7 +154,12 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 	for _, e := range skipped {
 		var se *parse.SkipError
 		errors.As(e, &se)
+		var oe *objstore.Error
 		switch {
+		case errors.As(e, &oe):
+			// The store failed (or an object changed) while it was read:
+			// an answer from part of the source would pass for all of it.
+			return nil, finder.Looked, s3Hint(oe)
 		case se != nil && named[se.Name]:
 			// A file named with --transcript that cannot be read is the error.
 			if errors.Is(e, parse.ErrUnknownFormat) {
@@ -160,4 +180,17 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 		return nil, finder.Looked, err
 	}
 	return sel, finder.Looked, nil
+}
+
+// s3Hint adds the next step to an object storage error, where there is one.
+func s3Hint(err error) error {
+	switch {
+	case errors.Is(err, objstore.ErrUnreachable):
+		return &HintError{err, "is the store running? --s3-endpoint or AWS_ENDPOINT_URL_S3 says where it is"}
+	case errors.Is(err, objstore.ErrDenied):
+		return &HintError{err, "the credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or ~/.aws"}
+	case errors.Is(err, objstore.ErrChanged):
+		return &HintError{err, "nothing was taken from it; run the command again to read the new version"}
+	}
+	return err
 }

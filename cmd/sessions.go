@@ -2,11 +2,13 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/spf13/cobra"
 )
@@ -63,6 +65,12 @@ func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
 	sums, errs := parse.Summarize(ctx, sel, nil)
 	bar.end()
 	for _, e := range errs {
+		var oe *objstore.Error
+		if errors.As(e, &oe) {
+			// A store that failed mid-read: a listing of part of the
+			// source would pass for all of it.
+			return s3Hint(oe)
+		}
 		a.log.Warn().Msgf("transcript not read: %s", printable(e.Error()))
 	}
 	if ctx.Err() != nil {

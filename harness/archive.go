@@ -20,6 +20,19 @@ type GCOptions struct {
 	TTL    time.Duration // remove ended sessions older than this (0: never)
 	DryRun bool
 	Now    time.Time
+	// ArchiveTo, when not nil, keeps the archives of removed sessions
+	// there (object storage) instead of in $SANDBOX_HOME/archive.
+	ArchiveTo Archiver
+}
+
+// Archiver keeps the archives of removed sessions somewhere else than the
+// store's archive/ directory.
+type Archiver interface {
+	// Name is where the archive of session id taken at t goes.
+	Name(id string, t time.Time) string
+	// Write writes what fill writes at name, whole or not at all: a
+	// session is removed only once its archive is kept.
+	Write(ctx context.Context, name string, fill func(io.Writer) error) error
 }
 
 // GCAction is one thing gc did, or would do.
@@ -66,9 +79,13 @@ func (s *Store) GC(ctx context.Context, o GCOptions) ([]GCAction, error) {
 			continue
 		}
 		a := GCAction{Session: sess.ID, Action: "remove", Reason: fmt.Sprintf("ended, inactive for %s", idle.Round(time.Second))}
-		a.Archive = s.ArchivePathFree(sess.ID, o.Now)
+		if o.ArchiveTo != nil {
+			a.Archive = o.ArchiveTo.Name(sess.ID, o.Now)
+		} else {
+			a.Archive = s.ArchivePathFree(sess.ID, o.Now)
+		}
 		if !o.DryRun {
-			if err := s.archive(sess.ID, a.Archive); err != nil {
+			if err := s.archive(ctx, sess.ID, a.Archive, o.ArchiveTo); err != nil {
 				a.Error = err.Error()
 			} else if err := s.Remove(ctx, sess); err != nil {
 				a.Error = err.Error()
@@ -121,18 +138,22 @@ func runOfContainer(name string) string {
 }
 
 // archive keeps what a removed session leaves: its record, manifest and
-// logs.
-func (s *Store) archive(id, path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
+// logs, at path, or through to when it is not nil.
+func (s *Store) archive(ctx context.Context, id, path string, to Archiver) error {
 	keep := func(rel string) bool {
 		return rel == "session.json" || rel == "manifest.json" || strings.HasPrefix(rel, "logs/")
 	}
-	return WriteFileAtomic(path, func(w io.Writer) error {
+	fill := func(w io.Writer) error {
 		_, err := s.Snapshot(id, w, keep)
 		return err
-	})
+	}
+	if to != nil {
+		return to.Write(ctx, path, fill)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, fill)
 }
 
 // ArchiveSession writes a whole session (record, workspace, logs,

@@ -203,8 +203,8 @@ func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
 	var backups func(string, string) ([]byte, bool)
 	sess, err := parseAs(ctx, c.Info.Agent, body, c.Name, backups, h)
 	s.ID, s.Cwd, s.Start, s.End, s.EndState, s.Warnings, s.Bytes = sess.ID, sess.Cwd, sess.Start, sess.End, sess.EndState, len(sess.Warnings), sess.Bytes
-	if err != nil && ctx.Err() != nil {
-		return nil, err
+	if err != nil && (ctx.Err() != nil || discover.IsSourceFailure(err)) {
+		return nil, err // a summary of part of a transcript would pass for all of it
 	}
 	return s, nil
 }

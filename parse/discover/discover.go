@@ -176,6 +176,13 @@ type Finder struct {
 	// Problems are stores in the homes that could not be read (a damaged
 	// opencode database), for the command to report.
 	Problems []Skipped
+	// S3 reaches object storage for s3:// sources; nil is the AWS
+	// configuration of the environment.
+	S3 *S3
+	// Window, when set, lets From leave out what its metadata alone shows
+	// to be outside it (an object last modified before its start), so that
+	// nothing of it is read.
+	Window Window
 }
 
 func (f *Finder) fs() FS {

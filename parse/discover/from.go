@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse/opencode"
 )
 
@@ -25,14 +26,18 @@ type Skipped struct {
 }
 
 // From finds the transcripts in what --from names: a directory tree, a
-// zip, a tar (plain or gzip), a single transcript (plain, gzip or zstd), or
-// "-" for standard input (any of those). Archives are recognised by their
+// zip, a tar (plain or gzip), a single transcript (plain, gzip or zstd),
+// "-" for standard input (any of those), or an s3:// URL (a prefix, or one
+// object of any of those kinds, read through f.S3). Archives are recognised by their
 // content and read in place, one member at a time as a stream: a member is
 // never held whole in memory. Standard input is copied once into a private
 // temporary file that is unlinked at once (so nothing remains, even after a
 // kill), because it must be read more than once.
 func (f *Finder) From(name string, stdin io.Reader) ([]Candidate, []Skipped, error) {
 	f.Looked = append(f.Looked, name)
+	if objstore.IsURL(name) {
+		return f.s3(name)
+	}
 	if name == "-" {
 		spool, size, err := spoolStdin(stdin)
 		if err != nil {
@@ -161,12 +166,14 @@ func (f *Finder) readerAt(name string, ra io.ReaderAt, size int64, mod time.Time
 			}
 		}
 	}
-	if name != "<stdin>" {
-		return nil, nil, nil // a plain file: the caller's candidate
-	}
-	if isSQLite(head) {
+	// Content that is no file on the host (standard input, an object in
+	// object storage) holds a database SQLite cannot open in place.
+	if isSQLite(head) && (name == "<stdin>" || objstore.IsURL(name)) {
 		cands, err := f.spoolDB(name, io.NewSectionReader(ra, 0, size), nil)
 		return cands, nil, err
+	}
+	if name != "<stdin>" {
+		return nil, nil, nil // a plain file or object: the caller's candidate
 	}
 	c := Candidate{Name: name, Size: size, ModTime: mod, ID: IDFromName(name)}
 	c.open = func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(ra, 0, size)), nil }

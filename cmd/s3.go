@@ -1,0 +1,162 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/objstore"
+	"github.com/agentsandbox/sandbox/parse"
+	recov "github.com/agentsandbox/sandbox/recover"
+	"github.com/spf13/pflag"
+)
+
+// s3Flag registers --s3-endpoint on a command that writes or reads
+// snapshots and archives.
+func s3Flag(f *pflag.FlagSet, endpoint *string) {
+	f.StringVar(endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` for s3:// destinations and sources, such as http://127.0.0.1:9000 for MinIO (default $AWS_ENDPOINT_URL_S3 or AWS's; path-style addressing)")
+}
+
+// s3Loc reads an s3:// URL given on the command line: a usage error when
+// it names no bucket, or (with object) when it names a prefix.
+func s3Loc(u string, object bool) (objstore.Loc, error) {
+	l, err := objstore.ParseURL(u)
+	if err != nil {
+		return l, usagef("%v", err)
+	}
+	if object && l.IsPrefix() {
+		return l, usagef("%s names a prefix: give the object's key, such as s3://%s/%sNAME.tar.gz", u, l.Bucket, l.Key)
+	}
+	return l, nil
+}
+
+// s3Upload writes what fill writes to the object u names.
+func s3Upload(ctx context.Context, endpoint, u string, fill func(io.Writer) error) error {
+	l, err := s3Loc(u, true)
+	if err != nil {
+		return err
+	}
+	c, err := objstore.New(ctx, objstore.Options{Endpoint: endpoint})
+	if err != nil {
+		return err
+	}
+	if _, err := c.Upload(ctx, l, fill); err != nil {
+		return s3Hint(err)
+	}
+	return nil
+}
+
+// s3Archiver keeps gc's archives under an s3:// prefix.
+type s3Archiver struct {
+	c      *objstore.Client
+	prefix objstore.Loc
+}
+
+func newS3Archiver(ctx context.Context, endpoint, u string) (*s3Archiver, error) {
+	l, err := s3Loc(u, false)
+	if err != nil {
+		return nil, err
+	}
+	if l.Key != "" && !strings.HasSuffix(l.Key, "/") {
+		l.Key += "/" // --archive names a prefix, with or without its slash
+	}
+	c, err := objstore.New(ctx, objstore.Options{Endpoint: endpoint})
+	if err != nil {
+		return nil, err
+	}
+	return &s3Archiver{c: c, prefix: l}, nil
+}
+
+// Name is the key an archive gets: the session and the time, as in
+// $SANDBOX_HOME/archive.
+func (a *s3Archiver) Name(id string, t time.Time) string {
+	return objstore.Loc{Bucket: a.prefix.Bucket, Key: a.prefix.Key + id + "-" + t.UTC().Format("20060102T150405Z") + ".tar.gz"}.String()
+}
+
+func (a *s3Archiver) Write(ctx context.Context, name string, fill func(io.Writer) error) error {
+	l, err := objstore.ParseURL(name)
+	if err != nil {
+		return err
+	}
+	if _, err := a.c.Upload(ctx, l, fill); err != nil {
+		return fmt.Errorf("archiving: %w", err)
+	}
+	return nil
+}
+
+// openSnapshot opens a snapshot to restore: a file, or an s3:// object
+// pinned by its ETag and read through ranged GETs (streamed, never copied
+// to disk).
+func (a *app) openSnapshot(ctx context.Context, endpoint, name string) (io.ReadSeeker, int64, func(), error) {
+	if !objstore.IsURL(name) {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, 0, nil, err
+		}
+		return f, st.Size(), func() { f.Close() }, nil
+	}
+	l, err := s3Loc(name, true)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	c, err := objstore.New(ctx, objstore.Options{Endpoint: endpoint})
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	obj, err := c.Open(ctx, l)
+	if err != nil {
+		return nil, 0, nil, s3Hint(err)
+	}
+	return io.NewSectionReader(obj, 0, obj.Size()), obj.Size(), func() { obj.Close() }, nil
+}
+
+// guardSources wraps sources so that a stream stopped by its store (an
+// s3:// object that changed, or could not be read to its end) cancels the
+// returned context. recover and export treat a transcript read up to damage
+// as what it holds, but a store that failed is no damage in the transcript:
+// like ^C it must stop the run before anything is planned or written.
+// failed, called once the run is over, returns that store's error, with
+// its hint.
+func guardSources(ctx context.Context, streams []*parse.Stream, sources []recov.Source) (_ context.Context, failed func() error, _ []recov.Source) {
+	gctx, cancel := context.WithCancelCause(ctx)
+	out := make([]recov.Source, len(sources))
+	for i := range sources {
+		out[i] = &storeGuard{Source: sources[i], s: streams[i], cancel: cancel}
+	}
+	return gctx, func() error {
+		cause := context.Cause(gctx)
+		cancel(nil) // the run is over: release the context
+		var oe *objstore.Error
+		if errors.As(cause, &oe) {
+			return s3Hint(oe)
+		}
+		return nil
+	}, out
+}
+
+type storeGuard struct {
+	recov.Source
+	s      *parse.Stream
+	cancel context.CancelCauseFunc
+}
+
+func (g *storeGuard) Next() (manifest.Op, bool) {
+	op, ok := g.Source.Next()
+	if !ok {
+		var oe *objstore.Error
+		if err := g.s.Err(); errors.As(err, &oe) {
+			g.cancel(oe)
+		}
+	}
+	return op, ok
+}
