@@ -44,5 +44,6 @@ func FuzzReader(f *testing.F) {
 			}
 			last = rec.Line
 		}
+		sameAsNext(t, data)
 	})
 }
