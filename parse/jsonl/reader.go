@@ -42,6 +42,7 @@ type Reader struct {
 	line      int
 	off       int64 // offset of the next line
 	long      []byte
+	blocks    [][]byte // the rest of a line longer than keptLine
 	scratch   []byte
 	pending   []object // further records glued on the current line
 	pendRec   Record
@@ -121,19 +122,19 @@ func (r *Reader) warn(line int, off int64, format string, args ...any) {
 
 // readLine returns the next line without its newline, and whether it had one.
 func (r *Reader) readLine() ([]byte, bool, error) {
-	if cap(r.long) > 16<<20 {
+	if cap(r.long) > keptLine {
 		// Do not keep a buffer the size of one huge line for the rest of the file.
 		r.long = nil
 	}
-	r.long = r.long[:0]
+	r.long, r.blocks = r.long[:0], nil
 	r.tooLong = 0
 	for {
 		chunk, err := r.r.ReadSlice('\n')
-		if r.tooLong > 0 || int64(len(r.long))+int64(len(chunk)) > MaxLine+1 {
+		if r.tooLong > 0 || r.held()+int64(len(chunk)) > MaxLine+1 {
 			// Past the limit: count the rest of the line, hold none of it.
 			if r.tooLong == 0 {
-				r.tooLong = int64(len(r.long))
-				r.long = nil
+				r.tooLong = r.held()
+				r.long, r.blocks = nil, nil
 			}
 			r.tooLong += int64(len(chunk))
 			r.bytes += int64(len(chunk))
@@ -150,22 +151,22 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		}
 		if err == nil {
 			r.bytes += int64(len(chunk))
-			if len(r.long) > 0 {
-				r.long = append(r.long, chunk[:len(chunk)-1]...)
-				return r.long, true, nil
+			if r.held() > 0 {
+				r.hold(chunk[:len(chunk)-1])
+				return r.line0(), true, nil
 			}
 			return chunk[:len(chunk)-1], true, nil
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			r.bytes += int64(len(chunk))
-			r.long = append(r.long, chunk...)
+			r.hold(chunk)
 			continue
 		}
 		r.bytes += int64(len(chunk))
 		if errors.Is(err, io.EOF) {
-			if len(r.long) > 0 {
-				r.long = append(r.long, chunk...)
-				return r.long, false, nil
+			if r.held() > 0 {
+				r.hold(chunk)
+				return r.line0(), false, nil
 			}
 			if len(chunk) == 0 {
 				return nil, false, io.EOF
@@ -174,6 +175,59 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		}
 		return nil, false, err
 	}
+}
+
+const (
+	// keptLine is the largest line buffer kept from one line to the next.
+	keptLine = 16 << 20
+	// blockSize is the size of the blocks a line longer than keptLine is
+	// gathered in.
+	blockSize = 4 << 20
+)
+
+// held returns the length of the line gathered so far.
+func (r *Reader) held() int64 {
+	n := int64(len(r.long))
+	for _, b := range r.blocks {
+		n += int64(len(b))
+	}
+	return n
+}
+
+// hold adds b to the line being gathered. Up to keptLine it goes into one
+// growing buffer, kept for the next lines; past that, into blocks, copied
+// once into a buffer of the line's exact size at its end. Growing one
+// buffer instead would copy a huge line again at every step and leave
+// every earlier copy to the collector: a 200 MiB line cost 880 MB.
+func (r *Reader) hold(b []byte) {
+	if r.blocks == nil && len(r.long)+len(b) <= keptLine {
+		r.long = append(r.long, b...)
+		return
+	}
+	for len(b) > 0 {
+		if n := len(r.blocks); n == 0 || len(r.blocks[n-1]) == cap(r.blocks[n-1]) {
+			r.blocks = append(r.blocks, make([]byte, 0, blockSize))
+		}
+		last := &r.blocks[len(r.blocks)-1]
+		k := min(len(b), cap(*last)-len(*last))
+		*last = append(*last, b[:k]...)
+		b = b[k:]
+	}
+}
+
+// line0 returns the line gathered by hold, in one buffer.
+func (r *Reader) line0() []byte {
+	if r.blocks == nil {
+		return r.long
+	}
+	line := make([]byte, 0, r.held())
+	line = append(line, r.long...)
+	for i, b := range r.blocks {
+		line = append(line, b...)
+		r.blocks[i] = nil // garbage as soon as copied
+	}
+	r.long, r.blocks = line, nil
+	return line
 }
 
 // Next returns the next record. It returns io.EOF at the end of the input,

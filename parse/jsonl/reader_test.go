@@ -72,6 +72,27 @@ func TestLongLine(t *testing.T) {
 	}
 }
 
+// TestHugeLine reads lines longer than keptLine, which are gathered in
+// blocks, whole and in order: with and without a final newline, and after a
+// long line whose buffer is kept.
+func TestHugeLine(t *testing.T) {
+	body := make([]byte, keptLine+2*blockSize+12345)
+	for i := range body {
+		body[i] = 'a' + byte(i%26)
+	}
+	huge := `{"x":"` + string(body) + `"}`
+	mid := `{"m":"` + strings.Repeat("b", keptLine-100) + `"}`
+	for _, end := range []string{"\n", ""} {
+		got, rd := readAll(t, strings.NewReader(mid+"\n"+huge+"\n"+`{"b":2}`+"\n"+huge+end))
+		if len(got) != 4 || got[0] != mid || got[1] != huge || got[2] != `{"b":2}` || got[3] != huge {
+			t.Fatalf("got %d records", len(got))
+		}
+		if w := rd.Warnings(); len(w) != 0 {
+			t.Fatalf("warnings %v", w)
+		}
+	}
+}
+
 func TestDecompress(t *testing.T) {
 	plain := `{"a":1}` + "\n"
 	var gz, zs bytes.Buffer
