@@ -31,21 +31,27 @@ func recString(rec Record) string {
 		strings.Join(keys, ","), rec.keys == nil, rec.Data)
 }
 
+// nextAll hands fn every record Next returns, to the end of the input.
+func nextAll(t *testing.T, rd *Reader, fn func(Record)) {
+	t.Helper()
+	for {
+		rec, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(rec)
+	}
+}
+
 func byNext(t *testing.T, r io.Reader) seen {
 	t.Helper()
 	rd := NewReader(r, "t.jsonl")
 	defer rd.Close()
 	var s seen
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Recs = append(s.Recs, recString(rec))
-	}
+	nextAll(t, rd, func(rec Record) { s.Recs = append(s.Recs, recString(rec)) })
 	s.Warnings, s.Lines, s.Bytes = fmt.Sprint(rd.Warnings()), rd.Lines(), rd.Bytes()
 	return s
 }

@@ -3,7 +3,6 @@ package jsonl
 import (
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,16 +15,8 @@ func readAll(t *testing.T, r io.Reader) ([]string, *Reader) {
 	t.Helper()
 	rd := NewReader(r, "t.jsonl")
 	var out []string
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			return out, rd
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, string(rec.Data))
-	}
+	nextAll(t, rd, func(rec Record) { out = append(out, string(rec.Data)) })
+	return out, rd
 }
 
 func TestDamage(t *testing.T) {
