@@ -108,6 +108,7 @@ func TestEachSameAsNext(t *testing.T) {
 		"many":    long.String(),
 		"nolast":  "{\"a\":1}\n{\"b\":2}",
 		"damaged": "{\"a\":1}\n{\"b\":",
+		"tiny":    strings.Repeat("{}\n", 3*maxBatch+5) + "{}{}{}\n" + strings.Repeat(`{"a":1}`+"\n", maxBatch),
 	} {
 		t.Run(name, func(t *testing.T) { sameAsNext(t, []byte(data)) })
 	}

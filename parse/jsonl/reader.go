@@ -393,6 +393,10 @@ const (
 	// maxCopied is the longest record copied into a batch; a longer one
 	// is handed on in place.
 	maxCopied = 1 << 20
+	// maxBatch is the most records in a batch: a buffer of tiny records
+	// (2,000,000 "{}" lines) would otherwise make batches of 87,000
+	// records, 6 MB of them each.
+	maxBatch = 1024
 )
 
 // batches recycles batches: a scan of thousands of small transcripts
@@ -515,7 +519,7 @@ func (r *Reader) produce(ctx context.Context, p *pipe) {
 		}
 		// Hand the batch on before the next read could wait for input (or
 		// would overwrite a record held in place).
-		if b.hold || (len(r.pending) == 0 && !r.lineBuffered()) {
+		if b.hold || len(b.recs) >= maxBatch || (len(r.pending) == 0 && !r.lineBuffered()) {
 			if !send() || !get() {
 				return
 			}
