@@ -175,11 +175,16 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 
 // openSelected opens the selected sessions and their subagents as streams.
 func (a *app) openSelected(ctx context.Context, sel []parse.Selected) ([]*parse.Stream, error) {
-	return a.openSelectedTurns(ctx, sel, false)
+	return a.openSelectedWith(ctx, sel, parse.StreamOptions{Hash: true})
 }
 
 // openSelectedTurns is openSelected, keeping the user's prompts with turns.
 func (a *app) openSelectedTurns(ctx context.Context, sel []parse.Selected, turns bool) ([]*parse.Stream, error) {
+	return a.openSelectedWith(ctx, sel, parse.StreamOptions{Turns: turns, Hash: true})
+}
+
+// openSelectedWith is openSelected with the streams' options.
+func (a *app) openSelectedWith(ctx context.Context, sel []parse.Selected, o parse.StreamOptions) ([]*parse.Stream, error) {
 	cands := make([]discover.Candidate, 0, len(sel))
 	for _, s := range sel {
 		cands = append(cands, s.Candidate)
@@ -187,7 +192,7 @@ func (a *app) openSelectedTurns(ctx context.Context, sel []parse.Selected, turns
 	cands = append(cands, parse.CompanionsOf(sel)...)
 	var streams []*parse.Stream
 	for i := range cands {
-		s, err := parse.OpenCandidateTurns(ctx, &cands[i], turns)
+		s, err := parse.OpenCandidateWith(ctx, &cands[i], o)
 		if err != nil {
 			return streams, fmt.Errorf("reading transcript: %w", err)
 		}

@@ -383,7 +383,9 @@ func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.
 	sel = append([]parse.Selected(nil), sel...) // counted for this pass only
 	bar := a.counting("reading transcripts", sel)
 	defer bar.end()
-	streams, err := a.openSelectedTurns(ctx, sel, at.turn > 0 || at.timeline)
+	// A recovery reports no transcript's sha256 (only a manifest records
+	// it), and hashing costs as much CPU as parsing: leave it off.
+	streams, err := a.openSelectedWith(ctx, sel, parse.StreamOptions{Turns: at.turn > 0 || at.timeline})
 	defer func() {
 		for _, s := range streams {
 			s.Close()

@@ -49,7 +49,21 @@ type Stream struct {
 // make the file unusable (it cannot be opened, is empty, or is not a known
 // transcript) are returned here, before anything is parsed.
 func OpenStream(ctx context.Context, name string, r io.Reader) (*Stream, error) {
-	return openStream(ctx, name, r, nil, name != "-" && r == nil, false)
+	return openStream(ctx, name, r, nil, name != "-" && r == nil, StreamOptions{Hash: true})
+}
+
+// StreamOptions say what a stream computes and keeps beyond the session and
+// its operations.
+type StreamOptions struct {
+	// Turns keeps the user's prompts (Turns); the parser then does the extra
+	// work of a timeline.
+	Turns bool
+	// Hash computes the sha256 of the transcript as stored
+	// (Session().TranscriptSHA256), which an export manifest records. It
+	// costs about as much CPU as all the parsing of a Codex rollout (sha256
+	// runs at ~1.4 GB/s a core), so a caller that never shows it leaves it
+	// off.
+	Hash bool
 }
 
 // OpenCandidate opens a discovered transcript as a stream.
@@ -61,17 +75,22 @@ func OpenCandidate(ctx context.Context, c *discover.Candidate) (*Stream, error) 
 // turns, also keeps the user's prompts (Turns); the parser then does the
 // extra work of a timeline.
 func OpenCandidateTurns(ctx context.Context, c *discover.Candidate, turns bool) (*Stream, error) {
+	return OpenCandidateWith(ctx, c, StreamOptions{Turns: turns, Hash: true})
+}
+
+// OpenCandidateWith opens a discovered transcript as a stream with options.
+func OpenCandidateWith(ctx context.Context, c *discover.Candidate, o StreamOptions) (*Stream, error) {
 	rc, err := c.Open()
 	if err != nil {
 		return nil, err
 	}
-	return openStream(ctx, c.Name, rc, rc, c.Path != "", turns)
+	return openStream(ctx, c.Name, rc, rc, c.Path != "", o)
 }
 
 // openStream starts parsing r (or the file name when r is nil); closer,
 // when set, is closed at the end. onDisk says name is a file on the host,
 // whose Claude Code file-history may be beside it.
-func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer, onDisk, turns bool) (*Stream, error) {
+func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer, onDisk bool, o StreamOptions) (*Stream, error) {
 	if r == nil {
 		f, err := openFile(name)
 		if err != nil {
@@ -80,8 +99,11 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 		r, closer = f, f
 	}
 	// The transcript's sha256, of its bytes as stored, for the manifest.
-	hash := sha256.New()
-	r = io.TeeReader(r, hash)
+	var sum hash.Hash
+	if o.Hash {
+		sum = sha256.New()
+		r = io.TeeReader(r, sum)
+	}
 	rc, err := jsonl.Decompress(r)
 	if err != nil {
 		if closer != nil {
@@ -111,7 +133,7 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stream{name: name, ops: make(chan manifest.Op, 256), header: make(chan struct{}), done: make(chan struct{}),
-		closer: multiCloser{rc, closer}, cancel: cancel, hash: hash, keepTurns: turns}
+		closer: multiCloser{rc, closer}, cancel: cancel, hash: sum, keepTurns: o.Turns}
 	body := io.MultiReader(bytes.NewReader(head), rc)
 	var backups func(string, string) ([]byte, bool)
 	if onDisk {
@@ -178,7 +200,9 @@ func (s *Stream) run(ctx context.Context, agent manifest.Agent, body io.Reader, 
 	sess, err := parseAs(ctx, agent, body, s.name, backups, h)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, body) // hash to the end, past anything the parser left
-		sess.TranscriptSHA256 = hex.EncodeToString(s.hash.Sum(nil))
+		if s.hash != nil {
+			sess.TranscriptSHA256 = hex.EncodeToString(s.hash.Sum(nil))
+		}
 	}
 	s.mu.Lock()
 	s.sess, s.err = sess, err

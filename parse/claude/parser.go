@@ -432,23 +432,27 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				line: rec.Line, offset: rec.Offset, time: strings.Clone(ts), sidechain: side, agent: strings.Clone(agent)}
 		case "tool_result":
 			id := b.Get("tool_use_id").Str
-			if ev := p.calls[id]; ev != nil {
+			ev, tu := p.calls[id], p.pending[id]
+			if ev == nil && tu == nil {
+				return true
+			}
+			tr := readTur(tur)
+			if ev != nil {
 				delete(p.calls, id)
-				ev.Outcome, ev.Detail = outcome(ev.Tool, b, tur)
+				ev.Outcome, ev.Detail = outcome(ev.Tool, b, tr)
 				ev.Ended, _ = time.Parse(time.RFC3339Nano, ts)
 				ev.Output, ev.OutputCut = manifest.CutText(resultText(b), manifest.OutputMax)
-				if a := tur.Get("agentId"); ev.Subagent == "" && a.Type == gjson.String {
+				if a := tr.Get("agentId"); ev.Subagent == "" && a.Type == gjson.String {
 					ev.Subagent = strings.Clone(a.Str)
 				}
 				p.h.Event(*ev)
 			}
-			tu := p.pending[id]
 			if tu == nil {
 				return true
 			}
 			delete(p.pending, id)
 			p.settled[p.hash(id)] = true
-			p.result(rec, id, tu, b, tur)
+			p.result(rec, id, tu, b, tr)
 		}
 		return true
 	})
@@ -581,8 +585,53 @@ func head(b gjson.Result) string {
 	return t
 }
 
+// turNames are the fields of a toolUseResult that outcome and result read.
+var turNames = [...]string{"agentId", "filePath", "notebook_path", "error", "file", "type", "content", "originalFile",
+	"oldString", "newString", "replaceAll", "userModified", "edits", "originalFileContents", "original_file", "updated_file"}
+
+// turResult is a toolUseResult with its fields found in one pass: a Get
+// of each would scan the object from its start, past the whole file it
+// quotes (originalFile), every time.
+type turResult struct {
+	gjson.Result
+	fields [len(turNames)]gjson.Result
+}
+
+// readTur reads the fields of turNames from tur. As with gjson's Get, the
+// first of a key named twice counts, and a value that is not an object
+// has no fields.
+func readTur(tur gjson.Result) *turResult {
+	t := &turResult{Result: tur}
+	if !tur.IsObject() {
+		return t
+	}
+	var seen [len(turNames)]bool
+	tur.ForEach(func(k, v gjson.Result) bool {
+		for i, n := range turNames {
+			if k.Str == n {
+				if !seen[i] {
+					seen[i], t.fields[i] = true, v
+				}
+				break
+			}
+		}
+		return true
+	})
+	return t
+}
+
+// Get returns the field name (one of turNames, or it is looked up).
+func (t *turResult) Get(name string) gjson.Result {
+	for i, n := range turNames {
+		if n == name {
+			return t.fields[i]
+		}
+	}
+	return t.Result.Get(name)
+}
+
 // outcome classifies a result (formats/claude.md §3.6).
-func outcome(name string, b, tur gjson.Result) (manifest.Outcome, string) {
+func outcome(name string, b gjson.Result, tur *turResult) (manifest.Outcome, string) {
 	if !b.Exists() {
 		return manifest.OutcomeUnknown, "no tool_result: the call never finished (interrupted or crashed)"
 	}
@@ -660,7 +709,7 @@ func (p *parser) fileOp(rec jsonl.Record, tu *toolUse, id string, kind manifest.
 }
 
 // result builds the operation of a finished call and hands it on.
-func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b, tur gjson.Result) {
+func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result, tur *turResult) {
 	in := gjson.Parse(tu.input)
 	// Most calls of a session read or run things: tell them first, before
 	// looking at their (often large) results.
@@ -874,7 +923,7 @@ func (p *parser) finish(rd *jsonl.Reader) {
 		if tu.name == "Read" {
 			continue
 		}
-		p.result(jsonl.Record{Line: tu.line, Offset: tu.offset}, id, tu, gjson.Result{}, gjson.Result{})
+		p.result(jsonl.Record{Line: tu.line, Offset: tu.offset}, id, tu, gjson.Result{}, readTur(gjson.Result{}))
 	}
 	if p.calls != nil {
 		var open []*manifest.Event

@@ -1,8 +1,6 @@
 package jsonl
 
 import (
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,18 +29,12 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd := NewReader(strings.NewReader(string(data)), "f")
 		last := 0
-		for {
-			rec, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+		nextAll(t, rd, func(rec Record) {
 			if rec.Line < last || len(rec.Data) == 0 || rec.Data[0] != '{' || rec.Data[len(rec.Data)-1] != '}' {
 				t.Fatalf("bad record at line %d: %q", rec.Line, rec.Data)
 			}
 			last = rec.Line
-		}
+		})
+		sameAsNext(t, data)
 	})
 }

@@ -42,6 +42,7 @@ type Reader struct {
 	line      int
 	off       int64 // offset of the next line
 	long      []byte
+	blocks    [][]byte // the rest of a line longer than keptLine
 	scratch   []byte
 	pending   []object // further records glued on the current line
 	pendRec   Record
@@ -54,6 +55,9 @@ type Reader struct {
 	warnings Warner
 	bytes    int64
 	err      error
+	// bufEnd is the offset of the end of the read buffer's data when
+	// lineBuffered last looked, and lastNL the offset of its last newline.
+	bufEnd, lastNL int64
 	// tooLong is the length of the line readLine skipped for being longer
 	// than MaxLine, or 0.
 	tooLong int64
@@ -67,8 +71,15 @@ var MaxLine int64 = 1 << 30
 // NewReader returns a Reader over r; file names the input in warnings.
 // Close returns its buffer for reuse.
 func NewReader(r io.Reader, file string) *Reader {
-	return &Reader{r: getBuf(r), file: file}
+	b := lineBufs.Get().(*bufio.Reader)
+	b.Reset(r)
+	return &Reader{r: b, file: file, lastNL: -1}
 }
+
+// lineBufs recycles the Readers' buffers. They are larger than bufs: Each
+// hands records on a buffer at a time, and a large read of a file goes
+// straight into this buffer past Decompress's smaller one.
+var lineBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
 
 // bufs recycles read buffers: a scan of thousands of small transcripts
 // would otherwise allocate one per file.
@@ -89,7 +100,8 @@ func putBuf(b *bufio.Reader) {
 // valid. It never fails.
 func (r *Reader) Close() error {
 	if r.r != nil {
-		putBuf(r.r)
+		r.r.Reset(nil)
+		lineBufs.Put(r.r)
 		r.r = nil
 	}
 	return nil
@@ -110,19 +122,19 @@ func (r *Reader) warn(line int, off int64, format string, args ...any) {
 
 // readLine returns the next line without its newline, and whether it had one.
 func (r *Reader) readLine() ([]byte, bool, error) {
-	if cap(r.long) > 16<<20 {
+	if cap(r.long) > keptLine {
 		// Do not keep a buffer the size of one huge line for the rest of the file.
 		r.long = nil
 	}
-	r.long = r.long[:0]
+	r.long, r.blocks = r.long[:0], nil
 	r.tooLong = 0
 	for {
 		chunk, err := r.r.ReadSlice('\n')
-		if r.tooLong > 0 || int64(len(r.long))+int64(len(chunk)) > MaxLine+1 {
+		if r.tooLong > 0 || r.held()+int64(len(chunk)) > MaxLine+1 {
 			// Past the limit: count the rest of the line, hold none of it.
 			if r.tooLong == 0 {
-				r.tooLong = int64(len(r.long))
-				r.long = nil
+				r.tooLong = r.held()
+				r.long, r.blocks = nil, nil
 			}
 			r.tooLong += int64(len(chunk))
 			r.bytes += int64(len(chunk))
@@ -139,22 +151,22 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		}
 		if err == nil {
 			r.bytes += int64(len(chunk))
-			if len(r.long) > 0 {
-				r.long = append(r.long, chunk[:len(chunk)-1]...)
-				return r.long, true, nil
+			if r.held() > 0 {
+				r.hold(chunk[:len(chunk)-1])
+				return r.line0(), true, nil
 			}
 			return chunk[:len(chunk)-1], true, nil
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			r.bytes += int64(len(chunk))
-			r.long = append(r.long, chunk...)
+			r.hold(chunk)
 			continue
 		}
 		r.bytes += int64(len(chunk))
 		if errors.Is(err, io.EOF) {
-			if len(r.long) > 0 {
-				r.long = append(r.long, chunk...)
-				return r.long, false, nil
+			if r.held() > 0 {
+				r.hold(chunk)
+				return r.line0(), false, nil
 			}
 			if len(chunk) == 0 {
 				return nil, false, io.EOF
@@ -163,6 +175,59 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		}
 		return nil, false, err
 	}
+}
+
+const (
+	// keptLine is the largest line buffer kept from one line to the next.
+	keptLine = 16 << 20
+	// blockSize is the size of the blocks a line longer than keptLine is
+	// gathered in.
+	blockSize = 4 << 20
+)
+
+// held returns the length of the line gathered so far.
+func (r *Reader) held() int64 {
+	n := int64(len(r.long))
+	for _, b := range r.blocks {
+		n += int64(len(b))
+	}
+	return n
+}
+
+// hold adds b to the line being gathered. Up to keptLine it goes into one
+// growing buffer, kept for the next lines; past that, into blocks, copied
+// once into a buffer of the line's exact size at its end. Growing one
+// buffer instead would copy a huge line again at every step and leave
+// every earlier copy to the collector: a 200 MiB line cost 880 MB.
+func (r *Reader) hold(b []byte) {
+	if r.blocks == nil && len(r.long)+len(b) <= keptLine {
+		r.long = append(r.long, b...)
+		return
+	}
+	for len(b) > 0 {
+		if n := len(r.blocks); n == 0 || len(r.blocks[n-1]) == cap(r.blocks[n-1]) {
+			r.blocks = append(r.blocks, make([]byte, 0, blockSize))
+		}
+		last := &r.blocks[len(r.blocks)-1]
+		k := min(len(b), cap(*last)-len(*last))
+		*last = append(*last, b[:k]...)
+		b = b[k:]
+	}
+}
+
+// line0 returns the line gathered by hold, in one buffer.
+func (r *Reader) line0() []byte {
+	if r.blocks == nil {
+		return r.long
+	}
+	line := make([]byte, 0, r.held())
+	line = append(line, r.long...)
+	for i, b := range r.blocks {
+		line = append(line, b...)
+		r.blocks[i] = nil // garbage as soon as copied
+	}
+	r.long, r.blocks = line, nil
+	return line
 }
 
 // Next returns the next record. It returns io.EOF at the end of the input,
@@ -265,20 +330,214 @@ func (r *Reader) flushBlank() {
 // Each reads every record and hands it to fn, checking ctx every 1024
 // records. It returns nil at the end of the input, ctx's error when it was
 // cancelled, or a read error naming the file and line.
-func (r *Reader) Each(ctx context.Context, fn func(Record)) error {
+//
+// Reading runs on a goroutine of its own, one batch of records ahead of fn:
+// finding the lines and checking each for damage (about a third of the work
+// of a parse) then runs on the other core while fn classifies what was read
+// before. Records reach fn in order, each exactly as Next returns it, with
+// its bytes copied into the batch. A batch is handed on as soon as the read
+// buffer is empty (before the reader can block on its input, so a record
+// is never held back waiting for the next), and a record longer than
+// maxCopied is not copied: it is handed on alone and the reader waits for fn
+// to be done with it, so memory stays a few batches plus the longest line.
+// The Reader's other methods may be called again once Each has returned.
+func (r *Reader) Each(ctx context.Context, fn func(Record)) (err error) {
+	p := &pipe{full: make(chan *batch, nBatches), free: make(chan *batch, nBatches), ack: make(chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	for range nBatches {
+		p.free <- batches.Get().(*batch)
+	}
+	go r.produce(ctx, p)
+	finished := false
+	defer func() {
+		if !finished {
+			// fn panicked: stop the reader before the panic goes on, so
+			// that nothing reads the buffer after Close hands it back.
+			close(p.quit)
+			<-p.done
+		}
+	}()
+	skipped, n := false, 0
+	for b := range p.full {
+		for i := 0; i < len(b.recs) && !skipped; i++ {
+			if n&1023 == 0 && ctx.Err() != nil {
+				skipped = true // the reader stops too, at its next check
+				break
+			}
+			n++
+			fn(b.recs[i])
+		}
+		if b.err != nil {
+			err = b.err
+		}
+		if b.hold {
+			p.ack <- struct{}{}
+		}
+		b.reset()
+		p.free <- b
+	}
+	finished = true
+	<-p.done
+	for range nBatches {
+		batches.Put(<-p.free) // all back: the reader has stopped
+	}
+	if skipped && err == nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+const (
+	// nBatches is how many batches of records are in flight at most.
+	nBatches = 4
+	// maxCopied is the longest record copied into a batch; a longer one
+	// is handed on in place.
+	maxCopied = 1 << 20
+	// maxBatch is the most records in a batch: a buffer of tiny records
+	// (2,000,000 "{}" lines) would otherwise make batches of 87,000
+	// records, 6 MB of them each.
+	maxBatch = 1024
+)
+
+// batches recycles batches: a scan of thousands of small transcripts
+// would otherwise allocate them for each.
+var batches = sync.Pool{New: func() any { return &batch{keys: make([]int, 0, 256)} }}
+
+// batch is records read ahead for Each, their bytes and key offsets copied
+// into data and keys.
+type batch struct {
+	data []byte
+	keys []int
+	recs []Record
+	// hold says the last record aliases the Reader's buffer: the reader
+	// waits on the ack channel until fn is done with it.
+	hold bool
+	// err ends the records: the error Each returns.
+	err error
+}
+
+func (b *batch) reset() {
+	if cap(b.data) > 4*maxCopied {
+		b.data = nil
+	}
+	b.data, b.keys, b.recs, b.hold, b.err = b.data[:0], b.keys[:0], b.recs[:0], false, nil
+}
+
+// add copies rec into the batch.
+func (b *batch) add(rec Record) {
+	at := len(b.data)
+	b.data = append(b.data, rec.Data...)
+	rec.Data = b.data[at:len(b.data):len(b.data)]
+	if rec.keys != nil {
+		k := len(b.keys)
+		b.keys = append(b.keys, rec.keys...)
+		rec.keys = b.keys[k:len(b.keys):len(b.keys)]
+	}
+	b.recs = append(b.recs, rec)
+}
+
+// fix points the records' data and keys into the batch's final buffers:
+// an append that grew them left the earlier records on the old ones.
+func (b *batch) fix() {
+	at, k := 0, 0
+	for i := range b.recs {
+		rec := &b.recs[i]
+		if b.hold && i == len(b.recs)-1 {
+			break // in place, not copied
+		}
+		n := len(rec.Data)
+		rec.Data = b.data[at : at+n : at+n]
+		at += n
+		if rec.keys != nil {
+			nk := len(rec.keys)
+			rec.keys = b.keys[k : k+nk : k+nk]
+			k += nk
+		}
+	}
+}
+
+type pipe struct {
+	full, free chan *batch
+	ack        chan struct{}
+	quit, done chan struct{}
+}
+
+// produce reads the records for Each, in batches.
+func (r *Reader) produce(ctx context.Context, p *pipe) {
+	defer close(p.done)
+	defer close(p.full)
+	var b *batch
+	get := func() bool {
+		select {
+		case b = <-p.free:
+			return true
+		case <-p.quit:
+			return false
+		}
+	}
+	send := func() bool {
+		b.fix()
+		hold := b.hold // b is Each's once sent
+		select {
+		case p.full <- b:
+		case <-p.quit:
+			return false
+		}
+		if hold {
+			select {
+			case <-p.ack:
+			case <-p.quit:
+				return false
+			}
+		}
+		b = nil
+		return true
+	}
+	if !get() {
+		return
+	}
 	for n := 0; ; n++ {
 		if n&1023 == 0 && ctx.Err() != nil {
-			return ctx.Err()
+			b.err = ctx.Err()
+			send()
+			return
 		}
 		rec, err := r.Next()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
+			if !errors.Is(err, io.EOF) {
+				b.err = fmt.Errorf("%s: line %d: %w", r.file, r.line+1, err)
 			}
-			return fmt.Errorf("%s: line %d: %w", r.file, r.line+1, err)
+			send()
+			return
 		}
-		fn(rec)
+		if len(rec.Data) > maxCopied {
+			// Hand it on in place, and read no further until fn is done.
+			b.recs = append(b.recs, rec)
+			b.hold = true
+		} else {
+			b.add(rec)
+		}
+		// Hand the batch on before the next read could wait for input (or
+		// would overwrite a record held in place).
+		if b.hold || len(b.recs) >= maxBatch || (len(r.pending) == 0 && !r.lineBuffered()) {
+			if !send() || !get() {
+				return
+			}
+		}
 	}
+}
+
+// lineBuffered reports whether a whole line is in the read buffer, so that
+// Next can return it without reading its input. The buffer's last newline
+// is looked for once each time the buffer is filled.
+func (r *Reader) lineBuffered() bool {
+	n := r.r.Buffered()
+	if end := r.bytes + int64(n); end != r.bufEnd {
+		r.bufEnd = end
+		b, _ := r.r.Peek(n) // buffered already: no read
+		r.lastNL = r.bytes + int64(bytes.LastIndexByte(b, '\n'))
+	}
+	return r.lastNL >= r.bytes
 }
 
 // Fill puts what the reader learnt into a session: its warnings, merged with

@@ -3,7 +3,6 @@ package jsonl
 import (
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,16 +15,8 @@ func readAll(t *testing.T, r io.Reader) ([]string, *Reader) {
 	t.Helper()
 	rd := NewReader(r, "t.jsonl")
 	var out []string
-	for {
-		rec, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			return out, rd
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, string(rec.Data))
-	}
+	nextAll(t, rd, func(rec Record) { out = append(out, string(rec.Data)) })
+	return out, rd
 }
 
 func TestDamage(t *testing.T) {
@@ -69,6 +60,27 @@ func TestLongLine(t *testing.T) {
 	got, _ := readAll(t, strings.NewReader(`{"a":1}`+"\n"+big+"\n"+`{"b":2}`+"\n"))
 	if len(got) != 3 || len(got[1]) != len(big) || got[2] != `{"b":2}` {
 		t.Errorf("got %d records", len(got))
+	}
+}
+
+// TestHugeLine reads lines longer than keptLine, which are gathered in
+// blocks, whole and in order: with and without a final newline, and after a
+// long line whose buffer is kept.
+func TestHugeLine(t *testing.T) {
+	body := make([]byte, keptLine+2*blockSize+12345)
+	for i := range body {
+		body[i] = 'a' + byte(i%26)
+	}
+	huge := `{"x":"` + string(body) + `"}`
+	mid := `{"m":"` + strings.Repeat("b", keptLine-100) + `"}`
+	for _, end := range []string{"\n", ""} {
+		got, rd := readAll(t, strings.NewReader(mid+"\n"+huge+"\n"+`{"b":2}`+"\n"+huge+end))
+		if len(got) != 4 || got[0] != mid || got[1] != huge || got[2] != `{"b":2}` || got[3] != huge {
+			t.Fatalf("got %d records", len(got))
+		}
+		if w := rd.Warnings(); len(w) != 0 {
+			t.Fatalf("warnings %v", w)
+		}
 	}
 }
 

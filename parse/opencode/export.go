@@ -19,13 +19,18 @@ func IsExport(b []byte) bool {
 	if len(b) == 0 || b[0] != '{' {
 		return false
 	}
+	// The id first: GetBytes reads b in place, where ParseBytes copies it
+	// all (the 64 KiB head of every transcript a scan detects).
+	id := gjson.GetBytes(b, "info.id").Str
+	if len(id) <= 4 || id[:4] != "ses_" {
+		return false
+	}
 	first := ""
 	gjson.ParseBytes(b).ForEach(func(k, _ gjson.Result) bool {
 		first = k.Str
 		return false
 	})
-	id := gjson.GetBytes(b, "info.id").Str
-	return first == "info" && len(id) > 4 && id[:4] == "ses_"
+	return first == "info"
 }
 
 // ExportHead is what the head of an export says of its session.
