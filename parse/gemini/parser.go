@@ -62,7 +62,7 @@ type held struct {
 
 type pending struct {
 	name, target, ts, msg string
-	raw                   string // the call as last seen, copied
+	raw                   []byte // the call as last seen, copied
 	at                    loc
 }
 
@@ -193,11 +193,13 @@ func (p *parser) single(r io.Reader) error {
 // read twice.
 func (p *parser) learnAll(msgs gjson.Result) {
 	msgs.ForEach(func(_, m gjson.Result) bool {
-		m.Get("toolCalls").ForEach(func(_, tc gjson.Result) bool {
-			c := readCall(tc)
+		for _, tc := range elements([]byte(m.Get("toolCalls").Raw)) {
+			c := readCall(tc, fields(tc))
 			p.learn(&c)
-			return p.cwd == ""
-		})
+			if p.cwd != "" {
+				break
+			}
+		}
 		return p.cwd == ""
 	})
 }
@@ -253,7 +255,7 @@ func (p *parser) record(rec jsonl.Record) {
 	if p.h.Event != nil && string(t) == "user" {
 		content = gjson.ParseBytes(rec.Field("content"))
 	}
-	p.messageOf(at, string(id), string(t), string(ts), content, gjson.ParseBytes(rec.Field("toolCalls")))
+	p.messageOf(at, string(id), string(t), string(ts), content, rec.Field("toolCalls"))
 }
 
 // metadata takes the session's identity and span from its metadata.
@@ -292,7 +294,8 @@ func (p *parser) stamp(ts string) {
 // checkpoint, metadata that holds messages), read in one pass over its keys.
 func (p *parser) message(at loc, m gjson.Result) {
 	var id, typ, ts string
-	var content, calls gjson.Result
+	var content gjson.Result
+	var calls []byte
 	m.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "id":
@@ -304,7 +307,7 @@ func (p *parser) message(at loc, m gjson.Result) {
 		case "content":
 			content = v
 		case "toolCalls":
-			calls = v
+			calls = []byte(v.Raw)
 		}
 		return true
 	})
@@ -313,7 +316,7 @@ func (p *parser) message(at loc, m gjson.Result) {
 
 // messageOf handles a message: a new one, or a later copy of one whose tool
 // calls have moved on.
-func (p *parser) messageOf(at loc, id, typ, ts string, content, calls gjson.Result) {
+func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, calls []byte) {
 	p.stamp(ts)
 	h := p.hash(id)
 	if id != "" && !p.isLive[h] {
@@ -327,12 +330,11 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content, calls gjson.Resu
 			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
 		}
 	}
-	calls.ForEach(func(_, tc gjson.Result) bool {
-		if tc.IsObject() {
+	for _, tc := range elements(calls) {
+		if len(tc) > 0 && tc[0] == '{' {
 			p.call(at, id, tc)
 		}
-		return true
-	})
+	}
 }
 
 // contentText joins the text of a message's content (a string, or parts).
@@ -357,11 +359,14 @@ func final(status string) bool {
 	return false
 }
 
-// tcall is a tool call's fields, read in one pass; strings are unescaped,
-// the tool's arguments, result and display are left as they are written.
+// tcall is a tool call's fields, found in one pass; strings are unescaped,
+// the tool's result and display are left as they are written, and its
+// arguments and display (when an object) are split into their fields.
 type tcall struct {
-	id, name, status, ts         string
-	args, result, display, whole gjson.Result
+	id, name, status, ts string
+	argsRaw, result      []byte
+	display              []byte
+	args, disp           object
 	// out and txt cache the answer, as written and as text.
 	out    []byte
 	outSet bool
@@ -371,27 +376,19 @@ type tcall struct {
 	plain bool
 }
 
-func readCall(tc gjson.Result) tcall {
-	c := tcall{whole: tc}
-	tc.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "id":
-			c.id = v.Str
-		case "name":
-			c.name = v.Str
-		case "status":
-			c.status = v.Str
-		case "timestamp":
-			c.ts = v.Str
-		case "args":
-			c.args = v
-		case "result":
-			c.result = v
-		case "resultDisplay":
-			c.display = v
-		}
-		return true
-	})
+// readCall reads a call's fields; where a key is written twice the last
+// counts, as in a ForEach over the call.
+func readCall(tc []byte, o object) tcall {
+	c := tcall{}
+	c.id, _ = text(o.last("id"))
+	c.name, _ = text(o.last("name"))
+	c.status, _ = text(o.last("status"))
+	c.ts, _ = text(o.last("timestamp"))
+	c.argsRaw = o.last("args")
+	c.args = fields(c.argsRaw)
+	c.result = o.last("result")
+	c.display = o.last("resultDisplay")
+	c.disp = fields(c.display)
 	return c
 }
 
@@ -402,42 +399,60 @@ func (c *tcall) output() []byte {
 		return c.out
 	}
 	c.outSet = true
-	if c.result.Type == gjson.String {
-		c.out = []byte(c.result.Raw)
+	if isString(c.result) {
+		c.out = c.result
 		return c.out
 	}
 	var out []byte
-	c.result.ForEach(func(_, part gjson.Result) bool {
-		if t := part.Get("text"); t.Type == gjson.String {
-			out = []byte(t.Raw)
-			return false
+parts:
+	for _, part := range elements(c.result) {
+		pf := fields(part)
+		if t := pf.raw("text"); isString(t) {
+			out = t
+			break
 		}
-		resp := jsonl.Record{Data: []byte(part.Get("functionResponse.response").Raw)}
+		resp := jsonl.Record{Data: fields(pf.raw("functionResponse")).raw("response")}
 		for _, k := range []string{"output", "error", "content"} {
-			if v := resp.Field(k); len(v) > 0 && v[0] == '"' {
+			if v := resp.Field(k); isString(v) {
 				out = v
-				return false
+				break parts
 			}
 		}
-		return true
-	})
-	if out == nil && c.display.Type == gjson.String {
-		out = []byte(c.display.Raw)
+	}
+	if out == nil && isString(c.display) {
+		out = c.display
 	}
 	c.out = out
 	return out
 }
 
+// isString reports whether a value, as written, is a JSON string.
+func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// first0 returns gjson's path component "0" of a value: an array's first
+// element, or an object's key "0".
+func first0(raw []byte) []byte {
+	if len(raw) > 0 && raw[0] == '[' {
+		if e := elements(raw); len(e) > 0 {
+			return e[0]
+		}
+		return nil
+	}
+	return fields(raw).raw("0")
+}
+
 // text is the tool's whole answer (a copy: it outlives the line).
 func (c *tcall) text() string {
 	if c.txt == nil {
-		// The usual place is read in one pass, unescaped once; the text is
-		// cloned, as it outlives the record.
+		// The usual place is found without reading the rest, unescaped
+		// once into a copy, as it outlives the record.
 		t := ""
-		if v := c.result.Get("0.functionResponse.response.output"); v.Type == gjson.String {
-			t, c.plain = strings.Clone(v.Str), true
-		} else if out := c.output(); len(out) > 0 && out[0] == '"' {
-			t = gjson.ParseBytes(out).Str
+		resp := fields(fields(first0(c.result)).raw("functionResponse")).raw("response")
+		if v := fields(resp).raw("output"); isString(v) {
+			t, _ = text(v)
+			c.plain = true
+		} else if out := c.output(); isString(out) {
+			t, _ = text(out)
 		}
 		c.txt = &t
 	}
@@ -465,11 +480,13 @@ func (c *tcall) first() string {
 // seen in a final status, waiting until then. Calls that change no file are
 // told apart first, from their name and command, before their (often
 // large) results are read.
-func (p *parser) call(at loc, msg string, tc gjson.Result) {
-	if id := tc.Get("id"); id.Type != gjson.String || id.Str == "" || p.settled[p.hash(id.Str)] {
+func (p *parser) call(at loc, msg string, tc []byte) {
+	f := fields(tc)
+	// The first id, as gjson's Get finds it (readCall keeps the last).
+	if id, ok := text(f.raw("id")); !ok || id == "" || p.settled[p.hash(id)] {
 		return
 	}
-	c := readCall(tc)
+	c := readCall(tc, f)
 	var sh *shellcmd.Result
 	changes := relevant(c.name)
 	if c.name == "run_shell_command" {
@@ -479,11 +496,11 @@ func (p *parser) call(at loc, msg string, tc gjson.Result) {
 	if !final(c.status) {
 		pc := p.pending[c.id]
 		if pc == nil {
-			pc = &pending{name: strings.Clone(c.name), target: target(c.args), ts: strings.Clone(c.ts), at: at, msg: strings.Clone(msg)}
+			pc = &pending{name: c.name, target: target(c.args, c.argsRaw), ts: c.ts, at: at, msg: strings.Clone(msg)}
 			p.pending[strings.Clone(c.id)] = pc
 		}
 		if changes {
-			pc.raw = strings.Clone(tc.Raw)
+			pc.raw = bytes.Clone(tc)
 		}
 		return
 	}
@@ -502,8 +519,8 @@ func (p *parser) call(at loc, msg string, tc gjson.Result) {
 	o, why := outcome(&c, changes)
 	if p.h.Event != nil {
 		t, _ := time.Parse(time.RFC3339Nano, c.ts)
-		p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: at.line, Tool: strings.Clone(c.name), Target: target(c.args),
-			CallID: strings.Clone(c.id), Outcome: o, Detail: why, Ended: t})
+		p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: at.line, Tool: c.name, Target: target(c.args, c.argsRaw),
+			CallID: c.id, Outcome: o, Detail: why, Ended: t})
 	}
 	if !changes && c.name != "read_file" {
 		return
@@ -586,7 +603,7 @@ func exitCode(text string) (string, bool) {
 	}
 }
 
-func argPath(args gjson.Result) string {
+func argPath(args object) string {
 	for _, k := range []string{"file_path", "absolute_path", "path"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return v.Str
@@ -606,7 +623,7 @@ func (p *parser) learn(c *tcall) {
 	}
 	rel := argPath(c.args)
 	var abs []string
-	if fp := c.display.Get("filePath"); fp.Type == gjson.String && path.IsAbs(fp.Str) {
+	if fp := c.disp.Get("filePath"); fp.Type == gjson.String && path.IsAbs(fp.Str) {
 		abs = append(abs, fp.Str)
 	}
 	if path.IsAbs(rel) {
@@ -675,37 +692,40 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 	args := c.args
 	id, name := c.id, c.name
 	t, _ := time.Parse(time.RFC3339Nano, c.ts)
-	base := manifest.Op{Tool: strings.Clone(name), Outcome: o, OutcomeEvidence: why, Identity: "gemini:" + id,
-		Provenance: manifest.Provenance{Transcript: p.file, Line: at.line, Offset: at.offset, Time: t, CallID: strings.Clone(id), Carrier: "gemini_tool_call"}}
-	rd := c.display
+	base := manifest.Op{Tool: name, Outcome: o, OutcomeEvidence: why, Identity: "gemini:" + id,
+		Provenance: manifest.Provenance{Transcript: p.file, Line: at.line, Offset: at.offset, Time: t, CallID: id, Carrier: "gemini_tool_call"}}
+	rd := c.disp
 	switch name {
 	case "write_file":
-		fp := strings.Clone(argPath(args))
+		fp := argPath(args)
 		if fp == "" {
 			p.warn(at, "%s call %s names no file", name, id)
 			return nil, false
 		}
 		op := base
 		op.Kind = manifest.KindWrite
-		content := strings.Clone(args.Get("content").Str)
-		newc, orig := rd.Get("newContent"), rd.Get("originalContent")
-		if newc.Type == gjson.String {
-			content = strings.Clone(newc.Str)
-			// Gemini writes CRLF when the file it overwrote had CRLF; the
-			// recorded newContent is before that.
-			if !rd.Get("isNewFile").Bool() && orig.Type == gjson.String && strings.Contains(orig.Str, "\r\n") {
-				content = toCRLF(content)
-			}
-		} else if strings.Contains(c.text(), "User modified the `content`") {
-			op.Note = "the user modified the proposed content before accepting it, and the transcript does not record the content written"
-			op.LowConfidence = true
-		}
-		op.Content = &content
+		// Each of the whole files the call holds is unescaped once, and
+		// only when it is used: originalContent not for a new file, the
+		// content sent when Gemini recorded the one it wrote.
 		var pre *string
-		if orig.Type == gjson.String && !rd.Get("isNewFile").Bool() {
-			s := strings.Clone(orig.Str)
+		if s, ok := rd.str("originalContent"); ok && !rd.Get("isNewFile").Bool() {
 			pre = &s
 		}
+		content, ok := rd.str("newContent")
+		if ok {
+			// Gemini writes CRLF when the file it overwrote had CRLF; the
+			// recorded newContent is before that.
+			if pre != nil && strings.Contains(*pre, "\r\n") {
+				content = toCRLF(content)
+			}
+		} else {
+			content, _ = args.str("content")
+			if strings.Contains(c.text(), "User modified the `content`") {
+				op.Note = "the user modified the proposed content before accepting it, and the transcript does not record the content written"
+				op.LowConfidence = true
+			}
+		}
+		op.Content = &content
 		return func(cwd string) (manifest.Op, bool) {
 			op := op
 			op.Cwd = cwd
@@ -716,27 +736,26 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 			return op, true
 		}, true
 	case "replace", "edit":
-		fp := strings.Clone(argPath(args))
+		fp := argPath(args)
 		if fp == "" {
 			p.warn(at, "%s call %s names no file", name, id)
 			return nil, false
 		}
 		op := base
 		op.Kind = manifest.KindEdit
-		e := manifest.Edit{Old: strings.Clone(args.Get("old_string").Str), New: strings.Clone(args.Get("new_string").Str),
-			ReplaceAll: args.Get("allow_multiple").Bool()}
+		old, _ := args.str("old_string")
+		neu, _ := args.str("new_string")
+		e := manifest.Edit{Old: old, New: neu, ReplaceAll: args.Get("allow_multiple").Bool()}
 		if n := args.Get("expected_replacements"); n.Exists() {
 			e.Expected = int(n.Int())
 			e.ReplaceAll = e.Expected > 1
 		}
 		op.Edits = []manifest.Edit{e}
 		var pre, post *string
-		if orig := rd.Get("originalContent"); orig.Type == gjson.String && !rd.Get("isNewFile").Bool() {
-			s := strings.Clone(orig.Str)
+		if s, ok := rd.str("originalContent"); ok && !rd.Get("isNewFile").Bool() {
 			pre = &s
 		}
-		if newc := rd.Get("newContent"); newc.Type == gjson.String {
-			s := strings.Clone(newc.Str)
+		if s, ok := rd.str("newContent"); ok {
 			post = &s
 		}
 		if strings.Contains(c.text(), "User modified the `new_string`") {
@@ -762,8 +781,8 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		// A whole text file read shows its content (CRLF turned into LF,
 		// no BOM): evidence, as Claude Code's full Read is. A partial or
 		// shortened read says so in its display or output.
-		fp := strings.Clone(argPath(args))
-		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (rd.Exists() && rd.Str != "") {
+		fp := argPath(args)
+		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (c.display != nil && value(c.display).Str != "") {
 			return nil, false
 		}
 		for _, k := range []string{"offset", "limit", "start_line", "end_line"} {
@@ -785,7 +804,7 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 			return op, true
 		}, true
 	case "run_shell_command":
-		cmd := strings.Clone(args.Get("command").Str)
+		cmd := args.Get("command").Str
 		if sh == nil {
 			r := shellcmd.Parse(cmd)
 			sh = &r
@@ -793,7 +812,7 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		if !sh.Writes() {
 			return nil, false
 		}
-		dir := strings.Clone(firstNonEmpty(args.Get("dir_path").Str, args.Get("directory").Str))
+		dir := firstNonEmpty(args.Get("dir_path").Str, args.Get("directory").Str)
 		op := base
 		op.Kind = manifest.KindShell
 		op.Command = cmd
@@ -877,8 +896,8 @@ func (p *parser) finish() {
 	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].at.line < p.pending[ids[b]].at.line })
 	for _, id := range ids {
 		pc := p.pending[id]
-		if pc.raw != "" {
-			c := readCall(gjson.Parse(pc.raw))
+		if pc.raw != nil {
+			c := readCall(pc.raw, fields(pc.raw))
 			if build, ok := p.opFor(pc.at, &c, nil, manifest.OutcomeUnknown, "no final status: the call never finished (interrupted or crashed)"); ok {
 				p.held = append(p.held, held{msg: pc.msg, build: build})
 			}
@@ -912,13 +931,13 @@ func (p *parser) finish() {
 }
 
 // target says briefly what a call works on.
-func target(args gjson.Result) string {
+func target(args object, raw []byte) string {
 	for _, k := range []string{"file_path", "absolute_path", "path", "dir_path", "command", "pattern", "url", "query", "prompt"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return excerpt(v.Str, 160)
 		}
 	}
-	return excerpt(jsonl.Canonical(args.Raw), 120)
+	return excerpt(jsonl.Canonical(string(raw)), 120)
 }
 
 func excerpt(s string, n int) string {
