@@ -8,14 +8,17 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// A tool call holds whole files (a write's content, a replace's
-// originalContent and newContent, a read's output). gjson finds a key by
-// reading every byte before it, one at a time, and a call is looked into a
-// dozen times; so a call, its args and its resultDisplay are each split
-// into their top-level fields once, skipping string values with
-// bytes.IndexByte, and only the values wanted are read. A value read is
-// read as gjson reads it (gjson.ParseBytes of its bytes), so what a field
-// means is unchanged; only where it is found differs.
+// A tool call or result can hold whole files (a write's content, an edit's
+// original and new content, a read's output). gjson finds a key by reading
+// every byte before it, one at a time, and a call was looked into a dozen
+// times; so an object is split into its top-level fields once, string
+// values skipped with bytes.IndexByte, and only the values wanted are
+// read. A value read is read as gjson reads it (gjson.ParseBytes of its
+// bytes, or text, which unescapes as gjson does), so what a field means is
+// unchanged; only the way to it is shorter.
+//
+// parse/gemini and parse/pi each hold this file, the same but for the
+// package name.
 
 // field is one top-level key of a JSON object and its value, as written.
 type field struct{ key, val []byte }
@@ -58,12 +61,18 @@ func fields(raw []byte) object {
 	return o
 }
 
-// elements returns the values of a JSON array, or, as gjson's ForEach
-// does, those of an object; nil for anything else.
+// elements returns what gjson's ForEach goes through: the values of an
+// array or of an object, or a value that is neither itself.
 func elements(raw []byte) [][]byte {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) {
 		return nil
+	}
+	if raw[i] != '{' && raw[i] != '[' {
+		if !value(raw).Exists() {
+			return nil // not JSON at all
+		}
+		return [][]byte{raw}
 	}
 	if raw[i] == '{' {
 		o := fields(raw)
@@ -72,9 +81,6 @@ func elements(raw []byte) [][]byte {
 			out[k] = f.val
 		}
 		return out
-	}
-	if raw[i] != '[' {
-		return nil
 	}
 	var out [][]byte
 	i = skipSpace(raw, i+1)

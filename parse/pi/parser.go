@@ -1,6 +1,7 @@
 package pi
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/maphash"
@@ -34,11 +35,12 @@ func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 }
 
 type call struct {
-	name, args, ts string
-	stopped        string // when the conversation went on without its result
-	inert          bool   // changes no file
-	line           int
-	offset         int64
+	name, ts string
+	args     []byte // the call's arguments as written, copied
+	stopped  string // when the conversation went on without its result
+	inert    bool   // changes no file
+	line     int
+	offset   int64
 }
 
 // opAt is where an operation's result is in the tree.
@@ -160,7 +162,7 @@ func (p *parser) record(rec jsonl.Record) {
 	if typ != "message" {
 		return
 	}
-	m := gjson.ParseBytes(rec.Field("message"))
+	m := fields(rec.Field("message"))
 	role := m.Get("role").Str
 	switch role {
 	case "user":
@@ -172,7 +174,7 @@ func (p *parser) record(rec jsonl.Record) {
 			delete(p.pending, id)
 		}
 		if p.h.Event != nil {
-			if text := contentText(m.Get("content")); text != "" {
+			if text := contentText(m.raw("content")); text != "" {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
 				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
 			}
@@ -182,33 +184,33 @@ func (p *parser) record(rec jsonl.Record) {
 		// pi runs them only after a complete reply.
 		stop := m.Get("stopReason").Str
 		cut := stop == "error" || stop == "aborted"
-		m.Get("content").ForEach(func(_, b gjson.Result) bool {
+		for _, raw := range elements(m.raw("content")) {
+			b := fields(raw)
 			if b.Get("type").Str != "toolCall" {
-				return true
+				continue
 			}
 			cid := b.Get("id").Str
 			if cid == "" || p.done[p.hash(cid)] || p.pending[cid] != nil {
-				return true
+				continue
 			}
-			c := &call{name: strings.Clone(b.Get("name").Str), args: strings.Clone(b.Get("arguments").Raw),
+			c := &call{name: b.Get("name").Str, args: bytes.Clone(b.raw("arguments")),
 				ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset}
 			if cut {
 				p.done[p.hash(cid)] = true
 				why := "assistant reply stopped (" + stop + ": " + emit.FirstLine(m.Get("errorMessage").Str) + "): its tool calls were never run"
 				if p.h.Event != nil {
 					t, _ := time.Parse(time.RFC3339Nano, ts)
-					p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: c.name, Target: target(gjson.Parse(c.args)),
-						CallID: strings.Clone(cid), Outcome: manifest.OutcomeFailed, Detail: why})
+					p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: c.name, Target: target(c.args),
+						CallID: cid, Outcome: manifest.OutcomeFailed, Detail: why})
 				}
-				p.build(rec, cid, c, manifest.OutcomeFailed, why, entry, gjson.Result{})
-				return true
+				p.build(rec, cid, c, manifest.OutcomeFailed, why, entry, nil)
+				continue
 			}
 			// A call that changes no file is still tracked (the session may
 			// die in it), but its result will not be read.
-			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(gjson.Get(c.args, "command").Str).Writes())
-			p.pending[strings.Clone(cid)] = c
-			return true
-		})
+			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(fields(c.args).Get("command").Str).Writes())
+			p.pending[cid] = c
+		}
 	case "toolResult":
 		cid := m.Get("toolCallId").Str
 		c := p.pending[cid]
@@ -222,7 +224,7 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 		delete(p.pending, cid)
 		p.done[p.hash(cid)] = true
-		text := contentText(m.Get("content"))
+		text := contentText(m.raw("content"))
 		o, why := manifest.OutcomeApplied, "toolResult: "+emit.FirstLine(text)
 		if m.Get("isError").Bool() {
 			o, why = manifest.OutcomeFailed, "toolResult isError: "+emit.FirstLine(text)
@@ -230,14 +232,14 @@ func (p *parser) record(rec jsonl.Record) {
 		if p.h.Event != nil {
 			t, _ := time.Parse(time.RFC3339Nano, c.ts)
 			end, _ := time.Parse(time.RFC3339Nano, ts)
-			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(gjson.Parse(c.args)),
-				CallID: strings.Clone(cid), Outcome: o, Detail: why, Ended: end})
+			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(c.args),
+				CallID: cid, Outcome: o, Detail: why, Ended: end})
 		}
 		if c.name == "read" {
-			p.read(rec, cid, c, m, o)
+			p.read(rec, cid, c, m, o, text)
 			return
 		}
-		p.build(rec, cid, c, o, why, entry, m.Get("details"))
+		p.build(rec, cid, c, o, why, entry, m.raw("details"))
 	case "bashExecution":
 		// A command the user ran with "!": it ran on the same files.
 		cmd := m.Get("command").Str
@@ -274,19 +276,30 @@ func relevant(name string) bool {
 	return false
 }
 
-func contentText(c gjson.Result) string {
-	if c.Type == gjson.String {
-		return c.Str
+// contentText joins the text blocks of a message's content (or returns
+// the content when it is a string); a single block's text is returned as
+// it is unescaped, not copied again.
+func contentText(raw []byte) string {
+	if isString(raw) {
+		s, _ := text(raw)
+		return s
 	}
-	var sb strings.Builder
-	c.ForEach(func(_, b gjson.Result) bool {
-		if b.Get("type").Str == "text" {
-			sb.WriteString(b.Get("text").Str)
+	var parts []string
+	for _, b := range elements(raw) {
+		f := fields(b)
+		if f.Get("type").Str == "text" {
+			s, _ := f.str("text")
+			parts = append(parts, s)
 		}
-		return true
-	})
-	return sb.String()
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts, "")
 }
+
+// isString reports whether a value, as written, is a JSON string.
+func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
 
 // resolve makes a tool path absolute against the session's cwd, as pi
 // does: a leading "@" (a mention) is dropped.
@@ -313,18 +326,22 @@ func (p *parser) newOp(c *call, id string, kind manifest.OpKind) manifest.Op {
 
 // edits reads an edit call's replacements: edits[] (an array, or the same
 // array sent as a JSON string), with a top-level oldText/newText folded in.
-func edits(args gjson.Result) []manifest.Edit {
+func edits(args object) []manifest.Edit {
 	var out []manifest.Edit
-	list := args.Get("edits")
-	if list.Type == gjson.String {
-		list = gjson.Parse(list.Str)
+	list := args.raw("edits")
+	if isString(list) {
+		s, _ := text(list)
+		list = []byte(s)
 	}
-	list.ForEach(func(_, e gjson.Result) bool {
-		out = append(out, manifest.Edit{Old: strings.Clone(e.Get("oldText").Str), New: strings.Clone(e.Get("newText").Str)})
-		return true
-	})
-	if o := args.Get("oldText"); o.Type == gjson.String {
-		out = append(out, manifest.Edit{Old: strings.Clone(o.Str), New: strings.Clone(args.Get("newText").Str)})
+	for _, raw := range elements(list) {
+		e := fields(raw)
+		old, _ := e.str("oldText")
+		neu, _ := e.str("newText")
+		out = append(out, manifest.Edit{Old: old, New: neu})
+	}
+	if old, ok := args.str("oldText"); ok {
+		neu, _ := args.str("newText")
+		out = append(out, manifest.Edit{Old: old, New: neu})
 	}
 	return out
 }
@@ -333,23 +350,27 @@ func edits(args gjson.Result) []manifest.Edit {
 // limit, and not truncated (pi then says so in details.truncation and in a
 // closing note), answers with the file's text exactly as it is (BOM and
 // CRLF included).
-func (p *parser) read(rec jsonl.Record, id string, c *call, m gjson.Result, o manifest.Outcome) {
-	args := gjson.Parse(c.args)
+func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest.Outcome, text string) {
+	args := fields(c.args)
 	fp := firstNonEmpty(args.Get("path").Str, args.Get("file_path").Str)
-	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || m.Get("details.truncation").Exists() {
+	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || fields(m.raw("details")).raw("truncation") != nil {
 		return
 	}
-	blocks := m.Get("content")
-	if n := blocks.Get("#").Int(); n != 1 || blocks.Get("0.type").Str != "text" {
+	// One block, of type text: the content is an array of one element
+	// (gjson's "#"), and the text is that block's, as contentText read it.
+	blocks := m.raw("content")
+	if len(blocks) == 0 || blocks[0] != '[' {
+		return
+	}
+	if e := elements(blocks); len(e) != 1 || fields(e[0]).Get("type").Str != "text" {
 		return // an image, or more than the text
 	}
-	text := blocks.Get("0.text").Str
 	if i := strings.LastIndex(text, "\n\n["); i >= 0 && strings.Contains(text[i:], "Use offset=") {
 		return // a partial read that says where to go on
 	}
 	op := p.newOp(c, id, manifest.KindObserve)
 	op.Paths = []string{resolve(p.cwd, fp)}
-	op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: strings.Clone(text), Source: "full-file read"}}
+	op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: text, Source: "full-file read"}}
 	op.Outcome, op.OutcomeEvidence = o, "toolResult of a whole-file read"
 	op.Provenance.Line, op.Provenance.Offset = rec.Line, rec.Offset
 	p.emitOp(op, "", "")
@@ -363,8 +384,8 @@ func firstNonEmpty(a, b string) string {
 }
 
 // build makes the operation of a finished call.
-func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome, why, entry string, details gjson.Result) {
-	args := gjson.Parse(c.args)
+func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome, why, entry string, details []byte) {
+	args := fields(c.args)
 	var op manifest.Op
 	switch c.name {
 	case "write", "edit":
@@ -378,7 +399,7 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 		}
 		if c.name == "write" {
 			op = p.newOp(c, id, manifest.KindWrite)
-			content := strings.Clone(args.Get("content").Str)
+			content, _ := args.str("content")
 			op.Content = &content
 		} else {
 			op = p.newOp(c, id, manifest.KindEdit)
@@ -392,9 +413,10 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 		// pi's record of the change: a unified diff (details.patch, since
 		// edits[]) and its own numbered diff (details.diff); neither holds
 		// the whole file, so they check the replay rather than replace it.
+		df := fields(details)
 		for _, k := range []string{"patch", "diff"} {
-			if d := details.Get(k); c.name == "edit" && d.Type == gjson.String && d.Str != "" {
-				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidenceDiff, Content: strings.Clone(d.Str), Source: "details." + k})
+			if d, ok := df.str(k); c.name == "edit" && ok && d != "" {
+				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidenceDiff, Content: d, Source: "details." + k})
 			}
 		}
 	case "bash":
@@ -455,10 +477,10 @@ func (p *parser) finish() {
 		if p.h.Event != nil {
 			t, _ := time.Parse(time.RFC3339Nano, c.ts)
 			ended, _ := time.Parse(time.RFC3339Nano, c.stopped)
-			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(gjson.Parse(c.args)),
+			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(c.args),
 				CallID: id, Outcome: manifest.OutcomeUnknown, Detail: detail, Ended: ended})
 		}
-		p.build(jsonl.Record{Line: c.line, Offset: c.offset}, id, c, manifest.OutcomeUnknown, why, "", gjson.Result{})
+		p.build(jsonl.Record{Line: c.line, Offset: c.offset}, id, c, manifest.OutcomeUnknown, why, "", nil)
 	}
 	// The current branch: from the last entry back to the root.
 	if p.leaf != "" {
@@ -495,13 +517,14 @@ func (p *parser) finish() {
 	p.header()
 }
 
-func target(args gjson.Result) string {
+func target(raw []byte) string {
+	args := fields(raw)
 	for _, k := range []string{"path", "file_path", "command", "pattern"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return excerpt(v.Str, 160)
 		}
 	}
-	return excerpt(jsonl.Canonical(args.Raw), 120)
+	return excerpt(jsonl.Canonical(string(raw)), 120)
 }
 
 func excerpt(s string, n int) string {
