@@ -35,7 +35,7 @@ func fields(raw []byte) object {
 	if i >= len(raw) || raw[i] != '{' {
 		return nil
 	}
-	var o object
+	o := make(object, 0, 8) // most objects here have fewer keys
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
 		ke := stringEnd(raw, i)
@@ -82,7 +82,7 @@ func elements(raw []byte) [][]byte {
 		}
 		return out
 	}
-	var out [][]byte
+	out := make([][]byte, 0, 4)
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] != ']' {
 		ve := valueEnd(raw, i)

@@ -365,7 +365,7 @@ func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest
 	if e := elements(blocks); len(e) != 1 || fields(e[0]).Get("type").Str != "text" {
 		return // an image, or more than the text
 	}
-	if i := strings.LastIndex(text, "\n\n["); i >= 0 && strings.Contains(text[i:], "Use offset=") {
+	if partial(text) {
 		return // a partial read that says where to go on
 	}
 	op := p.newOp(c, id, manifest.KindObserve)
@@ -374,6 +374,18 @@ func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest
 	op.Outcome, op.OutcomeEvidence = o, "toolResult of a whole-file read"
 	op.Provenance.Line, op.Provenance.Offset = rec.Line, rec.Offset
 	p.emitOp(op, "", "")
+}
+
+// partial reports whether a read's text ends with pi's note saying where
+// to go on ("[… Use offset=N to continue.]"). The words are looked for
+// first: LastIndex reads a whole file backwards a byte at a time, and
+// without them there is no note.
+func partial(text string) bool {
+	if !strings.Contains(text, "Use offset=") {
+		return false
+	}
+	i := strings.LastIndex(text, "\n\n[")
+	return i >= 0 && strings.Contains(text[i:], "Use offset=")
 }
 
 func firstNonEmpty(a, b string) string {
