@@ -319,7 +319,9 @@ func (p *parser) message(at loc, m gjson.Result) {
 func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, calls []byte) {
 	p.stamp(ts)
 	h := p.hash(id)
-	if id != "" && !p.isLive[h] {
+	// Gemini CLI writes a message again as its calls move on: the copy
+	// right after it needs no look-up to know it is live.
+	if id != "" && !(len(p.live) > 0 && p.live[len(p.live)-1] == h) && !p.isLive[h] {
 		p.isLive[h] = true
 		p.live = append(p.live, h)
 	}

@@ -69,7 +69,7 @@ type parser struct {
 	// parent maps each entry to its parent by the hashes of their ids (a
 	// few bytes an entry, whatever the ids' length); root is hash("").
 	seed           maphash.Seed
-	parent         map[uint64]uint64
+	parent         parents
 	leaf           string
 	opEntry        []opAt
 	firstTS, maxTS string
@@ -78,7 +78,7 @@ type parser struct {
 // Stream reads a pi session from r and hands each operation to h as soon
 // as its result is read. It returns the session.
 func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, done: map[uint64]bool{}, parent: map[uint64]uint64{}, seed: maphash.MakeSeed()}
+	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, done: map[uint64]bool{}, seed: maphash.MakeSeed()}
 	p.sess = manifest.Session{Agent: manifest.AgentPi, Transcript: file, ID: idFromFilename(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
@@ -156,7 +156,7 @@ func (p *parser) record(rec jsonl.Record) {
 	if id != "" {
 		entry = strings.Clone(id)
 		par, _ := jsonl.String(rec.Field("parentId"))
-		p.parent[p.hash(entry)] = p.hash(string(par))
+		p.parent.set(p.hash(entry), p.hash(string(par)))
 		p.leaf = entry
 	}
 	if typ != "message" {
@@ -496,10 +496,20 @@ func (p *parser) finish() {
 	}
 	// The current branch: from the last entry back to the root.
 	if p.leaf != "" {
-		on := map[uint64]bool{}
+		// Only whether the entries of operations are on the branch is
+		// asked, so only they are marked: a set of every entry of the
+		// branch cost a map insert a line. The walk is bounded by the
+		// number of entries as before; a cycle then goes round the same
+		// entries again, so the entries found are the same.
+		on := make(map[uint64]bool, len(p.opEntry))
+		for _, oe := range p.opEntry {
+			on[oe.entry] = false
+		}
 		root := p.hash("")
-		for e, n := p.hash(p.leaf), 0; e != root && !on[e] && n <= len(p.parent); e, n = p.parent[e], n+1 {
-			on[e] = true
+		for e, n := p.hash(p.leaf), 0; e != root && n <= p.parent.size(); e, n = p.parent.get(e), n+1 {
+			if _, ok := on[e]; ok {
+				on[e] = true
+			}
 		}
 		for _, oe := range p.opEntry {
 			if !on[oe.entry] {
