@@ -193,8 +193,8 @@ func (p *parser) single(r io.Reader) error {
 // read twice.
 func (p *parser) learnAll(msgs gjson.Result) {
 	msgs.ForEach(func(_, m gjson.Result) bool {
-		for _, tc := range elements([]byte(m.Get("toolCalls").Raw)) {
-			c := readCall(tc, fields(tc))
+		for _, tc := range each([]byte(m.Get("toolCalls").Raw)) {
+			c := readCall(tc.obj)
 			p.learn(&c)
 			if p.cwd != "" {
 				break
@@ -209,31 +209,17 @@ func (p *parser) learnAll(msgs gjson.Result) {
 // files): only what a record is, its id and its tool calls are read.
 func (p *parser) record(rec jsonl.Record) {
 	at := loc{line: rec.Line, offset: rec.Offset}
-	if rt := rec.Field("$rewindTo"); rt != nil {
-		id, _ := jsonl.String(rt)
-		p.rewind(at, string(id))
-		return
-	}
-	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
-		v := gjson.ParseBytes(set)
-		p.stamp(v.Get("lastUpdated").Str)
-		v.Get("directories").ForEach(func(_, d gjson.Result) bool { // /dir add
-			return !p.tryRoot(d.Str)
-		})
-		if msgs := v.Get("messages"); msgs.IsArray() {
-			// A checkpoint: the conversation is the list given.
-			p.live, p.isLive = nil, map[uint64]bool{}
-			msgs.ForEach(func(_, m gjson.Result) bool {
-				if m.IsObject() {
-					p.message(at, m)
-				}
-				return true
-			})
+	// "$rewindTo" and "$set" can be keys of a record only if it holds a
+	// "$", or spells a short string with a \u escape (Escaped): JSON has
+	// no other way to write one. A message holds neither as a rule, and
+	// the look-up of each goes through every key.
+	if rec.Escaped || bytes.IndexByte(rec.Data, '$') >= 0 {
+		if p.dollar(at, rec) {
+			return
 		}
-		return
 	}
 	typ := rec.Field("type")
-	if rec.Field("projectHash") != nil || (rec.Field("sessionId") != nil && typ == nil) {
+	if rec.Field("projectHash") != nil || (typ == nil && rec.Field("sessionId") != nil) {
 		v := gjson.ParseBytes(rec.Data)
 		p.metadata(v)
 		v.Get("messages").ForEach(func(_, m gjson.Result) bool {
@@ -256,6 +242,35 @@ func (p *parser) record(rec jsonl.Record) {
 		content = gjson.ParseBytes(rec.Field("content"))
 	}
 	p.messageOf(at, string(id), string(t), string(ts), content, rec.Field("toolCalls"))
+}
+
+// dollar handles a record of Gemini CLI's $rewindTo or $set, and reports
+// whether the record was one.
+func (p *parser) dollar(at loc, rec jsonl.Record) bool {
+	if rt := rec.Field("$rewindTo"); rt != nil {
+		id, _ := jsonl.String(rt)
+		p.rewind(at, string(id))
+		return true
+	}
+	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
+		v := gjson.ParseBytes(set)
+		p.stamp(v.Get("lastUpdated").Str)
+		v.Get("directories").ForEach(func(_, d gjson.Result) bool { // /dir add
+			return !p.tryRoot(d.Str)
+		})
+		if msgs := v.Get("messages"); msgs.IsArray() {
+			// A checkpoint: the conversation is the list given.
+			p.live, p.isLive = nil, map[uint64]bool{}
+			msgs.ForEach(func(_, m gjson.Result) bool {
+				if m.IsObject() {
+					p.message(at, m)
+				}
+				return true
+			})
+		}
+		return true
+	}
+	return false
 }
 
 // metadata takes the session's identity and span from its metadata.
@@ -332,9 +347,9 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, cal
 			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
 		}
 	}
-	for _, tc := range elements(calls) {
-		if len(tc) > 0 && tc[0] == '{' {
-			p.call(at, id, tc)
+	for _, tc := range each(calls) {
+		if len(tc.raw) > 0 && tc.raw[0] == '{' {
+			p.call(at, id, tc.raw, tc.obj)
 		}
 	}
 }
@@ -380,7 +395,7 @@ type tcall struct {
 
 // readCall reads a call's fields; where a key is written twice the last
 // counts, as in a ForEach over the call.
-func readCall(tc []byte, o object) tcall {
+func readCall(o object) tcall {
 	c := tcall{}
 	c.id, _ = text(o.last("id"))
 	c.name, _ = text(o.last("name"))
@@ -407,8 +422,8 @@ func (c *tcall) output() []byte {
 	}
 	var out []byte
 parts:
-	for _, part := range elements(c.result) {
-		pf := fields(part)
+	for _, part := range each(c.result) {
+		pf := part.obj
 		if t := pf.raw("text"); isString(t) {
 			out = t
 			break
@@ -482,13 +497,12 @@ func (c *tcall) first() string {
 // seen in a final status, waiting until then. Calls that change no file are
 // told apart first, from their name and command, before their (often
 // large) results are read.
-func (p *parser) call(at loc, msg string, tc []byte) {
-	f := fields(tc)
+func (p *parser) call(at loc, msg string, tc []byte, f object) {
 	// The first id, as gjson's Get finds it (readCall keeps the last).
 	if id, ok := text(f.raw("id")); !ok || id == "" || p.settled[p.hash(id)] {
 		return
 	}
-	c := readCall(tc, f)
+	c := readCall(f)
 	var sh *shellcmd.Result
 	changes := relevant(c.name)
 	if c.name == "run_shell_command" {
@@ -899,7 +913,7 @@ func (p *parser) finish() {
 	for _, id := range ids {
 		pc := p.pending[id]
 		if pc.raw != nil {
-			c := readCall(pc.raw, fields(pc.raw))
+			c := readCall(fields(pc.raw))
 			if build, ok := p.opFor(pc.at, &c, nil, manifest.OutcomeUnknown, "no final status: the call never finished (interrupted or crashed)"); ok {
 				p.held = append(p.held, held{msg: pc.msg, build: build})
 			}

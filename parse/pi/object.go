@@ -31,34 +31,89 @@ type object []field
 // fields splits a JSON object into its top-level fields. It stops at the
 // first thing that is not JSON; what it found before is kept.
 func fields(raw []byte) object {
-	i := skipSpace(raw, 0)
+	o, _ := fieldsAt(raw, skipSpace(raw, 0))
+	return o
+}
+
+// fieldsAt splits the JSON object at raw[i] into its top-level fields and
+// returns the offset just past it, or -1 (with the fields found before)
+// where it is not JSON.
+func fieldsAt(raw []byte, i int) (object, int) {
 	if i >= len(raw) || raw[i] != '{' {
-		return nil
+		return nil, -1
 	}
 	o := make(object, 0, 8) // most objects here have fewer keys
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
 		ke := stringEnd(raw, i)
 		if ke < 0 {
-			return o
+			return o, -1
 		}
 		j := skipSpace(raw, ke)
 		if j >= len(raw) || raw[j] != ':' {
-			return o
+			return o, -1
 		}
 		j = skipSpace(raw, j+1)
 		ve := valueEnd(raw, j)
 		if ve <= j {
-			return o
+			return o, -1
 		}
 		o = append(o, field{key: raw[i:ke], val: raw[j:ve]})
 		i = skipSpace(raw, ve)
 		if i >= len(raw) || raw[i] != ',' {
-			return o
+			break
 		}
 		i = skipSpace(raw, i+1)
 	}
-	return o
+	if i >= len(raw) || raw[i] != '}' {
+		return o, -1
+	}
+	return o, i + 1
+}
+
+// elem is one of the values gjson's ForEach goes through, with its fields
+// when it is an object.
+type elem struct {
+	raw []byte
+	obj object
+}
+
+// each returns what elements does, the objects among them split into
+// their fields in the same pass (rather than skipped, then read again).
+func each(raw []byte) []elem {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		e := elements(raw)
+		out := make([]elem, len(e))
+		for k, v := range e {
+			out[k] = elem{raw: v, obj: fields(v)}
+		}
+		return out
+	}
+	out := make([]elem, 0, 4)
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] != ']' {
+		var o object
+		ve := -1
+		if raw[i] == '{' {
+			o, ve = fieldsAt(raw, i)
+		}
+		if ve < 0 {
+			// Not an object, or not one as JSON writes it: found by its
+			// nesting, and read as fields would read it alone.
+			if ve = valueEnd(raw, i); ve <= i {
+				return out
+			}
+			o = fields(raw[i:ve])
+		}
+		out = append(out, elem{raw: raw[i:ve], obj: o})
+		i = skipSpace(raw, ve)
+		if i >= len(raw) || raw[i] != ',' {
+			return out
+		}
+		i = skipSpace(raw, i+1)
+	}
+	return out
 }
 
 // elements returns what gjson's ForEach goes through: the values of an

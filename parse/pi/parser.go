@@ -184,8 +184,8 @@ func (p *parser) record(rec jsonl.Record) {
 		// pi runs them only after a complete reply.
 		stop := m.Get("stopReason").Str
 		cut := stop == "error" || stop == "aborted"
-		for _, raw := range elements(m.raw("content")) {
-			b := fields(raw)
+		for _, e := range each(m.raw("content")) {
+			b := e.obj
 			if b.Get("type").Str != "toolCall" {
 				continue
 			}
@@ -285,8 +285,8 @@ func contentText(raw []byte) string {
 		return s
 	}
 	var parts []string
-	for _, b := range elements(raw) {
-		f := fields(b)
+	for _, b := range each(raw) {
+		f := b.obj
 		if f.Get("type").Str == "text" {
 			s, _ := f.str("text")
 			parts = append(parts, s)
@@ -333,8 +333,8 @@ func edits(args object) []manifest.Edit {
 		s, _ := text(list)
 		list = []byte(s)
 	}
-	for _, raw := range elements(list) {
-		e := fields(raw)
+	for _, el := range each(list) {
+		e := el.obj
 		old, _ := e.str("oldText")
 		neu, _ := e.str("newText")
 		out = append(out, manifest.Edit{Old: old, New: neu})
@@ -362,7 +362,7 @@ func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest
 	if len(blocks) == 0 || blocks[0] != '[' {
 		return
 	}
-	if e := elements(blocks); len(e) != 1 || fields(e[0]).Get("type").Str != "text" {
+	if e := each(blocks); len(e) != 1 || e[0].obj.Get("type").Str != "text" {
 		return // an image, or more than the text
 	}
 	if partial(text) {
