@@ -82,7 +82,7 @@ type parser struct {
 
 	// Ids are kept as their hashes: a few bytes each, whatever their length.
 	seed    maphash.Seed
-	settled map[uint64]bool
+	settled table
 	pending map[string]*pending
 	held    []held
 	turns   map[uint64]bool // user messages already told as turns
@@ -90,7 +90,7 @@ type parser struct {
 	// live is the conversation's messages in order, as Gemini CLI keeps
 	// them; ops says which operations each message carried, for $rewindTo.
 	live    []uint64
-	isLive  map[uint64]bool
+	isLive  table
 	ops     map[uint64][]string
 	firstTS string
 	maxTS   string
@@ -99,8 +99,8 @@ type parser struct {
 // Stream reads a Gemini CLI session from r and hands each operation to h
 // once its call has reached a final status. It returns the session.
 func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, opts: opts, settled: map[uint64]bool{}, pending: map[string]*pending{},
-		turns: map[uint64]bool{}, isLive: map[uint64]bool{}, ops: map[uint64][]string{}, seed: maphash.MakeSeed()}
+	p := &parser{file: file, h: h, opts: opts, pending: map[string]*pending{},
+		turns: map[uint64]bool{}, ops: map[uint64][]string{}, seed: maphash.MakeSeed()}
 	p.sess = manifest.Session{Agent: manifest.AgentGemini, Transcript: file, ID: idFromFilename(file)}
 	if opts.Cwd != "" {
 		p.cwd, p.cwdVerified = path.Clean(opts.Cwd), true
@@ -260,7 +260,7 @@ func (p *parser) dollar(at loc, rec jsonl.Record) bool {
 		})
 		if msgs := v.Get("messages"); msgs.IsArray() {
 			// A checkpoint: the conversation is the list given.
-			p.live, p.isLive = nil, map[uint64]bool{}
+			p.live, p.isLive = nil, table{}
 			msgs.ForEach(func(_, m gjson.Result) bool {
 				if m.IsObject() {
 					p.message(at, m)
@@ -336,8 +336,8 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, cal
 	h := p.hash(id)
 	// Gemini CLI writes a message again as its calls move on: the copy
 	// right after it needs no look-up to know it is live.
-	if id != "" && !(len(p.live) > 0 && p.live[len(p.live)-1] == h) && !p.isLive[h] {
-		p.isLive[h] = true
+	if id != "" && !(len(p.live) > 0 && p.live[len(p.live)-1] == h) && !p.isLive.has(h) {
+		p.isLive.set(h, 1)
 		p.live = append(p.live, h)
 	}
 	if typ == "user" && p.h.Event != nil && id != "" && !p.turns[h] {
@@ -499,7 +499,7 @@ func (c *tcall) first() string {
 // large) results are read.
 func (p *parser) call(at loc, msg string, tc []byte, f object) {
 	// The first id, as gjson's Get finds it (readCall keeps the last).
-	if id, ok := text(f.raw("id")); !ok || id == "" || p.settled[p.hash(id)] {
+	if id, ok := text(f.raw("id")); !ok || id == "" || p.settled.has(p.hash(id)) {
 		return
 	}
 	c := readCall(f)
@@ -521,7 +521,7 @@ func (p *parser) call(at loc, msg string, tc []byte, f object) {
 		return
 	}
 	delete(p.pending, c.id)
-	p.settled[p.hash(c.id)] = true
+	p.settled.set(p.hash(c.id), 1)
 	p.stamp(c.ts)
 	if !p.cwdVerified {
 		p.learn(&c)
@@ -873,7 +873,7 @@ func (p *parser) rewind(at loc, id string) {
 		for _, d := range p.ops[m] {
 			p.warn(at, "$rewindTo %s: the conversation was rewound past the %s; it happened on disk and stays in the replay", excerpt(id, 60), d)
 		}
-		delete(p.isLive, m)
+		p.isLive.del(m)
 	}
 	p.live = p.live[:i]
 	// No timeline event: a rewind is neither a prompt (it would count as a

@@ -62,14 +62,14 @@ type parser struct {
 	// interrupted are calls without a result when a later user message
 	// came: the session went on without them.
 	interrupted map[string]*call
-	done        map[uint64]bool // calls settled, by the hash of their id
+	done        table // calls settled, by the hash of their id
 
 	// The tree: each entry's parent, the last entry (the current position),
 	// and the entry each operation's result is in.
 	// parent maps each entry to its parent by the hashes of their ids (a
 	// few bytes an entry, whatever the ids' length); root is hash("").
 	seed           maphash.Seed
-	parent         parents
+	parent         table
 	leaf           string
 	opEntry        []opAt
 	firstTS, maxTS string
@@ -78,7 +78,7 @@ type parser struct {
 // Stream reads a pi session from r and hands each operation to h as soon
 // as its result is read. It returns the session.
 func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, done: map[uint64]bool{}, seed: maphash.MakeSeed()}
+	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, seed: maphash.MakeSeed()}
 	p.sess = manifest.Session{Agent: manifest.AgentPi, Transcript: file, ID: idFromFilename(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
@@ -190,13 +190,13 @@ func (p *parser) record(rec jsonl.Record) {
 				continue
 			}
 			cid := b.Get("id").Str
-			if cid == "" || p.done[p.hash(cid)] || p.pending[cid] != nil {
+			if cid == "" || p.done.has(p.hash(cid)) || p.pending[cid] != nil {
 				continue
 			}
 			c := &call{name: b.Get("name").Str, args: bytes.Clone(b.raw("arguments")),
 				ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset}
 			if cut {
-				p.done[p.hash(cid)] = true
+				p.done.set(p.hash(cid), 1)
 				why := "assistant reply stopped (" + stop + ": " + emit.FirstLine(m.Get("errorMessage").Str) + "): its tool calls were never run"
 				if p.h.Event != nil {
 					t, _ := time.Parse(time.RFC3339Nano, ts)
@@ -219,11 +219,11 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 		if c.inert && p.h.Event == nil {
 			delete(p.pending, cid)
-			p.done[p.hash(cid)] = true
+			p.done.set(p.hash(cid), 1)
 			return // read, grep, …: nothing to build, the result stays unread
 		}
 		delete(p.pending, cid)
-		p.done[p.hash(cid)] = true
+		p.done.set(p.hash(cid), 1)
 		text := contentText(m.raw("content"))
 		o, why := manifest.OutcomeApplied, "toolResult: "+emit.FirstLine(text)
 		if m.Get("isError").Bool() {
@@ -265,6 +265,12 @@ func (p *parser) record(rec jsonl.Record) {
 }
 
 func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
+
+// parentOf is the parent of an entry, or 0 when it has none recorded.
+func (p *parser) parentOf(e uint64) uint64 {
+	v, _ := p.parent.get(e)
+	return v
+}
 
 // relevant reports whether a tool's call can change files (a bash command
 // is read further when its result comes).
@@ -506,7 +512,7 @@ func (p *parser) finish() {
 			on[oe.entry] = false
 		}
 		root := p.hash("")
-		for e, n := p.hash(p.leaf), 0; e != root && n <= p.parent.size(); e, n = p.parent.get(e), n+1 {
+		for e, n := p.hash(p.leaf), 0; e != root && n <= p.parent.size(); e, n = p.parentOf(e), n+1 {
 			if _, ok := on[e]; ok {
 				on[e] = true
 			}
