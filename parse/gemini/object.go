@@ -18,7 +18,7 @@ import (
 // unchanged; only the way to it is shorter.
 //
 // parse/gemini and parse/pi each hold this file, the same but for the
-// package name.
+// package name and a method only one of them uses (last, is).
 
 // field is one top-level key of a JSON object and its value, as written.
 type field struct{ key, val []byte }

@@ -253,12 +253,15 @@ func (p *parser) dollar(at loc, rec jsonl.Record) bool {
 		return true
 	}
 	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
-		v := gjson.ParseBytes(set)
-		p.stamp(v.Get("lastUpdated").Str)
-		v.Get("directories").ForEach(func(_, d gjson.Result) bool { // /dir add
+		// Most are a lastUpdated alone: the object is split into its
+		// fields rather than copied whole to be read.
+		v := fields(set)
+		last, _ := v.str("lastUpdated")
+		p.stamp(last)
+		value(v.raw("directories")).ForEach(func(_, d gjson.Result) bool { // /dir add
 			return !p.tryRoot(d.Str)
 		})
-		if msgs := v.Get("messages"); msgs.IsArray() {
+		if msgs := value(v.raw("messages")); msgs.IsArray() {
 			// A checkpoint: the conversation is the list given.
 			p.live, p.isLive = nil, table{}
 			msgs.ForEach(func(_, m gjson.Result) bool {
@@ -291,8 +294,8 @@ func (p *parser) metadata(v gjson.Result) {
 }
 
 func (p *parser) stamp(ts string) {
-	if ts == "" {
-		return
+	if ts == "" || p.firstTS != "" && p.firstTS <= ts && ts <= p.maxTS {
+		return // changes neither bound, whether it is a time or not
 	}
 	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
 		return
@@ -512,7 +515,10 @@ func (p *parser) call(at loc, msg string, tc []byte, f object) {
 	if !final(c.status) {
 		pc := p.pending[c.id]
 		if pc == nil {
-			pc = &pending{name: c.name, target: target(c.args, c.argsRaw), ts: c.ts, at: at, msg: strings.Clone(msg)}
+			pc = &pending{name: c.name, ts: c.ts, at: at, msg: strings.Clone(msg)}
+			if p.h.Event != nil { // only a timeline shows it
+				pc.target = target(c.args, c.argsRaw)
+			}
 			p.pending[strings.Clone(c.id)] = pc
 		}
 		if changes {

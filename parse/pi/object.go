@@ -18,7 +18,7 @@ import (
 // unchanged; only the way to it is shorter.
 //
 // parse/gemini and parse/pi each hold this file, the same but for the
-// package name.
+// package name and a method only one of them uses (last, is).
 
 // field is one top-level key of a JSON object and its value, as written.
 type field struct{ key, val []byte }
@@ -242,23 +242,26 @@ func (o object) raw(name string) []byte {
 	return nil
 }
 
-// last returns the value of the last field named name (as a ForEach over
-// the object that keeps the last finds it), or nil.
-func (o object) last(name string) []byte {
-	for k := len(o) - 1; k >= 0; k-- {
-		if keyIs(o[k].key, name) {
-			return o[k].val
-		}
-	}
-	return nil
-}
-
 // Get is gjson's Get of a plain key: the first field named name, read by
 // gjson. Its strings are copies (they may outlive the line).
 func (o object) Get(name string) gjson.Result { return value(o.raw(name)) }
 
 // str returns the text of the first field named name when it is a string.
 func (o object) str(name string) (string, bool) { return text(o.raw(name)) }
+
+// is reports whether the first field named name is the string want (its
+// .Str, as gjson reads it), without copying it.
+func (o object) is(name, want string) bool {
+	v := o.raw(name)
+	if len(v) == len(want)+2 && v[0] == '"' && string(v[1:len(v)-1]) == want {
+		return true
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return false
+	}
+	s, ok := text(v)
+	return ok && s == want
+}
 
 // value reads a value as gjson does, or returns the empty result for none.
 func value(raw []byte) gjson.Result {

@@ -107,8 +107,8 @@ func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
 }
 
 func (p *parser) stamp(ts string) {
-	if ts == "" {
-		return
+	if ts == "" || p.firstTS != "" && p.firstTS <= ts && ts <= p.maxTS {
+		return // changes neither bound, whether it is a time or not
 	}
 	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
 		return
@@ -174,7 +174,8 @@ func (p *parser) record(rec jsonl.Record) {
 			delete(p.pending, id)
 		}
 		if p.h.Event != nil {
-			if text := contentText(m.raw("content")); text != "" {
+			content := m.raw("content")
+			if text := contentText(content, each(content)); text != "" {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
 				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
 			}
@@ -186,7 +187,7 @@ func (p *parser) record(rec jsonl.Record) {
 		cut := stop == "error" || stop == "aborted"
 		for _, e := range each(m.raw("content")) {
 			b := e.obj
-			if b.Get("type").Str != "toolCall" {
+			if !b.is("type", "toolCall") {
 				continue
 			}
 			cid := b.Get("id").Str
@@ -224,7 +225,12 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 		delete(p.pending, cid)
 		p.done.set(p.hash(cid), 1)
-		text := contentText(m.raw("content"))
+		content := m.raw("content")
+		var blocks []elem
+		if !isString(content) {
+			blocks = each(content)
+		}
+		text := contentText(content, blocks)
 		o, why := manifest.OutcomeApplied, "toolResult: "+emit.FirstLine(text)
 		if m.Get("isError").Bool() {
 			o, why = manifest.OutcomeFailed, "toolResult isError: "+emit.FirstLine(text)
@@ -236,7 +242,7 @@ func (p *parser) record(rec jsonl.Record) {
 				CallID: cid, Outcome: o, Detail: why, Ended: end})
 		}
 		if c.name == "read" {
-			p.read(rec, cid, c, m, o, text)
+			p.read(rec, cid, c, m, o, text, content, blocks)
 			return
 		}
 		p.build(rec, cid, c, o, why, entry, m.raw("details"))
@@ -283,17 +289,17 @@ func relevant(name string) bool {
 }
 
 // contentText joins the text blocks of a message's content (or returns
-// the content when it is a string); a single block's text is returned as
-// it is unescaped, not copied again.
-func contentText(raw []byte) string {
+// the content when it is a string); blocks are each(raw). A single block's
+// text is returned as it is unescaped, not copied again.
+func contentText(raw []byte, blocks []elem) string {
 	if isString(raw) {
 		s, _ := text(raw)
 		return s
 	}
 	var parts []string
-	for _, b := range each(raw) {
+	for _, b := range blocks {
 		f := b.obj
-		if f.Get("type").Str == "text" {
+		if f.is("type", "text") {
 			s, _ := f.str("text")
 			parts = append(parts, s)
 		}
@@ -356,7 +362,7 @@ func edits(args object) []manifest.Edit {
 // limit, and not truncated (pi then says so in details.truncation and in a
 // closing note), answers with the file's text exactly as it is (BOM and
 // CRLF included).
-func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest.Outcome, text string) {
+func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest.Outcome, text string, content []byte, blocks []elem) {
 	args := fields(c.args)
 	fp := firstNonEmpty(args.Get("path").Str, args.Get("file_path").Str)
 	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || fields(m.raw("details")).raw("truncation") != nil {
@@ -364,11 +370,10 @@ func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest
 	}
 	// One block, of type text: the content is an array of one element
 	// (gjson's "#"), and the text is that block's, as contentText read it.
-	blocks := m.raw("content")
-	if len(blocks) == 0 || blocks[0] != '[' {
+	if len(content) == 0 || content[0] != '[' {
 		return
 	}
-	if e := each(blocks); len(e) != 1 || e[0].obj.Get("type").Str != "text" {
+	if len(blocks) != 1 || !blocks[0].obj.is("type", "text") {
 		return // an image, or more than the text
 	}
 	if partial(text) {
