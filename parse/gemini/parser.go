@@ -380,13 +380,15 @@ func final(status string) bool {
 }
 
 // tcall is a tool call's fields, found in one pass; strings are unescaped,
-// the tool's result and display are left as they are written, and its
-// arguments and display (when an object) are split into their fields.
+// the tool's arguments, result and display are left as they are written,
+// the arguments and display split into their fields when first asked for
+// (the first copy of a write holds its content in args, and is not read).
 type tcall struct {
 	id, name, status, ts string
 	argsRaw, result      []byte
 	display              []byte
-	args, disp           object
+	args, dispFields     object
+	argsSplit, dispSplit bool
 	// out and txt cache the answer, as written and as text.
 	out    []byte
 	outSet bool
@@ -394,6 +396,23 @@ type tcall struct {
 	// plain: txt is the response's output string (not an error, not a
 	// part of another kind).
 	plain bool
+}
+
+// arg returns the call's arguments, split into their fields.
+func (c *tcall) arg() object {
+	if !c.argsSplit {
+		c.args, c.argsSplit = fields(c.argsRaw), true
+	}
+	return c.args
+}
+
+// disp returns the call's resultDisplay, split into its fields (none when
+// it is not an object).
+func (c *tcall) disp() object {
+	if !c.dispSplit {
+		c.dispFields, c.dispSplit = fields(c.display), true
+	}
+	return c.dispFields
 }
 
 // readCall reads a call's fields; where a key is written twice the last
@@ -405,10 +424,8 @@ func readCall(o object) tcall {
 	c.status, _ = text(o.last("status"))
 	c.ts, _ = text(o.last("timestamp"))
 	c.argsRaw = o.last("args")
-	c.args = fields(c.argsRaw)
 	c.result = o.last("result")
 	c.display = o.last("resultDisplay")
-	c.disp = fields(c.display)
 	return c
 }
 
@@ -449,16 +466,60 @@ parts:
 // isString reports whether a value, as written, is a JSON string.
 func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
 
-// first0 returns gjson's path component "0" of a value: an array's first
-// element, or an object's key "0".
-func first0(raw []byte) []byte {
-	if len(raw) > 0 && raw[0] == '[' {
-		if e := elements(raw); len(e) > 0 {
-			return e[0]
-		}
+// outputAt returns the string at gjson's path
+// "0.functionResponse.response.output" of a call's result, or nil. Each
+// step opens the value it names without looking for its end, so a large
+// output is read once, to find its own end.
+func outputAt(result []byte) []byte {
+	v := result
+	if i := skipSpace(v, 0); i < len(v) && v[i] == '[' {
+		v = v[skipSpace(v, i+1):] // the first element, as "0" of an array
+	} else {
+		v = open(v, "0")
+	}
+	v = open(open(open(v, "functionResponse"), "response"), "output")
+	if !isString(v) {
 		return nil
 	}
-	return fields(raw).raw("0")
+	if e := stringEnd(v, 0); e > 0 {
+		return v[:e]
+	}
+	return nil
+}
+
+// open returns raw from the start of the value of the first key named name
+// of the object raw starts with (as gjson's Get finds it) to raw's end, or
+// nil: where the value ends is not looked for.
+func open(raw []byte, name string) []byte {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil
+	}
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] == '"' {
+		ke := stringEnd(raw, i)
+		if ke < 0 {
+			return nil
+		}
+		j := skipSpace(raw, ke)
+		if j >= len(raw) || raw[j] != ':' {
+			return nil
+		}
+		j = skipSpace(raw, j+1)
+		if keyIs(raw[i:ke], name) {
+			return raw[j:]
+		}
+		ve := valueEnd(raw, j)
+		if ve <= j {
+			return nil
+		}
+		i = skipSpace(raw, ve)
+		if i >= len(raw) || raw[i] != ',' {
+			return nil
+		}
+		i = skipSpace(raw, i+1)
+	}
+	return nil
 }
 
 // text is the tool's whole answer (a copy: it outlives the line).
@@ -467,8 +528,7 @@ func (c *tcall) text() string {
 		// The usual place is found without reading the rest, unescaped
 		// once into a copy, as it outlives the record.
 		t := ""
-		resp := fields(fields(first0(c.result)).raw("functionResponse")).raw("response")
-		if v := fields(resp).raw("output"); isString(v) {
+		if v := outputAt(c.result); v != nil {
 			t, _ = text(v)
 			c.plain = true
 		} else if out := c.output(); isString(out) {
@@ -509,7 +569,7 @@ func (p *parser) call(at loc, msg string, tc []byte, f object) {
 	var sh *shellcmd.Result
 	changes := relevant(c.name)
 	if c.name == "run_shell_command" {
-		r := shellcmd.Parse(c.args.Get("command").Str)
+		r := shellcmd.Parse(c.arg().Get("command").Str)
 		sh, changes = &r, r.Writes()
 	}
 	if !final(c.status) {
@@ -517,7 +577,7 @@ func (p *parser) call(at loc, msg string, tc []byte, f object) {
 		if pc == nil {
 			pc = &pending{name: c.name, ts: c.ts, at: at, msg: strings.Clone(msg)}
 			if p.h.Event != nil { // only a timeline shows it
-				pc.target = target(c.args, c.argsRaw)
+				pc.target = target(c.arg(), c.argsRaw)
 			}
 			p.pending[strings.Clone(c.id)] = pc
 		}
@@ -541,7 +601,7 @@ func (p *parser) call(at loc, msg string, tc []byte, f object) {
 	o, why := outcome(&c, changes)
 	if p.h.Event != nil {
 		t, _ := time.Parse(time.RFC3339Nano, c.ts)
-		p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: at.line, Tool: c.name, Target: target(c.args, c.argsRaw),
+		p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: at.line, Tool: c.name, Target: target(c.arg(), c.argsRaw),
 			CallID: c.id, Outcome: o, Detail: why, Ended: t})
 	}
 	if !changes && c.name != "read_file" {
@@ -643,16 +703,16 @@ func (p *parser) learn(c *tcall) {
 	if p.cwdVerified {
 		return
 	}
-	rel := argPath(c.args)
+	rel := argPath(c.arg())
 	var abs []string
-	if fp := c.disp.Get("filePath"); fp.Type == gjson.String && path.IsAbs(fp.Str) {
+	if fp := c.disp().Get("filePath"); fp.Type == gjson.String && path.IsAbs(fp.Str) {
 		abs = append(abs, fp.Str)
 	}
 	if path.IsAbs(rel) {
 		abs = append(abs, rel)
 	}
 	for _, k := range []string{"dir_path", "directory"} {
-		if d := c.args.Get(k).Str; path.IsAbs(d) {
+		if d := c.arg().Get(k).Str; path.IsAbs(d) {
 			abs = append(abs, d)
 		}
 	}
@@ -711,12 +771,12 @@ func resolve(cwd, p string) string {
 // call, once the working directory is known; ok is false for a call that
 // changes no file.
 func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome, why string) (func(string) (manifest.Op, bool), bool) {
-	args := c.args
+	args := c.arg()
 	id, name := c.id, c.name
 	t, _ := time.Parse(time.RFC3339Nano, c.ts)
 	base := manifest.Op{Tool: name, Outcome: o, OutcomeEvidence: why, Identity: "gemini:" + id,
 		Provenance: manifest.Provenance{Transcript: p.file, Line: at.line, Offset: at.offset, Time: t, CallID: id, Carrier: "gemini_tool_call"}}
-	rd := c.disp
+	rd := c.disp()
 	switch name {
 	case "write_file":
 		fp := argPath(args)
