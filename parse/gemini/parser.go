@@ -63,7 +63,11 @@ type held struct {
 type pending struct {
 	name, target, ts, msg string
 	raw                   []byte // the call as last seen, copied
-	at                    loc
+	// cmd is a shell call's command as last seen, sh what it does: Gemini
+	// writes the call again when it ends, most often with the same one.
+	cmd string
+	sh  *shellcmd.Result
+	at  loc
 }
 
 type parser struct {
@@ -566,14 +570,21 @@ func (p *parser) call(at loc, msg string, tc []byte, f object) {
 		return
 	}
 	c := readCall(f)
+	pc := p.pending[c.id]
 	var sh *shellcmd.Result
+	var cmd string
 	changes := relevant(c.name)
 	if c.name == "run_shell_command" {
-		r := shellcmd.Parse(c.arg().Get("command").Str)
-		sh, changes = &r, r.Writes()
+		cmd = c.arg().Get("command").Str
+		if pc != nil && pc.sh != nil && pc.cmd == cmd {
+			sh = pc.sh // the command read when the call was first seen
+		} else {
+			r := shellcmd.Parse(cmd)
+			sh = &r
+		}
+		changes = sh.Writes()
 	}
 	if !final(c.status) {
-		pc := p.pending[c.id]
 		if pc == nil {
 			pc = &pending{name: c.name, ts: c.ts, at: at, msg: strings.Clone(msg)}
 			if p.h.Event != nil { // only a timeline shows it
@@ -583,6 +594,9 @@ func (p *parser) call(at loc, msg string, tc []byte, f object) {
 		}
 		if changes {
 			pc.raw = bytes.Clone(tc)
+		}
+		if sh != nil {
+			pc.cmd, pc.sh = cmd, sh
 		}
 		return
 	}
