@@ -66,10 +66,10 @@ type parser struct {
 
 	// The tree: each entry's parent, the last entry (the current position),
 	// and the entry each operation's result is in.
-	// parent maps each entry to its parent by the hashes of their ids (a
-	// few bytes an entry, whatever the ids' length); root is hash("").
+	// parent holds each entry and its parent by the hashes of their ids
+	// (a few bytes an entry, whatever the ids' length); root is hash("").
 	seed           maphash.Seed
-	parent         table
+	parent         tree
 	leaf           string
 	opEntry        []opAt
 	firstTS, maxTS string
@@ -156,7 +156,7 @@ func (p *parser) record(rec jsonl.Record) {
 	if id != "" {
 		entry = strings.Clone(id)
 		par, _ := jsonl.String(rec.Field("parentId"))
-		p.parent.set(p.hash(entry), p.hash(string(par)))
+		p.parent.add(p.hash(entry), p.hash(string(par)))
 		p.leaf = entry
 	}
 	if typ != "message" {
@@ -271,12 +271,6 @@ func (p *parser) record(rec jsonl.Record) {
 }
 
 func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
-
-// parentOf is the parent of an entry, or 0 when it has none recorded.
-func (p *parser) parentOf(e uint64) uint64 {
-	v, _ := p.parent.get(e)
-	return v
-}
 
 // relevant reports whether a tool's call can change files (a bash command
 // is read further when its result comes).
@@ -516,12 +510,11 @@ func (p *parser) finish() {
 		for _, oe := range p.opEntry {
 			on[oe.entry] = false
 		}
-		root := p.hash("")
-		for e, n := p.hash(p.leaf), 0; e != root && n <= p.parent.size(); e, n = p.parentOf(e), n+1 {
+		p.parent.walk(p.hash(""), func(e uint64) {
 			if _, ok := on[e]; ok {
 				on[e] = true
 			}
-		}
+		})
 		for _, oe := range p.opEntry {
 			if !on[oe.entry] {
 				p.warns.Add("abandoned", manifest.Warning{File: p.file, Line: oe.line,
