@@ -86,7 +86,7 @@ type parser struct {
 
 	// Ids are kept as their hashes: a few bytes each, whatever their length.
 	seed    maphash.Seed
-	settled table
+	settled hashSet
 	pending map[string]*pending
 	held    []held
 	turns   map[uint64]bool // user messages already told as turns
@@ -94,7 +94,7 @@ type parser struct {
 	// live is the conversation's messages in order, as Gemini CLI keeps
 	// them; ops says which operations each message carried, for $rewindTo.
 	live    []uint64
-	isLive  table
+	isLive  hashSet
 	ops     map[uint64][]string
 	firstTS string
 	maxTS   string
@@ -267,7 +267,7 @@ func (p *parser) dollar(at loc, rec jsonl.Record) bool {
 		})
 		if msgs := value(v.raw("messages")); msgs.IsArray() {
 			// A checkpoint: the conversation is the list given.
-			p.live, p.isLive = nil, table{}
+			p.live, p.isLive = nil, hashSet{}
 			msgs.ForEach(func(_, m gjson.Result) bool {
 				if m.IsObject() {
 					p.message(at, m)
@@ -344,7 +344,7 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, cal
 	// Gemini CLI writes a message again as its calls move on: the copy
 	// right after it needs no look-up to know it is live.
 	if id != "" && !(len(p.live) > 0 && p.live[len(p.live)-1] == h) && !p.isLive.has(h) {
-		p.isLive.set(h, 1)
+		p.isLive.add(h)
 		p.live = append(p.live, h)
 	}
 	if typ == "user" && p.h.Event != nil && id != "" && !p.turns[h] {
@@ -601,7 +601,7 @@ func (p *parser) call(at loc, msg string, tc []byte, f object) {
 		return
 	}
 	delete(p.pending, c.id)
-	p.settled.set(p.hash(c.id), 1)
+	p.settled.add(p.hash(c.id))
 	p.stamp(c.ts)
 	if !p.cwdVerified {
 		p.learn(&c)

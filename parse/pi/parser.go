@@ -62,7 +62,7 @@ type parser struct {
 	// interrupted are calls without a result when a later user message
 	// came: the session went on without them.
 	interrupted map[string]*call
-	done        table // calls settled, by the hash of their id
+	done        hashSet // calls settled, by the hash of their id
 
 	// The tree: each entry's parent, the last entry (the current position),
 	// and the entry each operation's result is in.
@@ -197,7 +197,7 @@ func (p *parser) record(rec jsonl.Record) {
 			c := &call{name: b.Get("name").Str, args: bytes.Clone(b.raw("arguments")),
 				ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset}
 			if cut {
-				p.done.set(p.hash(cid), 1)
+				p.done.add(p.hash(cid))
 				why := "assistant reply stopped (" + stop + ": " + emit.FirstLine(m.Get("errorMessage").Str) + "): its tool calls were never run"
 				if p.h.Event != nil {
 					t, _ := time.Parse(time.RFC3339Nano, ts)
@@ -220,11 +220,11 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 		if c.inert && p.h.Event == nil {
 			delete(p.pending, cid)
-			p.done.set(p.hash(cid), 1)
+			p.done.add(p.hash(cid))
 			return // read, grep, …: nothing to build, the result stays unread
 		}
 		delete(p.pending, cid)
-		p.done.set(p.hash(cid), 1)
+		p.done.add(p.hash(cid))
 		content := m.raw("content")
 		var blocks []elem
 		if !isString(content) {

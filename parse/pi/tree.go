@@ -9,7 +9,7 @@ import (
 // and of its parent's id. It stands for the map from an entry to its
 // parent (the last parent written for an id; 0 for an id never written)
 // that the walk from the current position back to the root follows, at
-// two appends a line: an insert a line into a table of every entry was,
+// two appends a line: an insert a line into a map of every entry was,
 // in cache misses, a tenth of a pi parse.
 type tree struct{ id, parent []uint64 }
 
@@ -70,12 +70,12 @@ func (t *tree) walk(root uint64, visit func(uint64)) {
 // walkTable is walk through the map itself, for a tree that writes an id
 // twice.
 func (t *tree) walkTable(root uint64, visit func(uint64)) {
-	var m table
+	m := make(map[uint64]uint64, len(t.id))
 	for i, h := range t.id {
-		m.set(h, t.parent[i])
+		m[h] = t.parent[i]
 	}
-	for e, n := t.id[len(t.id)-1], 0; e != root && n <= m.size(); n++ {
+	for e, n := t.id[len(t.id)-1], 0; e != root && n <= len(m); n++ {
 		visit(e)
-		e, _ = m.get(e)
+		e = m[e]
 	}
 }
