@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"encoding/binary"
+	"iter"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -23,10 +24,20 @@ import (
 // field is one top-level key of a JSON object and its value, as written.
 type field struct{ key, val []byte }
 
+// maxFields is how many fields an object keeps split: the objects read
+// here have a dozen keys at most, and one with more (a hostile line can
+// hold millions) is read on from where f stops for the keys not kept, so memory
+// stays bounded by the line, never a multiple of it.
+const maxFields = 64
+
 // object is the top-level fields of a JSON object, in order (a key written
 // twice is there twice). The zero object has none: a value that is not an
 // object (a string, an array, null) has no fields, as gjson finds none.
-type object []field
+type object struct {
+	f    []field
+	all  []byte // the object, when it has more fields than f keeps
+	rest int    // where in all the first field not kept starts
+}
 
 // fields splits a JSON object into its top-level fields. It stops at the
 // first thing that is not JSON; what it found before is kept.
@@ -40,25 +51,42 @@ func fields(raw []byte) object {
 // where it is not JSON.
 func fieldsAt(raw []byte, i int) (object, int) {
 	if i >= len(raw) || raw[i] != '{' {
-		return nil, -1
+		return object{}, -1
 	}
-	o := make(object, 0, 8) // most objects here have fewer keys
-	i = skipSpace(raw, i+1)
+	o := object{f: make([]field, 0, 8)} // most objects here have fewer keys
+	end := walkFields(raw, skipSpace(raw, i+1), func(at int, key, val []byte) bool {
+		if len(o.f) < maxFields {
+			o.f = append(o.f, field{key: key, val: val})
+		} else if o.all == nil {
+			o.all, o.rest = raw, at
+		}
+		return true
+	})
+	return o, end
+}
+
+// walkFields hands yield each field of the object whose first key (or
+// closing brace) is at raw[i], with the offset of its key, while yield
+// returns true. It returns the offset just past the object, or -1 where
+// it is not JSON or yield stopped.
+func walkFields(raw []byte, i int, yield func(at int, key, val []byte) bool) int {
 	for i < len(raw) && raw[i] == '"' {
 		ke := stringEnd(raw, i)
 		if ke < 0 {
-			return o, -1
+			return -1
 		}
 		j := skipSpace(raw, ke)
 		if j >= len(raw) || raw[j] != ':' {
-			return o, -1
+			return -1
 		}
 		j = skipSpace(raw, j+1)
 		ve := valueEnd(raw, j)
 		if ve <= j {
-			return o, -1
+			return -1
 		}
-		o = append(o, field{key: raw[i:ke], val: raw[j:ve]})
+		if !yield(i, raw[i:ke], raw[j:ve]) {
+			return -1
+		}
 		i = skipSpace(raw, ve)
 		if i >= len(raw) || raw[i] != ',' {
 			break
@@ -66,9 +94,9 @@ func fieldsAt(raw []byte, i int) (object, int) {
 		i = skipSpace(raw, i+1)
 	}
 	if i >= len(raw) || raw[i] != '}' {
-		return o, -1
+		return -1
 	}
-	return o, i + 1
+	return i + 1
 }
 
 // elem is one of the values gjson's ForEach goes through, with its fields
@@ -78,80 +106,52 @@ type elem struct {
 	obj object
 }
 
-// each returns what elements does, the objects among them split into
-// their fields in the same pass (rather than skipped, then read again).
-func each(raw []byte) []elem {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '[' {
-		e := elements(raw)
-		out := make([]elem, len(e))
-		for k, v := range e {
-			out[k] = elem{raw: v, obj: fields(v)}
+// each goes through what gjson's ForEach does: the values of an array or
+// of an object, or a value that is neither itself. The objects among them
+// are split into their fields as they are read (rather than skipped, then
+// read again), one at a time: nothing is kept for the elements gone by.
+func each(raw []byte) iter.Seq[elem] {
+	return func(yield func(elem) bool) {
+		i := skipSpace(raw, 0)
+		if i >= len(raw) {
+			return
 		}
-		return out
-	}
-	out := make([]elem, 0, 4)
-	i = skipSpace(raw, i+1)
-	for i < len(raw) && raw[i] != ']' {
-		var o object
-		ve := -1
-		if raw[i] == '{' {
-			o, ve = fieldsAt(raw, i)
-		}
-		if ve < 0 {
-			// Not an object, or not one as JSON writes it: found by its
-			// nesting, and read as fields would read it alone.
-			if ve = valueEnd(raw, i); ve <= i {
-				return out
+		switch raw[i] {
+		case '{':
+			walkFields(raw, skipSpace(raw, i+1), func(_ int, _, val []byte) bool {
+				return yield(elem{raw: val, obj: fields(val)})
+			})
+		case '[':
+			i = skipSpace(raw, i+1)
+			for i < len(raw) && raw[i] != ']' {
+				var o object
+				ve := -1
+				if raw[i] == '{' {
+					o, ve = fieldsAt(raw, i)
+				}
+				if ve < 0 {
+					// Not an object, or not one as JSON writes it: found by
+					// its nesting, and read as fields would read it alone.
+					if ve = valueEnd(raw, i); ve <= i {
+						return
+					}
+					o = fields(raw[i:ve])
+				}
+				if !yield(elem{raw: raw[i:ve], obj: o}) {
+					return
+				}
+				i = skipSpace(raw, ve)
+				if i >= len(raw) || raw[i] != ',' {
+					return
+				}
+				i = skipSpace(raw, i+1)
 			}
-			o = fields(raw[i:ve])
+		default:
+			if value(raw).Exists() { // not JSON at all: nothing
+				yield(elem{raw: raw})
+			}
 		}
-		out = append(out, elem{raw: raw[i:ve], obj: o})
-		i = skipSpace(raw, ve)
-		if i >= len(raw) || raw[i] != ',' {
-			return out
-		}
-		i = skipSpace(raw, i+1)
 	}
-	return out
-}
-
-// elements returns what gjson's ForEach goes through: the values of an
-// array or of an object, or a value that is neither itself.
-func elements(raw []byte) [][]byte {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) {
-		return nil
-	}
-	if raw[i] != '{' && raw[i] != '[' {
-		if !value(raw).Exists() {
-			return nil // not JSON at all
-		}
-		return [][]byte{raw}
-	}
-	if raw[i] == '{' {
-		o := fields(raw)
-		out := make([][]byte, len(o))
-		for k, f := range o {
-			out[k] = f.val
-		}
-		return out
-	}
-	out := make([][]byte, 0, 4)
-	i = skipSpace(raw, i+1)
-	for i < len(raw) && raw[i] != ']' {
-		ve := valueEnd(raw, i)
-		if ve <= i {
-			return out
-		}
-		out = append(out, raw[i:ve])
-		i = skipSpace(raw, ve)
-		if i >= len(raw) || raw[i] != ',' {
-			return out
-		}
-		i = skipSpace(raw, i+1)
-	}
-	return out
 }
 
 func skipSpace(b []byte, i int) int {
@@ -234,20 +234,42 @@ func keyIs(key []byte, name string) bool {
 // raw returns the value of the first field named name (as gjson's Get
 // finds it), or nil.
 func (o object) raw(name string) []byte {
-	for _, f := range o {
+	for _, f := range o.f {
 		if keyIs(f.key, name) {
 			return f.val
 		}
 	}
-	return nil
+	var found []byte
+	if o.all != nil {
+		walkFields(o.all, o.rest, func(_ int, key, val []byte) bool {
+			if keyIs(key, name) {
+				found = val
+				return false
+			}
+			return true
+		})
+	}
+	return found
 }
 
 // last returns the value of the last field named name (as a ForEach over
 // the object that keeps the last finds it), or nil.
 func (o object) last(name string) []byte {
-	for k := len(o) - 1; k >= 0; k-- {
-		if keyIs(o[k].key, name) {
-			return o[k].val
+	var found []byte
+	if o.all != nil {
+		walkFields(o.all, o.rest, func(_ int, key, val []byte) bool {
+			if keyIs(key, name) {
+				found = val
+			}
+			return true
+		})
+	}
+	if found != nil {
+		return found
+	}
+	for k := len(o.f) - 1; k >= 0; k-- {
+		if keyIs(o.f[k].key, name) {
+			return o.f[k].val
 		}
 	}
 	return nil

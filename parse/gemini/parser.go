@@ -197,7 +197,7 @@ func (p *parser) single(r io.Reader) error {
 // read twice.
 func (p *parser) learnAll(msgs gjson.Result) {
 	msgs.ForEach(func(_, m gjson.Result) bool {
-		for _, tc := range each([]byte(m.Get("toolCalls").Raw)) {
+		for tc := range each([]byte(m.Get("toolCalls").Raw)) {
 			c := readCall(tc.obj)
 			p.learn(&c)
 			if p.cwd != "" {
@@ -354,7 +354,7 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, cal
 			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
 		}
 	}
-	for _, tc := range each(calls) {
+	for tc := range each(calls) {
 		if len(tc.raw) > 0 && tc.raw[0] == '{' {
 			p.call(at, id, tc.raw, tc.obj)
 		}
@@ -446,7 +446,7 @@ func (c *tcall) output() []byte {
 	}
 	var out []byte
 parts:
-	for _, part := range each(c.result) {
+	for part := range each(c.result) {
 		pf := part.obj
 		if t := pf.raw("text"); isString(t) {
 			out = t

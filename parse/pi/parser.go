@@ -175,7 +175,7 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 		if p.h.Event != nil {
 			content := m.raw("content")
-			if text := contentText(content, each(content)); text != "" {
+			if text := contentText(content); text != "" {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
 				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
 			}
@@ -185,7 +185,7 @@ func (p *parser) record(rec jsonl.Record) {
 		// pi runs them only after a complete reply.
 		stop := m.Get("stopReason").Str
 		cut := stop == "error" || stop == "aborted"
-		for _, e := range each(m.raw("content")) {
+		for e := range each(m.raw("content")) {
 			b := e.obj
 			if !b.is("type", "toolCall") {
 				continue
@@ -226,11 +226,7 @@ func (p *parser) record(rec jsonl.Record) {
 		delete(p.pending, cid)
 		p.done.add(p.hash(cid))
 		content := m.raw("content")
-		var blocks []elem
-		if !isString(content) {
-			blocks = each(content)
-		}
-		text := contentText(content, blocks)
+		text := contentText(content)
 		o, why := manifest.OutcomeApplied, "toolResult: "+emit.FirstLine(text)
 		if m.Get("isError").Bool() {
 			o, why = manifest.OutcomeFailed, "toolResult isError: "+emit.FirstLine(text)
@@ -242,7 +238,7 @@ func (p *parser) record(rec jsonl.Record) {
 				CallID: cid, Outcome: o, Detail: why, Ended: end})
 		}
 		if c.name == "read" {
-			p.read(rec, cid, c, m, o, text, content, blocks)
+			p.read(rec, cid, c, m, o, text, content)
 			return
 		}
 		p.build(rec, cid, c, o, why, entry, m.raw("details"))
@@ -283,15 +279,15 @@ func relevant(name string) bool {
 }
 
 // contentText joins the text blocks of a message's content (or returns
-// the content when it is a string); blocks are each(raw). A single block's
-// text is returned as it is unescaped, not copied again.
-func contentText(raw []byte, blocks []elem) string {
+// the content when it is a string). A single block's text is returned as
+// it is unescaped, not copied again.
+func contentText(raw []byte) string {
 	if isString(raw) {
 		s, _ := text(raw)
 		return s
 	}
 	var parts []string
-	for _, b := range blocks {
+	for b := range each(raw) {
 		f := b.obj
 		if f.is("type", "text") {
 			s, _ := f.str("text")
@@ -339,7 +335,7 @@ func edits(args object) []manifest.Edit {
 		s, _ := text(list)
 		list = []byte(s)
 	}
-	for _, el := range each(list) {
+	for el := range each(list) {
 		e := el.obj
 		old, _ := e.str("oldText")
 		neu, _ := e.str("newText")
@@ -356,7 +352,7 @@ func edits(args object) []manifest.Edit {
 // limit, and not truncated (pi then says so in details.truncation and in a
 // closing note), answers with the file's text exactly as it is (BOM and
 // CRLF included).
-func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest.Outcome, text string, content []byte, blocks []elem) {
+func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest.Outcome, text string, content []byte) {
 	args := fields(c.args)
 	fp := firstNonEmpty(args.Get("path").Str, args.Get("file_path").Str)
 	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || fields(m.raw("details")).raw("truncation") != nil {
@@ -367,7 +363,14 @@ func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest
 	if len(content) == 0 || content[0] != '[' {
 		return
 	}
-	if len(blocks) != 1 || !blocks[0].obj.is("type", "text") {
+	n, isText := 0, false
+	for b := range each(content) {
+		if n++; n > 1 {
+			break
+		}
+		isText = b.obj.is("type", "text")
+	}
+	if n != 1 || !isText {
 		return // an image, or more than the text
 	}
 	if partial(text) {
