@@ -62,8 +62,12 @@ type held struct {
 
 type pending struct {
 	name, target, ts, msg string
-	raw                   string // the call as last seen, copied
-	at                    loc
+	raw                   []byte // the call as last seen, copied
+	// cmd is a shell call's command as last seen, sh what it does: Gemini
+	// writes the call again when it ends, most often with the same one.
+	cmd string
+	sh  *shellcmd.Result
+	at  loc
 }
 
 type parser struct {
@@ -82,7 +86,7 @@ type parser struct {
 
 	// Ids are kept as their hashes: a few bytes each, whatever their length.
 	seed    maphash.Seed
-	settled map[uint64]bool
+	settled hashSet
 	pending map[string]*pending
 	held    []held
 	turns   map[uint64]bool // user messages already told as turns
@@ -90,7 +94,7 @@ type parser struct {
 	// live is the conversation's messages in order, as Gemini CLI keeps
 	// them; ops says which operations each message carried, for $rewindTo.
 	live    []uint64
-	isLive  map[uint64]bool
+	isLive  hashSet
 	ops     map[uint64][]string
 	firstTS string
 	maxTS   string
@@ -99,8 +103,8 @@ type parser struct {
 // Stream reads a Gemini CLI session from r and hands each operation to h
 // once its call has reached a final status. It returns the session.
 func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, opts: opts, settled: map[uint64]bool{}, pending: map[string]*pending{},
-		turns: map[uint64]bool{}, isLive: map[uint64]bool{}, ops: map[uint64][]string{}, seed: maphash.MakeSeed()}
+	p := &parser{file: file, h: h, opts: opts, pending: map[string]*pending{},
+		turns: map[uint64]bool{}, ops: map[uint64][]string{}, seed: maphash.MakeSeed()}
 	p.sess = manifest.Session{Agent: manifest.AgentGemini, Transcript: file, ID: idFromFilename(file)}
 	if opts.Cwd != "" {
 		p.cwd, p.cwdVerified = path.Clean(opts.Cwd), true
@@ -193,11 +197,13 @@ func (p *parser) single(r io.Reader) error {
 // read twice.
 func (p *parser) learnAll(msgs gjson.Result) {
 	msgs.ForEach(func(_, m gjson.Result) bool {
-		m.Get("toolCalls").ForEach(func(_, tc gjson.Result) bool {
-			c := readCall(tc)
+		for tc := range each([]byte(m.Get("toolCalls").Raw)) {
+			c := readCall(tc.obj)
 			p.learn(&c)
-			return p.cwd == ""
-		})
+			if p.cwd != "" {
+				break
+			}
+		}
 		return p.cwd == ""
 	})
 }
@@ -207,31 +213,17 @@ func (p *parser) learnAll(msgs gjson.Result) {
 // files): only what a record is, its id and its tool calls are read.
 func (p *parser) record(rec jsonl.Record) {
 	at := loc{line: rec.Line, offset: rec.Offset}
-	if rt := rec.Field("$rewindTo"); rt != nil {
-		id, _ := jsonl.String(rt)
-		p.rewind(at, string(id))
-		return
-	}
-	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
-		v := gjson.ParseBytes(set)
-		p.stamp(v.Get("lastUpdated").Str)
-		v.Get("directories").ForEach(func(_, d gjson.Result) bool { // /dir add
-			return !p.tryRoot(d.Str)
-		})
-		if msgs := v.Get("messages"); msgs.IsArray() {
-			// A checkpoint: the conversation is the list given.
-			p.live, p.isLive = nil, map[uint64]bool{}
-			msgs.ForEach(func(_, m gjson.Result) bool {
-				if m.IsObject() {
-					p.message(at, m)
-				}
-				return true
-			})
+	// "$rewindTo" and "$set" can be keys of a record only if it holds a
+	// "$", or spells a short string with a \u escape (Escaped): JSON has
+	// no other way to write one. A message holds neither as a rule, and
+	// the look-up of each goes through every key.
+	if rec.Escaped || bytes.IndexByte(rec.Data, '$') >= 0 {
+		if p.dollar(at, rec) {
+			return
 		}
-		return
 	}
 	typ := rec.Field("type")
-	if rec.Field("projectHash") != nil || (rec.Field("sessionId") != nil && typ == nil) {
+	if rec.Field("projectHash") != nil || (typ == nil && rec.Field("sessionId") != nil) {
 		v := gjson.ParseBytes(rec.Data)
 		p.metadata(v)
 		v.Get("messages").ForEach(func(_, m gjson.Result) bool {
@@ -253,7 +245,39 @@ func (p *parser) record(rec jsonl.Record) {
 	if p.h.Event != nil && string(t) == "user" {
 		content = gjson.ParseBytes(rec.Field("content"))
 	}
-	p.messageOf(at, string(id), string(t), string(ts), content, gjson.ParseBytes(rec.Field("toolCalls")))
+	p.messageOf(at, string(id), string(t), string(ts), content, rec.Field("toolCalls"))
+}
+
+// dollar handles a record of Gemini CLI's $rewindTo or $set, and reports
+// whether the record was one.
+func (p *parser) dollar(at loc, rec jsonl.Record) bool {
+	if rt := rec.Field("$rewindTo"); rt != nil {
+		id, _ := jsonl.String(rt)
+		p.rewind(at, string(id))
+		return true
+	}
+	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
+		// Most are a lastUpdated alone: the object is split into its
+		// fields rather than copied whole to be read.
+		v := fields(set)
+		last, _ := v.str("lastUpdated")
+		p.stamp(last)
+		value(v.raw("directories")).ForEach(func(_, d gjson.Result) bool { // /dir add
+			return !p.tryRoot(d.Str)
+		})
+		if msgs := value(v.raw("messages")); msgs.IsArray() {
+			// A checkpoint: the conversation is the list given.
+			p.live, p.isLive = nil, hashSet{}
+			msgs.ForEach(func(_, m gjson.Result) bool {
+				if m.IsObject() {
+					p.message(at, m)
+				}
+				return true
+			})
+		}
+		return true
+	}
+	return false
 }
 
 // metadata takes the session's identity and span from its metadata.
@@ -274,8 +298,8 @@ func (p *parser) metadata(v gjson.Result) {
 }
 
 func (p *parser) stamp(ts string) {
-	if ts == "" {
-		return
+	if ts == "" || p.firstTS != "" && p.firstTS <= ts && ts <= p.maxTS {
+		return // changes neither bound, whether it is a time or not
 	}
 	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
 		return
@@ -292,7 +316,8 @@ func (p *parser) stamp(ts string) {
 // checkpoint, metadata that holds messages), read in one pass over its keys.
 func (p *parser) message(at loc, m gjson.Result) {
 	var id, typ, ts string
-	var content, calls gjson.Result
+	var content gjson.Result
+	var calls []byte
 	m.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "id":
@@ -304,7 +329,7 @@ func (p *parser) message(at loc, m gjson.Result) {
 		case "content":
 			content = v
 		case "toolCalls":
-			calls = v
+			calls = []byte(v.Raw)
 		}
 		return true
 	})
@@ -313,11 +338,13 @@ func (p *parser) message(at loc, m gjson.Result) {
 
 // messageOf handles a message: a new one, or a later copy of one whose tool
 // calls have moved on.
-func (p *parser) messageOf(at loc, id, typ, ts string, content, calls gjson.Result) {
+func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, calls []byte) {
 	p.stamp(ts)
 	h := p.hash(id)
-	if id != "" && !p.isLive[h] {
-		p.isLive[h] = true
+	// Gemini CLI writes a message again as its calls move on: the copy
+	// right after it needs no look-up to know it is live.
+	if id != "" && !(len(p.live) > 0 && p.live[len(p.live)-1] == h) && !p.isLive.has(h) {
+		p.isLive.add(h)
 		p.live = append(p.live, h)
 	}
 	if typ == "user" && p.h.Event != nil && id != "" && !p.turns[h] {
@@ -327,12 +354,11 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content, calls gjson.Resu
 			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
 		}
 	}
-	calls.ForEach(func(_, tc gjson.Result) bool {
-		if tc.IsObject() {
-			p.call(at, id, tc)
+	for tc := range each(calls) {
+		if len(tc.raw) > 0 && tc.raw[0] == '{' {
+			p.call(at, id, tc.raw, tc.obj)
 		}
-		return true
-	})
+	}
 }
 
 // contentText joins the text of a message's content (a string, or parts).
@@ -357,11 +383,16 @@ func final(status string) bool {
 	return false
 }
 
-// tcall is a tool call's fields, read in one pass; strings are unescaped,
-// the tool's arguments, result and display are left as they are written.
+// tcall is a tool call's fields, found in one pass; strings are unescaped,
+// the tool's arguments, result and display are left as they are written,
+// the arguments and display split into their fields when first asked for
+// (the first copy of a write holds its content in args, and is not read).
 type tcall struct {
-	id, name, status, ts         string
-	args, result, display, whole gjson.Result
+	id, name, status, ts string
+	argsRaw, result      []byte
+	display              []byte
+	args, dispFields     object
+	argsSplit, dispSplit bool
 	// out and txt cache the answer, as written and as text.
 	out    []byte
 	outSet bool
@@ -371,27 +402,34 @@ type tcall struct {
 	plain bool
 }
 
-func readCall(tc gjson.Result) tcall {
-	c := tcall{whole: tc}
-	tc.ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "id":
-			c.id = v.Str
-		case "name":
-			c.name = v.Str
-		case "status":
-			c.status = v.Str
-		case "timestamp":
-			c.ts = v.Str
-		case "args":
-			c.args = v
-		case "result":
-			c.result = v
-		case "resultDisplay":
-			c.display = v
-		}
-		return true
-	})
+// arg returns the call's arguments, split into their fields.
+func (c *tcall) arg() object {
+	if !c.argsSplit {
+		c.args, c.argsSplit = fields(c.argsRaw), true
+	}
+	return c.args
+}
+
+// disp returns the call's resultDisplay, split into its fields (none when
+// it is not an object).
+func (c *tcall) disp() object {
+	if !c.dispSplit {
+		c.dispFields, c.dispSplit = fields(c.display), true
+	}
+	return c.dispFields
+}
+
+// readCall reads a call's fields; where a key is written twice the last
+// counts, as in a ForEach over the call.
+func readCall(o object) tcall {
+	c := tcall{}
+	c.id, _ = text(o.last("id"))
+	c.name, _ = text(o.last("name"))
+	c.status, _ = text(o.last("status"))
+	c.ts, _ = text(o.last("timestamp"))
+	c.argsRaw = o.last("args")
+	c.result = o.last("result")
+	c.display = o.last("resultDisplay")
 	return c
 }
 
@@ -402,42 +440,103 @@ func (c *tcall) output() []byte {
 		return c.out
 	}
 	c.outSet = true
-	if c.result.Type == gjson.String {
-		c.out = []byte(c.result.Raw)
+	if isString(c.result) {
+		c.out = c.result
 		return c.out
 	}
 	var out []byte
-	c.result.ForEach(func(_, part gjson.Result) bool {
-		if t := part.Get("text"); t.Type == gjson.String {
-			out = []byte(t.Raw)
-			return false
+parts:
+	for part := range each(c.result) {
+		pf := part.obj
+		if t := pf.raw("text"); isString(t) {
+			out = t
+			break
 		}
-		resp := jsonl.Record{Data: []byte(part.Get("functionResponse.response").Raw)}
+		resp := jsonl.Record{Data: fields(pf.raw("functionResponse")).raw("response")}
 		for _, k := range []string{"output", "error", "content"} {
-			if v := resp.Field(k); len(v) > 0 && v[0] == '"' {
+			if v := resp.Field(k); isString(v) {
 				out = v
-				return false
+				break parts
 			}
 		}
-		return true
-	})
-	if out == nil && c.display.Type == gjson.String {
-		out = []byte(c.display.Raw)
+	}
+	if out == nil && isString(c.display) {
+		out = c.display
 	}
 	c.out = out
 	return out
 }
 
+// isString reports whether a value, as written, is a JSON string.
+func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
+
+// outputAt returns the string at gjson's path
+// "0.functionResponse.response.output" of a call's result, or nil. Each
+// step opens the value it names without looking for its end, so a large
+// output is read once, to find its own end.
+func outputAt(result []byte) []byte {
+	v := result
+	if i := skipSpace(v, 0); i < len(v) && v[i] == '[' {
+		v = v[skipSpace(v, i+1):] // the first element, as "0" of an array
+	} else {
+		v = open(v, "0")
+	}
+	v = open(open(open(v, "functionResponse"), "response"), "output")
+	if !isString(v) {
+		return nil
+	}
+	if e := stringEnd(v, 0); e > 0 {
+		return v[:e]
+	}
+	return nil
+}
+
+// open returns raw from the start of the value of the first key named name
+// of the object raw starts with (as gjson's Get finds it) to raw's end, or
+// nil: where the value ends is not looked for.
+func open(raw []byte, name string) []byte {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil
+	}
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] == '"' {
+		ke := stringEnd(raw, i)
+		if ke < 0 {
+			return nil
+		}
+		j := skipSpace(raw, ke)
+		if j >= len(raw) || raw[j] != ':' {
+			return nil
+		}
+		j = skipSpace(raw, j+1)
+		if keyIs(raw[i:ke], name) {
+			return raw[j:]
+		}
+		ve := valueEnd(raw, j)
+		if ve <= j {
+			return nil
+		}
+		i = skipSpace(raw, ve)
+		if i >= len(raw) || raw[i] != ',' {
+			return nil
+		}
+		i = skipSpace(raw, i+1)
+	}
+	return nil
+}
+
 // text is the tool's whole answer (a copy: it outlives the line).
 func (c *tcall) text() string {
 	if c.txt == nil {
-		// The usual place is read in one pass, unescaped once; the text is
-		// cloned, as it outlives the record.
+		// The usual place is found without reading the rest, unescaped
+		// once into a copy, as it outlives the record.
 		t := ""
-		if v := c.result.Get("0.functionResponse.response.output"); v.Type == gjson.String {
-			t, c.plain = strings.Clone(v.Str), true
-		} else if out := c.output(); len(out) > 0 && out[0] == '"' {
-			t = gjson.ParseBytes(out).Str
+		if v := outputAt(c.result); v != nil {
+			t, _ = text(v)
+			c.plain = true
+		} else if out := c.output(); isString(out) {
+			t, _ = text(out)
 		}
 		c.txt = &t
 	}
@@ -465,30 +564,44 @@ func (c *tcall) first() string {
 // seen in a final status, waiting until then. Calls that change no file are
 // told apart first, from their name and command, before their (often
 // large) results are read.
-func (p *parser) call(at loc, msg string, tc gjson.Result) {
-	if id := tc.Get("id"); id.Type != gjson.String || id.Str == "" || p.settled[p.hash(id.Str)] {
+func (p *parser) call(at loc, msg string, tc []byte, f object) {
+	// The first id, as gjson's Get finds it (readCall keeps the last).
+	if id, ok := text(f.raw("id")); !ok || id == "" || p.settled.has(p.hash(id)) {
 		return
 	}
-	c := readCall(tc)
+	c := readCall(f)
+	pc := p.pending[c.id]
 	var sh *shellcmd.Result
+	var cmd string
 	changes := relevant(c.name)
 	if c.name == "run_shell_command" {
-		r := shellcmd.Parse(c.args.Get("command").Str)
-		sh, changes = &r, r.Writes()
+		cmd = c.arg().Get("command").Str
+		if pc != nil && pc.sh != nil && pc.cmd == cmd {
+			sh = pc.sh // the command read when the call was first seen
+		} else {
+			r := shellcmd.Parse(cmd)
+			sh = &r
+		}
+		changes = sh.Writes()
 	}
 	if !final(c.status) {
-		pc := p.pending[c.id]
 		if pc == nil {
-			pc = &pending{name: strings.Clone(c.name), target: target(c.args), ts: strings.Clone(c.ts), at: at, msg: strings.Clone(msg)}
+			pc = &pending{name: c.name, ts: c.ts, at: at, msg: strings.Clone(msg)}
+			if p.h.Event != nil { // only a timeline shows it
+				pc.target = target(c.arg(), c.argsRaw)
+			}
 			p.pending[strings.Clone(c.id)] = pc
 		}
 		if changes {
-			pc.raw = strings.Clone(tc.Raw)
+			pc.raw = bytes.Clone(tc)
+		}
+		if sh != nil {
+			pc.cmd, pc.sh = cmd, sh
 		}
 		return
 	}
 	delete(p.pending, c.id)
-	p.settled[p.hash(c.id)] = true
+	p.settled.add(p.hash(c.id))
 	p.stamp(c.ts)
 	if !p.cwdVerified {
 		p.learn(&c)
@@ -502,8 +615,8 @@ func (p *parser) call(at loc, msg string, tc gjson.Result) {
 	o, why := outcome(&c, changes)
 	if p.h.Event != nil {
 		t, _ := time.Parse(time.RFC3339Nano, c.ts)
-		p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: at.line, Tool: strings.Clone(c.name), Target: target(c.args),
-			CallID: strings.Clone(c.id), Outcome: o, Detail: why, Ended: t})
+		p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: at.line, Tool: c.name, Target: target(c.arg(), c.argsRaw),
+			CallID: c.id, Outcome: o, Detail: why, Ended: t})
 	}
 	if !changes && c.name != "read_file" {
 		return
@@ -586,7 +699,7 @@ func exitCode(text string) (string, bool) {
 	}
 }
 
-func argPath(args gjson.Result) string {
+func argPath(args object) string {
 	for _, k := range []string{"file_path", "absolute_path", "path"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return v.Str
@@ -604,16 +717,16 @@ func (p *parser) learn(c *tcall) {
 	if p.cwdVerified {
 		return
 	}
-	rel := argPath(c.args)
+	rel := argPath(c.arg())
 	var abs []string
-	if fp := c.display.Get("filePath"); fp.Type == gjson.String && path.IsAbs(fp.Str) {
+	if fp := c.disp().Get("filePath"); fp.Type == gjson.String && path.IsAbs(fp.Str) {
 		abs = append(abs, fp.Str)
 	}
 	if path.IsAbs(rel) {
 		abs = append(abs, rel)
 	}
 	for _, k := range []string{"dir_path", "directory"} {
-		if d := c.args.Get(k).Str; path.IsAbs(d) {
+		if d := c.arg().Get(k).Str; path.IsAbs(d) {
 			abs = append(abs, d)
 		}
 	}
@@ -672,40 +785,43 @@ func resolve(cwd, p string) string {
 // call, once the working directory is known; ok is false for a call that
 // changes no file.
 func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome, why string) (func(string) (manifest.Op, bool), bool) {
-	args := c.args
+	args := c.arg()
 	id, name := c.id, c.name
 	t, _ := time.Parse(time.RFC3339Nano, c.ts)
-	base := manifest.Op{Tool: strings.Clone(name), Outcome: o, OutcomeEvidence: why, Identity: "gemini:" + id,
-		Provenance: manifest.Provenance{Transcript: p.file, Line: at.line, Offset: at.offset, Time: t, CallID: strings.Clone(id), Carrier: "gemini_tool_call"}}
-	rd := c.display
+	base := manifest.Op{Tool: name, Outcome: o, OutcomeEvidence: why, Identity: "gemini:" + id,
+		Provenance: manifest.Provenance{Transcript: p.file, Line: at.line, Offset: at.offset, Time: t, CallID: id, Carrier: "gemini_tool_call"}}
+	rd := c.disp()
 	switch name {
 	case "write_file":
-		fp := strings.Clone(argPath(args))
+		fp := argPath(args)
 		if fp == "" {
 			p.warn(at, "%s call %s names no file", name, id)
 			return nil, false
 		}
 		op := base
 		op.Kind = manifest.KindWrite
-		content := strings.Clone(args.Get("content").Str)
-		newc, orig := rd.Get("newContent"), rd.Get("originalContent")
-		if newc.Type == gjson.String {
-			content = strings.Clone(newc.Str)
-			// Gemini writes CRLF when the file it overwrote had CRLF; the
-			// recorded newContent is before that.
-			if !rd.Get("isNewFile").Bool() && orig.Type == gjson.String && strings.Contains(orig.Str, "\r\n") {
-				content = toCRLF(content)
-			}
-		} else if strings.Contains(c.text(), "User modified the `content`") {
-			op.Note = "the user modified the proposed content before accepting it, and the transcript does not record the content written"
-			op.LowConfidence = true
-		}
-		op.Content = &content
+		// Each of the whole files the call holds is unescaped once, and
+		// only when it is used: originalContent not for a new file, the
+		// content sent when Gemini recorded the one it wrote.
 		var pre *string
-		if orig.Type == gjson.String && !rd.Get("isNewFile").Bool() {
-			s := strings.Clone(orig.Str)
+		if s, ok := rd.str("originalContent"); ok && !rd.Get("isNewFile").Bool() {
 			pre = &s
 		}
+		content, ok := rd.str("newContent")
+		if ok {
+			// Gemini writes CRLF when the file it overwrote had CRLF; the
+			// recorded newContent is before that.
+			if pre != nil && strings.Contains(*pre, "\r\n") {
+				content = toCRLF(content)
+			}
+		} else {
+			content, _ = args.str("content")
+			if strings.Contains(c.text(), "User modified the `content`") {
+				op.Note = "the user modified the proposed content before accepting it, and the transcript does not record the content written"
+				op.LowConfidence = true
+			}
+		}
+		op.Content = &content
 		return func(cwd string) (manifest.Op, bool) {
 			op := op
 			op.Cwd = cwd
@@ -716,27 +832,26 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 			return op, true
 		}, true
 	case "replace", "edit":
-		fp := strings.Clone(argPath(args))
+		fp := argPath(args)
 		if fp == "" {
 			p.warn(at, "%s call %s names no file", name, id)
 			return nil, false
 		}
 		op := base
 		op.Kind = manifest.KindEdit
-		e := manifest.Edit{Old: strings.Clone(args.Get("old_string").Str), New: strings.Clone(args.Get("new_string").Str),
-			ReplaceAll: args.Get("allow_multiple").Bool()}
+		old, _ := args.str("old_string")
+		neu, _ := args.str("new_string")
+		e := manifest.Edit{Old: old, New: neu, ReplaceAll: args.Get("allow_multiple").Bool()}
 		if n := args.Get("expected_replacements"); n.Exists() {
 			e.Expected = int(n.Int())
 			e.ReplaceAll = e.Expected > 1
 		}
 		op.Edits = []manifest.Edit{e}
 		var pre, post *string
-		if orig := rd.Get("originalContent"); orig.Type == gjson.String && !rd.Get("isNewFile").Bool() {
-			s := strings.Clone(orig.Str)
+		if s, ok := rd.str("originalContent"); ok && !rd.Get("isNewFile").Bool() {
 			pre = &s
 		}
-		if newc := rd.Get("newContent"); newc.Type == gjson.String {
-			s := strings.Clone(newc.Str)
+		if s, ok := rd.str("newContent"); ok {
 			post = &s
 		}
 		if strings.Contains(c.text(), "User modified the `new_string`") {
@@ -762,8 +877,8 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		// A whole text file read shows its content (CRLF turned into LF,
 		// no BOM): evidence, as Claude Code's full Read is. A partial or
 		// shortened read says so in its display or output.
-		fp := strings.Clone(argPath(args))
-		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (rd.Exists() && rd.Str != "") {
+		fp := argPath(args)
+		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (c.display != nil && value(c.display).Str != "") {
 			return nil, false
 		}
 		for _, k := range []string{"offset", "limit", "start_line", "end_line"} {
@@ -785,7 +900,7 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 			return op, true
 		}, true
 	case "run_shell_command":
-		cmd := strings.Clone(args.Get("command").Str)
+		cmd := args.Get("command").Str
 		if sh == nil {
 			r := shellcmd.Parse(cmd)
 			sh = &r
@@ -793,7 +908,7 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		if !sh.Writes() {
 			return nil, false
 		}
-		dir := strings.Clone(firstNonEmpty(args.Get("dir_path").Str, args.Get("directory").Str))
+		dir := firstNonEmpty(args.Get("dir_path").Str, args.Get("directory").Str)
 		op := base
 		op.Kind = manifest.KindShell
 		op.Command = cmd
@@ -838,7 +953,7 @@ func (p *parser) rewind(at loc, id string) {
 		for _, d := range p.ops[m] {
 			p.warn(at, "$rewindTo %s: the conversation was rewound past the %s; it happened on disk and stays in the replay", excerpt(id, 60), d)
 		}
-		delete(p.isLive, m)
+		p.isLive.del(m)
 	}
 	p.live = p.live[:i]
 	// No timeline event: a rewind is neither a prompt (it would count as a
@@ -877,8 +992,8 @@ func (p *parser) finish() {
 	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].at.line < p.pending[ids[b]].at.line })
 	for _, id := range ids {
 		pc := p.pending[id]
-		if pc.raw != "" {
-			c := readCall(gjson.Parse(pc.raw))
+		if pc.raw != nil {
+			c := readCall(fields(pc.raw))
 			if build, ok := p.opFor(pc.at, &c, nil, manifest.OutcomeUnknown, "no final status: the call never finished (interrupted or crashed)"); ok {
 				p.held = append(p.held, held{msg: pc.msg, build: build})
 			}
@@ -912,13 +1027,13 @@ func (p *parser) finish() {
 }
 
 // target says briefly what a call works on.
-func target(args gjson.Result) string {
+func target(args object, raw []byte) string {
 	for _, k := range []string{"file_path", "absolute_path", "path", "dir_path", "command", "pattern", "url", "query", "prompt"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return excerpt(v.Str, 160)
 		}
 	}
-	return excerpt(jsonl.Canonical(args.Raw), 120)
+	return excerpt(jsonl.Canonical(string(raw)), 120)
 }
 
 func excerpt(s string, n int) string {

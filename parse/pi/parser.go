@@ -1,6 +1,7 @@
 package pi
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/maphash"
@@ -34,11 +35,12 @@ func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 }
 
 type call struct {
-	name, args, ts string
-	stopped        string // when the conversation went on without its result
-	inert          bool   // changes no file
-	line           int
-	offset         int64
+	name, ts string
+	args     []byte // the call's arguments as written, copied
+	stopped  string // when the conversation went on without its result
+	inert    bool   // changes no file
+	line     int
+	offset   int64
 }
 
 // opAt is where an operation's result is in the tree.
@@ -60,14 +62,14 @@ type parser struct {
 	// interrupted are calls without a result when a later user message
 	// came: the session went on without them.
 	interrupted map[string]*call
-	done        map[uint64]bool // calls settled, by the hash of their id
+	done        hashSet // calls settled, by the hash of their id
 
 	// The tree: each entry's parent, the last entry (the current position),
 	// and the entry each operation's result is in.
-	// parent maps each entry to its parent by the hashes of their ids (a
-	// few bytes an entry, whatever the ids' length); root is hash("").
+	// parent holds each entry and its parent by the hashes of their ids
+	// (a few bytes an entry, whatever the ids' length); root is hash("").
 	seed           maphash.Seed
-	parent         map[uint64]uint64
+	parent         tree
 	leaf           string
 	opEntry        []opAt
 	firstTS, maxTS string
@@ -76,7 +78,7 @@ type parser struct {
 // Stream reads a pi session from r and hands each operation to h as soon
 // as its result is read. It returns the session.
 func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, done: map[uint64]bool{}, parent: map[uint64]uint64{}, seed: maphash.MakeSeed()}
+	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, seed: maphash.MakeSeed()}
 	p.sess = manifest.Session{Agent: manifest.AgentPi, Transcript: file, ID: idFromFilename(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
@@ -105,8 +107,8 @@ func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
 }
 
 func (p *parser) stamp(ts string) {
-	if ts == "" {
-		return
+	if ts == "" || p.firstTS != "" && p.firstTS <= ts && ts <= p.maxTS {
+		return // changes neither bound, whether it is a time or not
 	}
 	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
 		return
@@ -154,13 +156,13 @@ func (p *parser) record(rec jsonl.Record) {
 	if id != "" {
 		entry = strings.Clone(id)
 		par, _ := jsonl.String(rec.Field("parentId"))
-		p.parent[p.hash(entry)] = p.hash(string(par))
+		p.parent.add(p.hash(entry), p.hash(string(par)))
 		p.leaf = entry
 	}
 	if typ != "message" {
 		return
 	}
-	m := gjson.ParseBytes(rec.Field("message"))
+	m := fields(rec.Field("message"))
 	role := m.Get("role").Str
 	switch role {
 	case "user":
@@ -172,7 +174,8 @@ func (p *parser) record(rec jsonl.Record) {
 			delete(p.pending, id)
 		}
 		if p.h.Event != nil {
-			if text := contentText(m.Get("content")); text != "" {
+			content := m.raw("content")
+			if text := contentText(content); text != "" {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
 				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
 			}
@@ -182,33 +185,33 @@ func (p *parser) record(rec jsonl.Record) {
 		// pi runs them only after a complete reply.
 		stop := m.Get("stopReason").Str
 		cut := stop == "error" || stop == "aborted"
-		m.Get("content").ForEach(func(_, b gjson.Result) bool {
-			if b.Get("type").Str != "toolCall" {
-				return true
+		for e := range each(m.raw("content")) {
+			b := e.obj
+			if !b.is("type", "toolCall") {
+				continue
 			}
 			cid := b.Get("id").Str
-			if cid == "" || p.done[p.hash(cid)] || p.pending[cid] != nil {
-				return true
+			if cid == "" || p.done.has(p.hash(cid)) || p.pending[cid] != nil {
+				continue
 			}
-			c := &call{name: strings.Clone(b.Get("name").Str), args: strings.Clone(b.Get("arguments").Raw),
+			c := &call{name: b.Get("name").Str, args: bytes.Clone(b.raw("arguments")),
 				ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset}
 			if cut {
-				p.done[p.hash(cid)] = true
+				p.done.add(p.hash(cid))
 				why := "assistant reply stopped (" + stop + ": " + emit.FirstLine(m.Get("errorMessage").Str) + "): its tool calls were never run"
 				if p.h.Event != nil {
 					t, _ := time.Parse(time.RFC3339Nano, ts)
-					p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: c.name, Target: target(gjson.Parse(c.args)),
-						CallID: strings.Clone(cid), Outcome: manifest.OutcomeFailed, Detail: why})
+					p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: c.name, Target: target(c.args),
+						CallID: cid, Outcome: manifest.OutcomeFailed, Detail: why})
 				}
-				p.build(rec, cid, c, manifest.OutcomeFailed, why, entry, gjson.Result{})
-				return true
+				p.build(rec, cid, c, manifest.OutcomeFailed, why, entry, nil)
+				continue
 			}
 			// A call that changes no file is still tracked (the session may
 			// die in it), but its result will not be read.
-			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(gjson.Get(c.args, "command").Str).Writes())
-			p.pending[strings.Clone(cid)] = c
-			return true
-		})
+			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(fields(c.args).Get("command").Str).Writes())
+			p.pending[cid] = c
+		}
 	case "toolResult":
 		cid := m.Get("toolCallId").Str
 		c := p.pending[cid]
@@ -217,12 +220,13 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 		if c.inert && p.h.Event == nil {
 			delete(p.pending, cid)
-			p.done[p.hash(cid)] = true
+			p.done.add(p.hash(cid))
 			return // read, grep, …: nothing to build, the result stays unread
 		}
 		delete(p.pending, cid)
-		p.done[p.hash(cid)] = true
-		text := contentText(m.Get("content"))
+		p.done.add(p.hash(cid))
+		content := m.raw("content")
+		text := contentText(content)
 		o, why := manifest.OutcomeApplied, "toolResult: "+emit.FirstLine(text)
 		if m.Get("isError").Bool() {
 			o, why = manifest.OutcomeFailed, "toolResult isError: "+emit.FirstLine(text)
@@ -230,14 +234,14 @@ func (p *parser) record(rec jsonl.Record) {
 		if p.h.Event != nil {
 			t, _ := time.Parse(time.RFC3339Nano, c.ts)
 			end, _ := time.Parse(time.RFC3339Nano, ts)
-			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(gjson.Parse(c.args)),
-				CallID: strings.Clone(cid), Outcome: o, Detail: why, Ended: end})
+			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(c.args),
+				CallID: cid, Outcome: o, Detail: why, Ended: end})
 		}
 		if c.name == "read" {
-			p.read(rec, cid, c, m, o)
+			p.read(rec, cid, c, m, o, text, content)
 			return
 		}
-		p.build(rec, cid, c, o, why, entry, m.Get("details"))
+		p.build(rec, cid, c, o, why, entry, m.raw("details"))
 	case "bashExecution":
 		// A command the user ran with "!": it ran on the same files.
 		cmd := m.Get("command").Str
@@ -274,19 +278,30 @@ func relevant(name string) bool {
 	return false
 }
 
-func contentText(c gjson.Result) string {
-	if c.Type == gjson.String {
-		return c.Str
+// contentText joins the text blocks of a message's content (or returns
+// the content when it is a string). A single block's text is returned as
+// it is unescaped, not copied again.
+func contentText(raw []byte) string {
+	if isString(raw) {
+		s, _ := text(raw)
+		return s
 	}
-	var sb strings.Builder
-	c.ForEach(func(_, b gjson.Result) bool {
-		if b.Get("type").Str == "text" {
-			sb.WriteString(b.Get("text").Str)
+	var parts []string
+	for b := range each(raw) {
+		f := b.obj
+		if f.is("type", "text") {
+			s, _ := f.str("text")
+			parts = append(parts, s)
 		}
-		return true
-	})
-	return sb.String()
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts, "")
 }
+
+// isString reports whether a value, as written, is a JSON string.
+func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
 
 // resolve makes a tool path absolute against the session's cwd, as pi
 // does: a leading "@" (a mention) is dropped.
@@ -313,18 +328,22 @@ func (p *parser) newOp(c *call, id string, kind manifest.OpKind) manifest.Op {
 
 // edits reads an edit call's replacements: edits[] (an array, or the same
 // array sent as a JSON string), with a top-level oldText/newText folded in.
-func edits(args gjson.Result) []manifest.Edit {
+func edits(args object) []manifest.Edit {
 	var out []manifest.Edit
-	list := args.Get("edits")
-	if list.Type == gjson.String {
-		list = gjson.Parse(list.Str)
+	list := args.raw("edits")
+	if isString(list) {
+		s, _ := text(list)
+		list = []byte(s)
 	}
-	list.ForEach(func(_, e gjson.Result) bool {
-		out = append(out, manifest.Edit{Old: strings.Clone(e.Get("oldText").Str), New: strings.Clone(e.Get("newText").Str)})
-		return true
-	})
-	if o := args.Get("oldText"); o.Type == gjson.String {
-		out = append(out, manifest.Edit{Old: strings.Clone(o.Str), New: strings.Clone(args.Get("newText").Str)})
+	for el := range each(list) {
+		e := el.obj
+		old, _ := e.str("oldText")
+		neu, _ := e.str("newText")
+		out = append(out, manifest.Edit{Old: old, New: neu})
+	}
+	if old, ok := args.str("oldText"); ok {
+		neu, _ := args.str("newText")
+		out = append(out, manifest.Edit{Old: old, New: neu})
 	}
 	return out
 }
@@ -333,26 +352,48 @@ func edits(args gjson.Result) []manifest.Edit {
 // limit, and not truncated (pi then says so in details.truncation and in a
 // closing note), answers with the file's text exactly as it is (BOM and
 // CRLF included).
-func (p *parser) read(rec jsonl.Record, id string, c *call, m gjson.Result, o manifest.Outcome) {
-	args := gjson.Parse(c.args)
+func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest.Outcome, text string, content []byte) {
+	args := fields(c.args)
 	fp := firstNonEmpty(args.Get("path").Str, args.Get("file_path").Str)
-	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || m.Get("details.truncation").Exists() {
+	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || fields(m.raw("details")).raw("truncation") != nil {
 		return
 	}
-	blocks := m.Get("content")
-	if n := blocks.Get("#").Int(); n != 1 || blocks.Get("0.type").Str != "text" {
+	// One block, of type text: the content is an array of one element
+	// (gjson's "#"), and the text is that block's, as contentText read it.
+	if len(content) == 0 || content[0] != '[' {
+		return
+	}
+	n, isText := 0, false
+	for b := range each(content) {
+		if n++; n > 1 {
+			break
+		}
+		isText = b.obj.is("type", "text")
+	}
+	if n != 1 || !isText {
 		return // an image, or more than the text
 	}
-	text := blocks.Get("0.text").Str
-	if i := strings.LastIndex(text, "\n\n["); i >= 0 && strings.Contains(text[i:], "Use offset=") {
+	if partial(text) {
 		return // a partial read that says where to go on
 	}
 	op := p.newOp(c, id, manifest.KindObserve)
 	op.Paths = []string{resolve(p.cwd, fp)}
-	op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: strings.Clone(text), Source: "full-file read"}}
+	op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: text, Source: "full-file read"}}
 	op.Outcome, op.OutcomeEvidence = o, "toolResult of a whole-file read"
 	op.Provenance.Line, op.Provenance.Offset = rec.Line, rec.Offset
 	p.emitOp(op, "", "")
+}
+
+// partial reports whether a read's text ends with pi's note saying where
+// to go on ("[… Use offset=N to continue.]"). The words are looked for
+// first: LastIndex reads a whole file backwards a byte at a time, and
+// without them there is no note.
+func partial(text string) bool {
+	if !strings.Contains(text, "Use offset=") {
+		return false
+	}
+	i := strings.LastIndex(text, "\n\n[")
+	return i >= 0 && strings.Contains(text[i:], "Use offset=")
 }
 
 func firstNonEmpty(a, b string) string {
@@ -363,8 +404,8 @@ func firstNonEmpty(a, b string) string {
 }
 
 // build makes the operation of a finished call.
-func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome, why, entry string, details gjson.Result) {
-	args := gjson.Parse(c.args)
+func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome, why, entry string, details []byte) {
+	args := fields(c.args)
 	var op manifest.Op
 	switch c.name {
 	case "write", "edit":
@@ -378,7 +419,7 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 		}
 		if c.name == "write" {
 			op = p.newOp(c, id, manifest.KindWrite)
-			content := strings.Clone(args.Get("content").Str)
+			content, _ := args.str("content")
 			op.Content = &content
 		} else {
 			op = p.newOp(c, id, manifest.KindEdit)
@@ -392,9 +433,10 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 		// pi's record of the change: a unified diff (details.patch, since
 		// edits[]) and its own numbered diff (details.diff); neither holds
 		// the whole file, so they check the replay rather than replace it.
+		df := fields(details)
 		for _, k := range []string{"patch", "diff"} {
-			if d := details.Get(k); c.name == "edit" && d.Type == gjson.String && d.Str != "" {
-				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidenceDiff, Content: strings.Clone(d.Str), Source: "details." + k})
+			if d, ok := df.str(k); c.name == "edit" && ok && d != "" {
+				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidenceDiff, Content: d, Source: "details." + k})
 			}
 		}
 	case "bash":
@@ -455,18 +497,27 @@ func (p *parser) finish() {
 		if p.h.Event != nil {
 			t, _ := time.Parse(time.RFC3339Nano, c.ts)
 			ended, _ := time.Parse(time.RFC3339Nano, c.stopped)
-			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(gjson.Parse(c.args)),
+			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(c.args),
 				CallID: id, Outcome: manifest.OutcomeUnknown, Detail: detail, Ended: ended})
 		}
-		p.build(jsonl.Record{Line: c.line, Offset: c.offset}, id, c, manifest.OutcomeUnknown, why, "", gjson.Result{})
+		p.build(jsonl.Record{Line: c.line, Offset: c.offset}, id, c, manifest.OutcomeUnknown, why, "", nil)
 	}
 	// The current branch: from the last entry back to the root.
 	if p.leaf != "" {
-		on := map[uint64]bool{}
-		root := p.hash("")
-		for e, n := p.hash(p.leaf), 0; e != root && !on[e] && n <= len(p.parent); e, n = p.parent[e], n+1 {
-			on[e] = true
+		// Only whether the entries of operations are on the branch is
+		// asked, so only they are marked: a set of every entry of the
+		// branch cost a map insert a line. The walk is bounded by the
+		// number of entries as before; a cycle then goes round the same
+		// entries again, so the entries found are the same.
+		on := make(map[uint64]bool, len(p.opEntry))
+		for _, oe := range p.opEntry {
+			on[oe.entry] = false
 		}
+		p.parent.walk(p.hash(""), func(e uint64) {
+			if _, ok := on[e]; ok {
+				on[e] = true
+			}
+		})
 		for _, oe := range p.opEntry {
 			if !on[oe.entry] {
 				p.warns.Add("abandoned", manifest.Warning{File: p.file, Line: oe.line,
@@ -495,13 +546,14 @@ func (p *parser) finish() {
 	p.header()
 }
 
-func target(args gjson.Result) string {
+func target(raw []byte) string {
+	args := fields(raw)
 	for _, k := range []string{"path", "file_path", "command", "pattern"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return excerpt(v.Str, 160)
 		}
 	}
-	return excerpt(jsonl.Canonical(args.Raw), 120)
+	return excerpt(jsonl.Canonical(string(raw)), 120)
 }
 
 func excerpt(s string, n int) string {
