@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"hash/maphash"
 	"io"
 	"path"
@@ -86,7 +87,7 @@ type parser struct {
 
 	// Ids are kept as their hashes: a few bytes each, whatever their length.
 	seed    maphash.Seed
-	settled hashSet
+	settled jsonobj.HashSet
 	pending map[string]*pending
 	held    []held
 	turns   map[uint64]bool // user messages already told as turns
@@ -94,7 +95,7 @@ type parser struct {
 	// live is the conversation's messages in order, as Gemini CLI keeps
 	// them; ops says which operations each message carried, for $rewindTo.
 	live    []uint64
-	isLive  hashSet
+	isLive  jsonobj.HashSet
 	ops     map[uint64][]string
 	firstTS string
 	maxTS   string
@@ -197,8 +198,8 @@ func (p *parser) single(r io.Reader) error {
 // read twice.
 func (p *parser) learnAll(msgs gjson.Result) {
 	msgs.ForEach(func(_, m gjson.Result) bool {
-		for tc := range each([]byte(m.Get("toolCalls").Raw)) {
-			c := readCall(tc.obj)
+		for tc := range jsonobj.Each([]byte(m.Get("toolCalls").Raw)) {
+			c := readCall(tc.Obj)
 			p.learn(&c)
 			if p.cwd != "" {
 				break
@@ -259,15 +260,15 @@ func (p *parser) dollar(at loc, rec jsonl.Record) bool {
 	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
 		// Most are a lastUpdated alone: the object is split into its
 		// fields rather than copied whole to be read.
-		v := fields(set)
-		last, _ := v.str("lastUpdated")
+		v := jsonobj.Fields(set)
+		last, _ := v.Str("lastUpdated")
 		p.stamp(last)
-		value(v.raw("directories")).ForEach(func(_, d gjson.Result) bool { // /dir add
+		jsonobj.Value(v.Raw("directories")).ForEach(func(_, d gjson.Result) bool { // /dir add
 			return !p.tryRoot(d.Str)
 		})
-		if msgs := value(v.raw("messages")); msgs.IsArray() {
+		if msgs := jsonobj.Value(v.Raw("messages")); msgs.IsArray() {
 			// A checkpoint: the conversation is the list given.
-			p.live, p.isLive = nil, hashSet{}
+			p.live, p.isLive = nil, jsonobj.HashSet{}
 			msgs.ForEach(func(_, m gjson.Result) bool {
 				if m.IsObject() {
 					p.message(at, m)
@@ -343,8 +344,8 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, cal
 	h := p.hash(id)
 	// Gemini CLI writes a message again as its calls move on: the copy
 	// right after it needs no look-up to know it is live.
-	if id != "" && !(len(p.live) > 0 && p.live[len(p.live)-1] == h) && !p.isLive.has(h) {
-		p.isLive.add(h)
+	if id != "" && !(len(p.live) > 0 && p.live[len(p.live)-1] == h) && !p.isLive.Has(h) {
+		p.isLive.Add(h)
 		p.live = append(p.live, h)
 	}
 	if typ == "user" && p.h.Event != nil && id != "" && !p.turns[h] {
@@ -354,9 +355,9 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, cal
 			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
 		}
 	}
-	for tc := range each(calls) {
-		if len(tc.raw) > 0 && tc.raw[0] == '{' {
-			p.call(at, id, tc.raw, tc.obj)
+	for tc := range jsonobj.Each(calls) {
+		if len(tc.Raw) > 0 && tc.Raw[0] == '{' {
+			p.call(at, id, tc.Raw, tc.Obj)
 		}
 	}
 }
@@ -391,7 +392,7 @@ type tcall struct {
 	id, name, status, ts string
 	argsRaw, result      []byte
 	display              []byte
-	args, dispFields     object
+	args, dispFields     jsonobj.Object
 	argsSplit, dispSplit bool
 	// out and txt cache the answer, as written and as text.
 	out    []byte
@@ -403,33 +404,33 @@ type tcall struct {
 }
 
 // arg returns the call's arguments, split into their fields.
-func (c *tcall) arg() object {
+func (c *tcall) arg() jsonobj.Object {
 	if !c.argsSplit {
-		c.args, c.argsSplit = fields(c.argsRaw), true
+		c.args, c.argsSplit = jsonobj.Fields(c.argsRaw), true
 	}
 	return c.args
 }
 
 // disp returns the call's resultDisplay, split into its fields (none when
 // it is not an object).
-func (c *tcall) disp() object {
+func (c *tcall) disp() jsonobj.Object {
 	if !c.dispSplit {
-		c.dispFields, c.dispSplit = fields(c.display), true
+		c.dispFields, c.dispSplit = jsonobj.Fields(c.display), true
 	}
 	return c.dispFields
 }
 
 // readCall reads a call's fields; where a key is written twice the last
 // counts, as in a ForEach over the call.
-func readCall(o object) tcall {
+func readCall(o jsonobj.Object) tcall {
 	c := tcall{}
-	c.id, _ = text(o.last("id"))
-	c.name, _ = text(o.last("name"))
-	c.status, _ = text(o.last("status"))
-	c.ts, _ = text(o.last("timestamp"))
-	c.argsRaw = o.last("args")
-	c.result = o.last("result")
-	c.display = o.last("resultDisplay")
+	c.id, _ = jsonobj.Text(o.Last("id"))
+	c.name, _ = jsonobj.Text(o.Last("name"))
+	c.status, _ = jsonobj.Text(o.Last("status"))
+	c.ts, _ = jsonobj.Text(o.Last("timestamp"))
+	c.argsRaw = o.Last("args")
+	c.result = o.Last("result")
+	c.display = o.Last("resultDisplay")
 	return c
 }
 
@@ -446,13 +447,13 @@ func (c *tcall) output() []byte {
 	}
 	var out []byte
 parts:
-	for part := range each(c.result) {
-		pf := part.obj
-		if t := pf.raw("text"); isString(t) {
+	for part := range jsonobj.Each(c.result) {
+		pf := part.Obj
+		if t := pf.Raw("text"); isString(t) {
 			out = t
 			break
 		}
-		resp := jsonl.Record{Data: fields(pf.raw("functionResponse")).raw("response")}
+		resp := jsonl.Record{Data: jsonobj.Fields(pf.Raw("functionResponse")).Raw("response")}
 		for _, k := range []string{"output", "error", "content"} {
 			if v := resp.Field(k); isString(v) {
 				out = v
@@ -476,8 +477,8 @@ func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
 // output is read once, to find its own end.
 func outputAt(result []byte) []byte {
 	v := result
-	if i := skipSpace(v, 0); i < len(v) && v[i] == '[' {
-		v = v[skipSpace(v, i+1):] // the first element, as "0" of an array
+	if i := jsonobj.SkipSpace(v, 0); i < len(v) && v[i] == '[' {
+		v = v[jsonobj.SkipSpace(v, i+1):] // the first element, as "0" of an array
 	} else {
 		v = open(v, "0")
 	}
@@ -485,7 +486,7 @@ func outputAt(result []byte) []byte {
 	if !isString(v) {
 		return nil
 	}
-	if e := stringEnd(v, 0); e > 0 {
+	if e := jsonobj.StringEnd(v, 0); e > 0 {
 		return v[:e]
 	}
 	return nil
@@ -495,33 +496,33 @@ func outputAt(result []byte) []byte {
 // of the object raw starts with (as gjson's Get finds it) to raw's end, or
 // nil: where the value ends is not looked for.
 func open(raw []byte, name string) []byte {
-	i := skipSpace(raw, 0)
+	i := jsonobj.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil
 	}
-	i = skipSpace(raw, i+1)
+	i = jsonobj.SkipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
-		ke := stringEnd(raw, i)
+		ke := jsonobj.StringEnd(raw, i)
 		if ke < 0 {
 			return nil
 		}
-		j := skipSpace(raw, ke)
+		j := jsonobj.SkipSpace(raw, ke)
 		if j >= len(raw) || raw[j] != ':' {
 			return nil
 		}
-		j = skipSpace(raw, j+1)
-		if keyIs(raw[i:ke], name) {
+		j = jsonobj.SkipSpace(raw, j+1)
+		if jsonobj.KeyIs(raw[i:ke], name) {
 			return raw[j:]
 		}
-		ve := valueEnd(raw, j)
+		ve := jsonobj.ValueEnd(raw, j)
 		if ve <= j {
 			return nil
 		}
-		i = skipSpace(raw, ve)
+		i = jsonobj.SkipSpace(raw, ve)
 		if i >= len(raw) || raw[i] != ',' {
 			return nil
 		}
-		i = skipSpace(raw, i+1)
+		i = jsonobj.SkipSpace(raw, i+1)
 	}
 	return nil
 }
@@ -533,10 +534,10 @@ func (c *tcall) text() string {
 		// once into a copy, as it outlives the record.
 		t := ""
 		if v := outputAt(c.result); v != nil {
-			t, _ = text(v)
+			t, _ = jsonobj.Text(v)
 			c.plain = true
 		} else if out := c.output(); isString(out) {
-			t, _ = text(out)
+			t, _ = jsonobj.Text(out)
 		}
 		c.txt = &t
 	}
@@ -564,9 +565,9 @@ func (c *tcall) first() string {
 // seen in a final status, waiting until then. Calls that change no file are
 // told apart first, from their name and command, before their (often
 // large) results are read.
-func (p *parser) call(at loc, msg string, tc []byte, f object) {
+func (p *parser) call(at loc, msg string, tc []byte, f jsonobj.Object) {
 	// The first id, as gjson's Get finds it (readCall keeps the last).
-	if id, ok := text(f.raw("id")); !ok || id == "" || p.settled.has(p.hash(id)) {
+	if id, ok := jsonobj.Text(f.Raw("id")); !ok || id == "" || p.settled.Has(p.hash(id)) {
 		return
 	}
 	c := readCall(f)
@@ -601,7 +602,7 @@ func (p *parser) call(at loc, msg string, tc []byte, f object) {
 		return
 	}
 	delete(p.pending, c.id)
-	p.settled.add(p.hash(c.id))
+	p.settled.Add(p.hash(c.id))
 	p.stamp(c.ts)
 	if !p.cwdVerified {
 		p.learn(&c)
@@ -699,7 +700,7 @@ func exitCode(text string) (string, bool) {
 	}
 }
 
-func argPath(args object) string {
+func argPath(args jsonobj.Object) string {
 	for _, k := range []string{"file_path", "absolute_path", "path"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return v.Str
@@ -804,10 +805,10 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		// only when it is used: originalContent not for a new file, the
 		// content sent when Gemini recorded the one it wrote.
 		var pre *string
-		if s, ok := rd.str("originalContent"); ok && !rd.Get("isNewFile").Bool() {
+		if s, ok := rd.Str("originalContent"); ok && !rd.Get("isNewFile").Bool() {
 			pre = &s
 		}
-		content, ok := rd.str("newContent")
+		content, ok := rd.Str("newContent")
 		if ok {
 			// Gemini writes CRLF when the file it overwrote had CRLF; the
 			// recorded newContent is before that.
@@ -815,7 +816,7 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 				content = toCRLF(content)
 			}
 		} else {
-			content, _ = args.str("content")
+			content, _ = args.Str("content")
 			if strings.Contains(c.text(), "User modified the `content`") {
 				op.Note = "the user modified the proposed content before accepting it, and the transcript does not record the content written"
 				op.LowConfidence = true
@@ -839,8 +840,8 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		}
 		op := base
 		op.Kind = manifest.KindEdit
-		old, _ := args.str("old_string")
-		neu, _ := args.str("new_string")
+		old, _ := args.Str("old_string")
+		neu, _ := args.Str("new_string")
 		e := manifest.Edit{Old: old, New: neu, ReplaceAll: args.Get("allow_multiple").Bool()}
 		if n := args.Get("expected_replacements"); n.Exists() {
 			e.Expected = int(n.Int())
@@ -848,10 +849,10 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		}
 		op.Edits = []manifest.Edit{e}
 		var pre, post *string
-		if s, ok := rd.str("originalContent"); ok && !rd.Get("isNewFile").Bool() {
+		if s, ok := rd.Str("originalContent"); ok && !rd.Get("isNewFile").Bool() {
 			pre = &s
 		}
-		if s, ok := rd.str("newContent"); ok {
+		if s, ok := rd.Str("newContent"); ok {
 			post = &s
 		}
 		if strings.Contains(c.text(), "User modified the `new_string`") {
@@ -878,7 +879,7 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		// no BOM): evidence, as Claude Code's full Read is. A partial or
 		// shortened read says so in its display or output.
 		fp := argPath(args)
-		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (c.display != nil && value(c.display).Str != "") {
+		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (c.display != nil && jsonobj.Value(c.display).Str != "") {
 			return nil, false
 		}
 		for _, k := range []string{"offset", "limit", "start_line", "end_line"} {
@@ -953,7 +954,7 @@ func (p *parser) rewind(at loc, id string) {
 		for _, d := range p.ops[m] {
 			p.warn(at, "$rewindTo %s: the conversation was rewound past the %s; it happened on disk and stays in the replay", excerpt(id, 60), d)
 		}
-		p.isLive.del(m)
+		p.isLive.Del(m)
 	}
 	p.live = p.live[:i]
 	// No timeline event: a rewind is neither a prompt (it would count as a
@@ -993,7 +994,7 @@ func (p *parser) finish() {
 	for _, id := range ids {
 		pc := p.pending[id]
 		if pc.raw != nil {
-			c := readCall(fields(pc.raw))
+			c := readCall(jsonobj.Fields(pc.raw))
 			if build, ok := p.opFor(pc.at, &c, nil, manifest.OutcomeUnknown, "no final status: the call never finished (interrupted or crashed)"); ok {
 				p.held = append(p.held, held{msg: pc.msg, build: build})
 			}
@@ -1027,7 +1028,7 @@ func (p *parser) finish() {
 }
 
 // target says briefly what a call works on.
-func target(args object, raw []byte) string {
+func target(args jsonobj.Object, raw []byte) string {
 	for _, k := range []string{"file_path", "absolute_path", "path", "dir_path", "command", "pattern", "url", "query", "prompt"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return excerpt(v.Str, 160)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"hash/maphash"
 	"io"
 	"path"
@@ -62,7 +63,7 @@ type parser struct {
 	// interrupted are calls without a result when a later user message
 	// came: the session went on without them.
 	interrupted map[string]*call
-	done        hashSet // calls settled, by the hash of their id
+	done        jsonobj.HashSet // calls settled, by the hash of their id
 
 	// The tree: each entry's parent, the last entry (the current position),
 	// and the entry each operation's result is in.
@@ -162,7 +163,7 @@ func (p *parser) record(rec jsonl.Record) {
 	if typ != "message" {
 		return
 	}
-	m := fields(rec.Field("message"))
+	m := jsonobj.Fields(rec.Field("message"))
 	role := m.Get("role").Str
 	switch role {
 	case "user":
@@ -174,7 +175,7 @@ func (p *parser) record(rec jsonl.Record) {
 			delete(p.pending, id)
 		}
 		if p.h.Event != nil {
-			content := m.raw("content")
+			content := m.Raw("content")
 			if text := contentText(content); text != "" {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
 				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
@@ -185,19 +186,19 @@ func (p *parser) record(rec jsonl.Record) {
 		// pi runs them only after a complete reply.
 		stop := m.Get("stopReason").Str
 		cut := stop == "error" || stop == "aborted"
-		for e := range each(m.raw("content")) {
-			b := e.obj
-			if !b.is("type", "toolCall") {
+		for e := range jsonobj.Each(m.Raw("content")) {
+			b := e.Obj
+			if !b.Is("type", "toolCall") {
 				continue
 			}
 			cid := b.Get("id").Str
-			if cid == "" || p.done.has(p.hash(cid)) || p.pending[cid] != nil {
+			if cid == "" || p.done.Has(p.hash(cid)) || p.pending[cid] != nil {
 				continue
 			}
-			c := &call{name: b.Get("name").Str, args: bytes.Clone(b.raw("arguments")),
+			c := &call{name: b.Get("name").Str, args: bytes.Clone(b.Raw("arguments")),
 				ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset}
 			if cut {
-				p.done.add(p.hash(cid))
+				p.done.Add(p.hash(cid))
 				why := "assistant reply stopped (" + stop + ": " + emit.FirstLine(m.Get("errorMessage").Str) + "): its tool calls were never run"
 				if p.h.Event != nil {
 					t, _ := time.Parse(time.RFC3339Nano, ts)
@@ -209,7 +210,7 @@ func (p *parser) record(rec jsonl.Record) {
 			}
 			// A call that changes no file is still tracked (the session may
 			// die in it), but its result will not be read.
-			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(fields(c.args).Get("command").Str).Writes())
+			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(jsonobj.Fields(c.args).Get("command").Str).Writes())
 			p.pending[cid] = c
 		}
 	case "toolResult":
@@ -220,12 +221,12 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 		if c.inert && p.h.Event == nil {
 			delete(p.pending, cid)
-			p.done.add(p.hash(cid))
+			p.done.Add(p.hash(cid))
 			return // read, grep, …: nothing to build, the result stays unread
 		}
 		delete(p.pending, cid)
-		p.done.add(p.hash(cid))
-		content := m.raw("content")
+		p.done.Add(p.hash(cid))
+		content := m.Raw("content")
 		text := contentText(content)
 		o, why := manifest.OutcomeApplied, "toolResult: "+emit.FirstLine(text)
 		if m.Get("isError").Bool() {
@@ -241,7 +242,7 @@ func (p *parser) record(rec jsonl.Record) {
 			p.read(rec, cid, c, m, o, text, content)
 			return
 		}
-		p.build(rec, cid, c, o, why, entry, m.raw("details"))
+		p.build(rec, cid, c, o, why, entry, m.Raw("details"))
 	case "bashExecution":
 		// A command the user ran with "!": it ran on the same files.
 		cmd := m.Get("command").Str
@@ -283,14 +284,14 @@ func relevant(name string) bool {
 // it is unescaped, not copied again.
 func contentText(raw []byte) string {
 	if isString(raw) {
-		s, _ := text(raw)
+		s, _ := jsonobj.Text(raw)
 		return s
 	}
 	var parts []string
-	for b := range each(raw) {
-		f := b.obj
-		if f.is("type", "text") {
-			s, _ := f.str("text")
+	for b := range jsonobj.Each(raw) {
+		f := b.Obj
+		if f.Is("type", "text") {
+			s, _ := f.Str("text")
 			parts = append(parts, s)
 		}
 	}
@@ -328,21 +329,21 @@ func (p *parser) newOp(c *call, id string, kind manifest.OpKind) manifest.Op {
 
 // edits reads an edit call's replacements: edits[] (an array, or the same
 // array sent as a JSON string), with a top-level oldText/newText folded in.
-func edits(args object) []manifest.Edit {
+func edits(args jsonobj.Object) []manifest.Edit {
 	var out []manifest.Edit
-	list := args.raw("edits")
+	list := args.Raw("edits")
 	if isString(list) {
-		s, _ := text(list)
+		s, _ := jsonobj.Text(list)
 		list = []byte(s)
 	}
-	for el := range each(list) {
-		e := el.obj
-		old, _ := e.str("oldText")
-		neu, _ := e.str("newText")
+	for el := range jsonobj.Each(list) {
+		e := el.Obj
+		old, _ := e.Str("oldText")
+		neu, _ := e.Str("newText")
 		out = append(out, manifest.Edit{Old: old, New: neu})
 	}
-	if old, ok := args.str("oldText"); ok {
-		neu, _ := args.str("newText")
+	if old, ok := args.Str("oldText"); ok {
+		neu, _ := args.Str("newText")
 		out = append(out, manifest.Edit{Old: old, New: neu})
 	}
 	return out
@@ -352,10 +353,10 @@ func edits(args object) []manifest.Edit {
 // limit, and not truncated (pi then says so in details.truncation and in a
 // closing note), answers with the file's text exactly as it is (BOM and
 // CRLF included).
-func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest.Outcome, text string, content []byte) {
-	args := fields(c.args)
+func (p *parser) read(rec jsonl.Record, id string, c *call, m jsonobj.Object, o manifest.Outcome, text string, content []byte) {
+	args := jsonobj.Fields(c.args)
 	fp := firstNonEmpty(args.Get("path").Str, args.Get("file_path").Str)
-	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || fields(m.raw("details")).raw("truncation") != nil {
+	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || jsonobj.Fields(m.Raw("details")).Raw("truncation") != nil {
 		return
 	}
 	// One block, of type text: the content is an array of one element
@@ -364,11 +365,11 @@ func (p *parser) read(rec jsonl.Record, id string, c *call, m object, o manifest
 		return
 	}
 	n, isText := 0, false
-	for b := range each(content) {
+	for b := range jsonobj.Each(content) {
 		if n++; n > 1 {
 			break
 		}
-		isText = b.obj.is("type", "text")
+		isText = b.Obj.Is("type", "text")
 	}
 	if n != 1 || !isText {
 		return // an image, or more than the text
@@ -405,7 +406,7 @@ func firstNonEmpty(a, b string) string {
 
 // build makes the operation of a finished call.
 func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome, why, entry string, details []byte) {
-	args := fields(c.args)
+	args := jsonobj.Fields(c.args)
 	var op manifest.Op
 	switch c.name {
 	case "write", "edit":
@@ -419,7 +420,7 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 		}
 		if c.name == "write" {
 			op = p.newOp(c, id, manifest.KindWrite)
-			content, _ := args.str("content")
+			content, _ := args.Str("content")
 			op.Content = &content
 		} else {
 			op = p.newOp(c, id, manifest.KindEdit)
@@ -433,9 +434,9 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 		// pi's record of the change: a unified diff (details.patch, since
 		// edits[]) and its own numbered diff (details.diff); neither holds
 		// the whole file, so they check the replay rather than replace it.
-		df := fields(details)
+		df := jsonobj.Fields(details)
 		for _, k := range []string{"patch", "diff"} {
-			if d, ok := df.str(k); c.name == "edit" && ok && d != "" {
+			if d, ok := df.Str(k); c.name == "edit" && ok && d != "" {
 				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidenceDiff, Content: d, Source: "details." + k})
 			}
 		}
@@ -547,7 +548,7 @@ func (p *parser) finish() {
 }
 
 func target(raw []byte) string {
-	args := fields(raw)
+	args := jsonobj.Fields(raw)
 	for _, k := range []string{"path", "file_path", "command", "pattern"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return excerpt(v.Str, 160)

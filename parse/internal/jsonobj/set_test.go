@@ -1,4 +1,4 @@
-package gemini
+package jsonobj
 
 import (
 	"math/rand"
@@ -9,27 +9,27 @@ import (
 // keys, the key 0, keys that share their low bits, growth.
 func TestHashSet(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	var got hashSet
+	var got HashSet
 	want := map[uint64]bool{}
 	key := func() uint64 { return uint64(r.Intn(3000)) << (r.Intn(2) * 40) }
 	for i := 0; i < 30000; i++ {
 		k := key()
 		if r.Intn(3) == 0 {
-			got.del(k)
+			got.Del(k)
 			delete(want, k)
 			continue
 		}
-		got.add(k)
+		got.Add(k)
 		want[k] = true
 	}
 	for k := uint64(0); k < 3500; k++ {
 		for _, key := range []uint64{k, k << 40} {
-			if got.has(key) != want[key] {
-				t.Fatalf("has(%d) = %v, want %v", key, got.has(key), want[key])
+			if got.Has(key) != want[key] {
+				t.Fatalf("has(%d) = %v, want %v", key, got.Has(key), want[key])
 			}
 		}
 	}
-	if got.size() != len(want) {
-		t.Errorf("size %d, want %d", got.size(), len(want))
+	if got.Size() != len(want) {
+		t.Errorf("size %d, want %d", got.Size(), len(want))
 	}
 }

@@ -1,21 +1,18 @@
-package gemini
+package jsonobj
 
-// hashSet is a set of 64-bit hashes of ids (maphash: spread evenly), such as
+// HashSet is a set of 64-bit hashes of ids (maphash: spread evenly), such as
 // the calls already settled: one open-addressed table of linear probing,
 // 8 bytes a slot. A Go map[uint64]bool took two to four times the bytes
 // and, with an insert or a look-up a line of a large session, a tenth of
 // a parse.
-//
-// parse/gemini and parse/pi each hold this file, the same but for the
-// package name.
-type hashSet struct {
+type HashSet struct {
 	slots []uint64 // a power of two long, or nil; 0 marks a free slot
 	n     int      // keys in slots
 	zero  bool     // whether 0 is in the set
 }
 
-// add puts k in the set.
-func (s *hashSet) add(k uint64) {
+// Add puts k in the set.
+func (s *HashSet) Add(k uint64) {
 	if k == 0 {
 		s.zero = true
 		return
@@ -36,8 +33,8 @@ func (s *hashSet) add(k uint64) {
 	}
 }
 
-// has reports whether k is in the set.
-func (s *hashSet) has(k uint64) bool {
+// Has reports whether k is in the set.
+func (s *HashSet) Has(k uint64) bool {
 	if k == 0 {
 		return s.zero
 	}
@@ -55,9 +52,9 @@ func (s *hashSet) has(k uint64) bool {
 	}
 }
 
-// del takes k out of the set. The keys after it in its run move back into
+// Del takes k out of the set. The keys after it in its run move back into
 // the hole when their home slot allows, so no look-up ever stops short.
-func (s *hashSet) del(k uint64) {
+func (s *HashSet) Del(k uint64) {
 	if k == 0 {
 		s.zero = false
 		return
@@ -85,15 +82,15 @@ func (s *hashSet) del(k uint64) {
 	s.n--
 }
 
-// size is the number of keys.
-func (s *hashSet) size() int {
+// Size is the number of keys.
+func (s *HashSet) Size() int {
 	if s.zero {
 		return s.n + 1
 	}
 	return s.n
 }
 
-func (s *hashSet) grow() {
+func (s *HashSet) grow() {
 	old := s.slots
 	size := 1024
 	if len(old) > 0 {
@@ -102,7 +99,7 @@ func (s *hashSet) grow() {
 	s.slots, s.n = make([]uint64, size), 0
 	for _, k := range old {
 		if k != 0 {
-			s.add(k)
+			s.Add(k)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package pi
+package jsonobj
 
 import (
 	"bytes"
@@ -17,9 +17,6 @@ import (
 // read. A value read is read as gjson reads it (gjson.ParseBytes of its
 // bytes, or text, which unescapes as gjson does), so what a field means is
 // unchanged; only the way to it is shorter.
-//
-// parse/gemini and parse/pi each hold this file, the same but for the
-// package name and a method only one of them uses (last, is).
 
 // field is one top-level key of a JSON object and its value, as written.
 type field struct{ key, val []byte }
@@ -30,31 +27,31 @@ type field struct{ key, val []byte }
 // stays bounded by the line, never a multiple of it.
 const maxFields = 64
 
-// object is the top-level fields of a JSON object, in order (a key written
+// Object is the top-level fields of a JSON object, in order (a key written
 // twice is there twice). The zero object has none: a value that is not an
 // object (a string, an array, null) has no fields, as gjson finds none.
-type object struct {
+type Object struct {
 	f    []field
 	all  []byte // the object, when it has more fields than f keeps
 	rest int    // where in all the first field not kept starts
 }
 
-// fields splits a JSON object into its top-level fields. It stops at the
+// Fields splits a JSON object into its top-level fields. It stops at the
 // first thing that is not JSON; what it found before is kept.
-func fields(raw []byte) object {
-	o, _ := fieldsAt(raw, skipSpace(raw, 0))
+func Fields(raw []byte) Object {
+	o, _ := fieldsAt(raw, SkipSpace(raw, 0))
 	return o
 }
 
 // fieldsAt splits the JSON object at raw[i] into its top-level fields and
 // returns the offset just past it, or -1 (with the fields found before)
 // where it is not JSON.
-func fieldsAt(raw []byte, i int) (object, int) {
+func fieldsAt(raw []byte, i int) (Object, int) {
 	if i >= len(raw) || raw[i] != '{' {
-		return object{}, -1
+		return Object{}, -1
 	}
-	o := object{f: make([]field, 0, 8)} // most objects here have fewer keys
-	end := walkFields(raw, skipSpace(raw, i+1), func(at int, key, val []byte) bool {
+	o := Object{f: make([]field, 0, 8)} // most objects here have fewer keys
+	end := walkFields(raw, SkipSpace(raw, i+1), func(at int, key, val []byte) bool {
 		if len(o.f) < maxFields {
 			o.f = append(o.f, field{key: key, val: val})
 		} else if o.all == nil {
@@ -71,27 +68,27 @@ func fieldsAt(raw []byte, i int) (object, int) {
 // it is not JSON or yield stopped.
 func walkFields(raw []byte, i int, yield func(at int, key, val []byte) bool) int {
 	for i < len(raw) && raw[i] == '"' {
-		ke := stringEnd(raw, i)
+		ke := StringEnd(raw, i)
 		if ke < 0 {
 			return -1
 		}
-		j := skipSpace(raw, ke)
+		j := SkipSpace(raw, ke)
 		if j >= len(raw) || raw[j] != ':' {
 			return -1
 		}
-		j = skipSpace(raw, j+1)
-		ve := valueEnd(raw, j)
+		j = SkipSpace(raw, j+1)
+		ve := ValueEnd(raw, j)
 		if ve <= j {
 			return -1
 		}
 		if !yield(i, raw[i:ke], raw[j:ve]) {
 			return -1
 		}
-		i = skipSpace(raw, ve)
+		i = SkipSpace(raw, ve)
 		if i >= len(raw) || raw[i] != ',' {
 			break
 		}
-		i = skipSpace(raw, i+1)
+		i = SkipSpace(raw, i+1)
 	}
 	if i >= len(raw) || raw[i] != '}' {
 		return -1
@@ -99,32 +96,32 @@ func walkFields(raw []byte, i int, yield func(at int, key, val []byte) bool) int
 	return i + 1
 }
 
-// elem is one of the values gjson's ForEach goes through, with its fields
+// Elem is one of the values gjson's ForEach goes through, with its fields
 // when it is an object.
-type elem struct {
-	raw []byte
-	obj object
+type Elem struct {
+	Raw []byte
+	Obj Object
 }
 
-// each goes through what gjson's ForEach does: the values of an array or
+// Each goes through what gjson's ForEach does: the values of an array or
 // of an object, or a value that is neither itself. The objects among them
 // are split into their fields as they are read (rather than skipped, then
 // read again), one at a time: nothing is kept for the elements gone by.
-func each(raw []byte) iter.Seq[elem] {
-	return func(yield func(elem) bool) {
-		i := skipSpace(raw, 0)
+func Each(raw []byte) iter.Seq[Elem] {
+	return func(yield func(Elem) bool) {
+		i := SkipSpace(raw, 0)
 		if i >= len(raw) {
 			return
 		}
 		switch raw[i] {
 		case '{':
-			walkFields(raw, skipSpace(raw, i+1), func(_ int, _, val []byte) bool {
-				return yield(elem{raw: val, obj: fields(val)})
+			walkFields(raw, SkipSpace(raw, i+1), func(_ int, _, val []byte) bool {
+				return yield(Elem{Raw: val, Obj: Fields(val)})
 			})
 		case '[':
-			i = skipSpace(raw, i+1)
+			i = SkipSpace(raw, i+1)
 			for i < len(raw) && raw[i] != ']' {
-				var o object
+				var o Object
 				ve := -1
 				if raw[i] == '{' {
 					o, ve = fieldsAt(raw, i)
@@ -132,38 +129,46 @@ func each(raw []byte) iter.Seq[elem] {
 				if ve < 0 {
 					// Not an object, or not one as JSON writes it: found by
 					// its nesting, and read as fields would read it alone.
-					if ve = valueEnd(raw, i); ve <= i {
+					if ve = ValueEnd(raw, i); ve <= i {
 						return
 					}
-					o = fields(raw[i:ve])
+					o = Fields(raw[i:ve])
 				}
-				if !yield(elem{raw: raw[i:ve], obj: o}) {
+				if !yield(Elem{Raw: raw[i:ve], Obj: o}) {
 					return
 				}
-				i = skipSpace(raw, ve)
+				i = SkipSpace(raw, ve)
 				if i >= len(raw) || raw[i] != ',' {
 					return
 				}
-				i = skipSpace(raw, i+1)
+				i = SkipSpace(raw, i+1)
 			}
 		default:
-			if value(raw).Exists() { // not JSON at all: nothing
-				yield(elem{raw: raw})
+			// A value that is neither, as gjson reads it: without the
+			// white space around it. Not JSON at all: nothing.
+			if v := Value(raw); v.Exists() {
+				b := raw[i:]
+				if len(v.Raw) <= len(b) && string(b[:len(v.Raw)]) == v.Raw {
+					b = b[:len(v.Raw)]
+				} else {
+					b = []byte(v.Raw)
+				}
+				yield(Elem{Raw: b})
 			}
 		}
 	}
 }
 
-func skipSpace(b []byte, i int) int {
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
 		i++
 	}
 	return i
 }
 
-// stringEnd returns the offset just past the JSON string starting at b[i],
+// StringEnd returns the offset just past the JSON string starting at b[i],
 // or -1 when it is not terminated.
-func stringEnd(b []byte, i int) int {
+func StringEnd(b []byte, i int) int {
 	j := i + 1
 	for {
 		k := bytes.IndexByte(b[j:], '"')
@@ -182,21 +187,21 @@ func stringEnd(b []byte, i int) int {
 	}
 }
 
-// valueEnd returns the offset just past the JSON value starting at b[i]
+// ValueEnd returns the offset just past the JSON value starting at b[i]
 // (an object or array by its nesting, strings skipped whole), or -1.
-func valueEnd(b []byte, i int) int {
+func ValueEnd(b []byte, i int) int {
 	if i >= len(b) {
 		return -1
 	}
 	switch b[i] {
 	case '"':
-		return stringEnd(b, i)
+		return StringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				e := stringEnd(b, j)
+				e := StringEnd(b, j)
 				if e < 0 {
 					return -1
 				}
@@ -219,9 +224,9 @@ func valueEnd(b []byte, i int) int {
 	return j
 }
 
-// keyIs reports whether a key (with its quotes) names name, however it is
+// KeyIs reports whether a key (with its quotes) names name, however it is
 // spelled.
-func keyIs(key []byte, name string) bool {
+func KeyIs(key []byte, name string) bool {
 	if len(key) == len(name)+2 && string(key[1:len(key)-1]) == name {
 		return true
 	}
@@ -231,18 +236,18 @@ func keyIs(key []byte, name string) bool {
 	return gjson.ParseBytes(key).Str == name
 }
 
-// raw returns the value of the first field named name (as gjson's Get
+// Raw returns the value of the first field named name (as gjson's Get
 // finds it), or nil.
-func (o object) raw(name string) []byte {
+func (o Object) Raw(name string) []byte {
 	for _, f := range o.f {
-		if keyIs(f.key, name) {
+		if KeyIs(f.key, name) {
 			return f.val
 		}
 	}
 	var found []byte
 	if o.all != nil {
 		walkFields(o.all, o.rest, func(_ int, key, val []byte) bool {
-			if keyIs(key, name) {
+			if KeyIs(key, name) {
 				found = val
 				return false
 			}
@@ -252,39 +257,62 @@ func (o object) raw(name string) []byte {
 	return found
 }
 
+// Last returns the value of the last field named name (as a ForEach over
+// the object that keeps the last finds it), or nil.
+func (o Object) Last(name string) []byte {
+	var found []byte
+	if o.all != nil {
+		walkFields(o.all, o.rest, func(_ int, key, val []byte) bool {
+			if KeyIs(key, name) {
+				found = val
+			}
+			return true
+		})
+	}
+	if found != nil {
+		return found
+	}
+	for k := len(o.f) - 1; k >= 0; k-- {
+		if KeyIs(o.f[k].key, name) {
+			return o.f[k].val
+		}
+	}
+	return nil
+}
+
 // Get is gjson's Get of a plain key: the first field named name, read by
 // gjson. Its strings are copies (they may outlive the line).
-func (o object) Get(name string) gjson.Result { return value(o.raw(name)) }
+func (o Object) Get(name string) gjson.Result { return Value(o.Raw(name)) }
 
-// str returns the text of the first field named name when it is a string.
-func (o object) str(name string) (string, bool) { return text(o.raw(name)) }
+// Str returns the text of the first field named name when it is a string.
+func (o Object) Str(name string) (string, bool) { return Text(o.Raw(name)) }
 
-// is reports whether the first field named name is the string want (its
+// Is reports whether the first field named name is the string want (its
 // .Str, as gjson reads it), without copying it.
-func (o object) is(name, want string) bool {
-	v := o.raw(name)
+func (o Object) Is(name, want string) bool {
+	v := o.Raw(name)
 	if len(v) == len(want)+2 && v[0] == '"' && string(v[1:len(v)-1]) == want {
 		return true
 	}
 	if bytes.IndexByte(v, '\\') < 0 {
 		return false
 	}
-	s, ok := text(v)
+	s, ok := Text(v)
 	return ok && s == want
 }
 
-// value reads a value as gjson does, or returns the empty result for none.
-func value(raw []byte) gjson.Result {
+// Value reads a value as gjson does, or returns the empty result for none.
+func Value(raw []byte) gjson.Result {
 	if raw == nil {
 		return gjson.Result{}
 	}
 	return gjson.ParseBytes(raw)
 }
 
-// text returns the text of a JSON string value (a copy), exactly as gjson
+// Text returns the text of a JSON string value (a copy), exactly as gjson
 // reads it, and whether raw is a string. Long strings are the common case
 // (whole files): runs without escapes are copied whole.
-func text(raw []byte) (string, bool) {
+func Text(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
