@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/agentsandbox/sandbox/manifest"
 )
@@ -136,6 +137,10 @@ type fstate struct {
 	// branch and time (or named by the user), not one the session recorded:
 	// the file is graded git, and matched strictly.
 	guess bool
+	// last is the state remember hashed last: evidence that agrees with
+	// the replay (most of it) needs no second hash of the same text.
+	last              string
+	hasLast, lastCRLF bool
 }
 
 // faithful reports whether the content is the one the agent saw, so that
@@ -510,17 +515,27 @@ func containsString(list []string, s string) bool {
 // remember records the file's current content as one it had.
 func (f *fstate) remember() {
 	if f.cur.Known && f.cur.Exists {
+		if f.hasLast && f.cur.Text == f.last && f.crlf == f.lastCRLF {
+			return // already in the set: a set, so the same as hashing it again
+		}
 		if f.res.states == nil {
 			f.res.states = map[[32]byte]bool{}
 		}
-		f.res.states[sha256.Sum256([]byte(f.output(f.cur).Text))] = true
+		f.res.states[stateSum(f.output(f.cur).Text)] = true
+		f.last, f.hasLast, f.lastCRLF = f.cur.Text, true, f.crlf
 	}
+}
+
+// stateSum is the sha256 of s, read in place: a []byte(s) conversion
+// would copy whole files once more for every state of every file.
+func stateSum(s string) [32]byte {
+	return sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // HadContent reports whether the file held text at some point of the
 // session (its start, or after any replayed operation).
 func (r *FileResult) HadContent(text string) bool {
-	return r.states[sha256.Sum256([]byte(text))]
+	return r.states[stateSum(text)]
 }
 
 // start records S the first time a file is touched.
