@@ -242,11 +242,12 @@ func CompanionsOf(sel []Selected) []discover.Candidate {
 			}
 		}
 	}
+	var cf companionFinder
 	for _, s := range sel {
 		if s.Path == "" || s.Info.Agent != manifest.AgentClaude {
 			continue
 		}
-		for _, p := range Companions(s.Path) {
+		for _, p := range cf.find(s.Path) {
 			if have[p] {
 				continue
 			}
