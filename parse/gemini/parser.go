@@ -486,7 +486,7 @@ func outputAt(result []byte) []byte {
 	if !isString(v) {
 		return nil
 	}
-	if e := jsonobj.StringEnd(v, 0); e > 0 {
+	if e := jsonl.StringEnd(v, 0); e > 0 {
 		return v[:e]
 	}
 	return nil
@@ -502,7 +502,7 @@ func open(raw []byte, name string) []byte {
 	}
 	i = jsonobj.SkipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
-		ke := jsonobj.StringEnd(raw, i)
+		ke := jsonl.StringEnd(raw, i)
 		if ke < 0 {
 			return nil
 		}

@@ -47,7 +47,7 @@ func keyIs(data []byte, off int, name string) bool {
 	if len(rest) > len(name) && rest[len(name)] == '"' && string(rest[:len(name)]) == name {
 		return true // the common spelling: no escapes
 	}
-	end := stringEnd(data, off)
+	end := StringEnd(data, off)
 	if end < 0 || bytes.IndexByte(data[off:end], '\\') < 0 {
 		return false
 	}
@@ -55,9 +55,9 @@ func keyIs(data []byte, off int, name string) bool {
 	return ok && string(s) == name
 }
 
-// stringEnd returns the offset just past the JSON string starting at
+// StringEnd returns the offset just past the JSON string starting at
 // data[off], or -1 when it is not terminated.
-func stringEnd(data []byte, off int) int {
+func StringEnd(data []byte, off int) int {
 	j := off + 1
 	for {
 		k := bytes.IndexByte(data[j:], '"')
@@ -78,7 +78,7 @@ func stringEnd(data []byte, off int) int {
 
 // value returns the raw value of the k-th key of keys.
 func value(data []byte, keys []int, k int) []byte {
-	i := stringEnd(data, keys[k])
+	i := StringEnd(data, keys[k])
 	if i < 0 {
 		return nil
 	}

@@ -79,7 +79,7 @@ func opensRecord(b []byte) bool {
 	if j >= len(b) || b[j] != '"' {
 		return false
 	}
-	end := stringEnd(b, j)
+	end := StringEnd(b, j)
 	if end < 0 || end-j > shortString {
 		return false
 	}

@@ -3,6 +3,7 @@ package jsonobj
 import (
 	"bytes"
 	"encoding/binary"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"iter"
 	"strings"
 
@@ -68,7 +69,7 @@ func fieldsAt(raw []byte, i int) (Object, int) {
 // it is not JSON or yield stopped.
 func walkFields(raw []byte, i int, yield func(at int, key, val []byte) bool) int {
 	for i < len(raw) && raw[i] == '"' {
-		ke := StringEnd(raw, i)
+		ke := jsonl.StringEnd(raw, i)
 		if ke < 0 {
 			return -1
 		}
@@ -159,32 +160,13 @@ func Each(raw []byte) iter.Seq[Elem] {
 	}
 }
 
+// SkipSpace returns the offset of the first byte at or after b[i] that is
+// not JSON white space.
 func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
 		i++
 	}
 	return i
-}
-
-// StringEnd returns the offset just past the JSON string starting at b[i],
-// or -1 when it is not terminated.
-func StringEnd(b []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		bs := 0
-		for m := j - 1; m > i && b[m] == '\\'; m-- {
-			bs++
-		}
-		if bs%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
 }
 
 // ValueEnd returns the offset just past the JSON value starting at b[i]
@@ -195,13 +177,13 @@ func ValueEnd(b []byte, i int) int {
 	}
 	switch b[i] {
 	case '"':
-		return StringEnd(b, i)
+		return jsonl.StringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				e := StringEnd(b, j)
+				e := jsonl.StringEnd(b, j)
 				if e < 0 {
 					return -1
 				}
