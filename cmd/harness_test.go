@@ -99,6 +99,24 @@ func (h *harnessEnv) run(name string, agentArgs ...string) (string, string, int)
 	return h.sandbox(nil, args...)
 }
 
+// restoreAndResume restores snap (a path or an s3:// URL) as session name
+// and resumes it: the agent session id is the one snapshotted (wantID), and
+// the fake agent remembers the conversation (AURORA-42).
+func (h *harnessEnv) restoreAndResume(t *testing.T, snap, name, wantID, prompt string) {
+	t.Helper()
+	if out, errOut, code := h.sandbox(nil, "restore", snap, "--name", name); code != 0 {
+		t.Fatalf("restore: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := h.session(name).AgentSessionID; got != wantID {
+		t.Errorf("restored agent session id %q, want %q", got, wantID)
+	}
+	out, errOut, code := h.sandbox(nil, "run", "--name", name, "--resume", "--", "claude", "-p", prompt)
+	if code != 0 {
+		t.Fatalf("resume after restore: exit %d\n%s%s", code, out, errOut)
+	}
+	mustContain(t, "resume after restore", out, "You asked me to remember AURORA-42.")
+}
+
 func (h *harnessEnv) session(name string) *harness.Session {
 	h.t.Helper()
 	s, err := (&harness.Store{Root: h.root}).Load(name)
@@ -247,17 +265,7 @@ func harnessScenario(t *testing.T, h *harnessEnv) {
 	if _, err := os.Stat(filepath.Join(h.root, "sessions", "s1")); !os.IsNotExist(err) {
 		t.Fatalf("rm left the session: %v", err)
 	}
-	if out, errOut, code = h.sandbox(nil, "restore", snap, "--name", "s1r"); code != 0 {
-		t.Fatalf("restore: exit %d\n%s%s", code, out, errOut)
-	}
-	if got := h.session("s1r").AgentSessionID; got != s1.AgentSessionID {
-		t.Errorf("restored agent session id %q, want %q", got, s1.AgentSessionID)
-	}
-	out, errOut, code = h.sandbox(nil, "run", "--name", "s1r", "--resume", "--", "claude", "-p", "and now?")
-	if code != 0 {
-		t.Fatalf("resume after restore: exit %d\n%s%s", code, out, errOut)
-	}
-	mustContain(t, "resume after restore", out, "You asked me to remember AURORA-42.")
+	h.restoreAndResume(t, snap, "s1r", s1.AgentSessionID, "and now?")
 
 	// Exit code 3 is the run's exit code, and recorded with the last output.
 	_, _, code = h.run("s3", "-p", "fail", "--exit", "3")

@@ -60,17 +60,7 @@ func TestS3SnapshotRestoreAcrossStores(t *testing.T) {
 	// Another machine: another store, the same bucket.
 	two := newHarnessEnv(t, "--runtime", "local")
 	two.env = append(two.env, aws...)
-	if out, errOut, code = two.sandbox(nil, "restore", url, "--name", "s1r"); code != 0 {
-		t.Fatalf("restore: exit %d\n%s%s", code, out, errOut)
-	}
-	if got := two.session("s1r").AgentSessionID; got != s1.AgentSessionID {
-		t.Errorf("restored agent session id %q, want %q", got, s1.AgentSessionID)
-	}
-	out, errOut, code = two.sandbox(nil, "run", "--name", "s1r", "--resume", "--", "claude", "-p", "what did I ask you to remember?")
-	if code != 0 {
-		t.Fatalf("resume after restore: exit %d\n%s%s", code, out, errOut)
-	}
-	mustContain(t, "resume after restore", out, "You asked me to remember AURORA-42.")
+	two.restoreAndResume(t, url, "s1r", s1.AgentSessionID, "what did I ask you to remember?")
 
 	// Faults: each names the URL, and leaves no session and no object.
 	_, errOut, code = two.sandbox(nil, "restore", "s3://snaps/team/nothere.tar.gz", "--name", "gone")
