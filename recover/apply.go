@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"sort"
 	"time"
 )
@@ -18,7 +19,17 @@ type ApplyError struct {
 }
 
 func (e *ApplyError) Error() string {
-	msg := fmt.Sprintf("writing %s: %v", e.Path, e.Err)
+	// The file is named already: an fs error's own path is the temporary
+	// file written through, a name that means nothing to the user.
+	cause := e.Err
+	var pe *fs.PathError
+	var le *os.LinkError
+	if errors.As(cause, &pe) {
+		cause = pe.Err
+	} else if errors.As(cause, &le) {
+		cause = le.Err
+	}
+	msg := fmt.Sprintf("writing %s: %v", e.Path, cause)
 	if len(e.Rollback) > 0 {
 		msg += fmt.Sprintf(" (and %d file(s) could not be restored: %v)", len(e.Rollback), errors.Join(e.Rollback...))
 	} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,5 +209,23 @@ func TestUndoKeepsWhatWasThere(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "made")); !os.IsNotExist(err) {
 		t.Errorf("undo left the directory the apply made: %v", err)
+	}
+}
+
+// TestApplyErrorNamesTheFile: an apply that fails on the temporary file it
+// writes through names the file it was writing, and the cause, never the
+// temporary file's name.
+func TestApplyErrorNamesTheFile(t *testing.T) {
+	for _, inner := range []error{
+		&fs.PathError{Op: "write", Path: "/d/src/.a.go.sandbox-20261125T224020Z-240", Err: syscall.ENOSPC},
+		&os.LinkError{Op: "rename", Old: "/d/src/.a.go.sandbox-1", New: "/d/src/a.go", Err: syscall.EACCES},
+	} {
+		msg := (&ApplyError{Path: "/d/src/a.go", Err: fmt.Errorf("wrapped: %w", inner)}).Error()
+		if strings.Contains(msg, ".sandbox-") || !strings.HasPrefix(msg, "writing /d/src/a.go: ") {
+			t.Errorf("%q", msg)
+		}
+		if !errors.Is(&ApplyError{Path: "/d/src/a.go", Err: inner}, inner.(interface{ Unwrap() error }).Unwrap()) {
+			t.Errorf("%v does not unwrap to its cause", inner)
+		}
 	}
 }
