@@ -163,7 +163,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 		case se != nil && named[se.Name]:
 			// A file named with --transcript that cannot be read is the error.
 			if errors.Is(e, parse.ErrUnknownFormat) {
-				return nil, finder.Looked, &HintError{e, "sandbox reads Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl) Claude Code transcripts (~/.claude/projects/…/<session>.jsonl), Gemini CLI sessions (~/.gemini/tmp/…/chats/session-*.json or .jsonl), pi sessions (~/.pi/agent/sessions/…/*.jsonl), plain, .gz or .zst, and opencode sessions (~/.local/share/opencode/opencode.db, storage/, opencode export JSON)"}
+				return nil, finder.Looked, &HintError{e, "sandbox reads Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl), Claude Code transcripts (~/.claude/projects/…/<session>.jsonl), Gemini CLI sessions (~/.gemini/tmp/…/chats/session-*.json or .jsonl), pi sessions (~/.pi/agent/sessions/…/*.jsonl), plain, .gz or .zst, and opencode sessions (~/.local/share/opencode/opencode.db, storage/, opencode export JSON)"}
 			}
 			return nil, finder.Looked, fmt.Errorf("reading transcript: %w", e)
 		case errors.Is(e, parse.ErrUnknownFormat):

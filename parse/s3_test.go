@@ -141,19 +141,9 @@ func TestS3ObjectReplacedBetweenListAndRead(t *testing.T) {
 	srv := s3Bucket(t)
 	put(t, srv, "a/rollout-1.jsonl", rollout(t, 1, time.Now()))
 	put(t, srv, "a/rollout-2.jsonl", rollout(t, 2, time.Now()))
-	f := &discover.Finder{}
-	cands, _, err := f.From("s3://runs/a/", nil)
-	if err != nil || len(cands) != 2 {
-		t.Fatalf("From: %d, %v", len(cands), err)
-	}
-	put(t, srv, "a/rollout-2.jsonl", rollout(t, 3, time.Now()))
-	_, errs, err := parse.Select(cands, parse.Filter{Probe: true}, f.Looked)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(errs) != 1 || !errors.Is(errs[0], objstore.ErrChanged) || !strings.Contains(errs[0].Error(), "s3://runs/a/rollout-2.jsonl") {
-		t.Fatalf("errors: %v; want one saying s3://runs/a/rollout-2.jsonl changed", errs)
-	}
+	failsBetweenListAndRead(t, 2, objstore.ErrChanged, "s3://runs/a/rollout-2.jsonl", func() {
+		put(t, srv, "a/rollout-2.jsonl", rollout(t, 3, time.Now()))
+	})
 }
 
 // TestS3ServerStopsMidRead: the server stops after the listing, before the
@@ -161,18 +151,25 @@ func TestS3ObjectReplacedBetweenListAndRead(t *testing.T) {
 func TestS3ServerStopsMidRead(t *testing.T) {
 	srv := s3Bucket(t)
 	put(t, srv, "a/rollout-1.jsonl", rollout(t, 1, time.Now()))
+	failsBetweenListAndRead(t, 1, objstore.ErrUnreachable, "s3://runs/a/rollout-1.jsonl", srv.Stop)
+}
+
+// failsBetweenListAndRead lists s3://runs/a/ (want objects), causes fault,
+// then reads what was listed: one error, of kind, naming url.
+func failsBetweenListAndRead(t *testing.T, want int, kind error, url string, fault func()) {
+	t.Helper()
 	f := &discover.Finder{}
 	cands, _, err := f.From("s3://runs/a/", nil)
-	if err != nil || len(cands) != 1 {
+	if err != nil || len(cands) != want {
 		t.Fatalf("From: %d, %v", len(cands), err)
 	}
-	srv.Stop()
+	fault()
 	_, errs, err := parse.Select(cands, parse.Filter{Probe: true}, f.Looked)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(errs) != 1 || !errors.Is(errs[0], objstore.ErrUnreachable) || !strings.Contains(errs[0].Error(), "s3://runs/a/rollout-1.jsonl") {
-		t.Fatalf("errors: %v; want one saying s3://runs/a/rollout-1.jsonl cannot be reached", errs)
+	if len(errs) != 1 || !errors.Is(errs[0], kind) || !strings.Contains(errs[0].Error(), url) {
+		t.Fatalf("errors: %v; want one saying %s: %v", errs, url, kind)
 	}
 }
 
