@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -95,7 +96,10 @@ func (a *s3Archiver) Write(ctx context.Context, name string, fill func(io.Writer
 func (a *app) openSnapshot(ctx context.Context, endpoint, name string) (io.ReadSeeker, int64, func(), error) {
 	if !objstore.IsURL(name) {
 		f, err := os.Open(name)
-		if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, 0, nil, fmt.Errorf("%s: %w", name, pe.Err) // not "open x: …", Go's call
+		} else if err != nil {
 			return nil, 0, nil, err
 		}
 		st, err := f.Stat()
