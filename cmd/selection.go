@@ -147,9 +147,15 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 	}
 	a.log.Debug().Int("candidates", len(cands)).Msg("transcripts found")
 	sel, skipped, err := parse.Select(cands, filter, finder.Looked)
+	// A file or standard input named on its own (not a tree or an archive,
+	// whose members go by other names) that is no transcript is the error:
+	// nothing found there would otherwise pass for nothing to do.
 	named := map[string]bool{}
-	for _, n := range o.Transcripts {
+	for _, n := range append(append([]string{}, o.Transcripts...), o.From...) {
 		named[n] = true
+		if n == "-" {
+			named[discover.StdinName] = true
+		}
 	}
 	for _, e := range skipped {
 		var se *parse.SkipError
@@ -161,7 +167,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 			// an answer from part of the source would pass for all of it.
 			return nil, finder.Looked, s3Hint(oe)
 		case se != nil && named[se.Name]:
-			// A file named with --transcript that cannot be read is the error.
+			// A file named on its own that cannot be read is the error.
 			if errors.Is(e, parse.ErrUnknownFormat) {
 				return nil, finder.Looked, &HintError{e, "sandbox reads Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl), Claude Code transcripts (~/.claude/projects/…/<session>.jsonl), Gemini CLI sessions (~/.gemini/tmp/…/chats/session-*.json or .jsonl), pi sessions (~/.pi/agent/sessions/…/*.jsonl), plain, .gz or .zst, and opencode sessions (~/.local/share/opencode/opencode.db, storage/, opencode export JSON)"}
 			}

@@ -20,6 +20,10 @@ import (
 	"github.com/agentsandbox/sandbox/parse/opencode"
 )
 
+// StdinName is the name standard input's transcripts go by ("-" on the
+// command line).
+const StdinName = "<stdin>"
+
 // Skipped is something a source held that is not read, and why.
 type Skipped struct {
 	Name, Why string
@@ -45,7 +49,7 @@ func (f *Finder) From(name string, stdin io.Reader) ([]Candidate, []Skipped, err
 		}
 		// The spool lives as long as the candidates: it is never closed
 		// here, and the process's exit releases it.
-		return f.readerAt("<stdin>", spool, size, time.Time{}, func() (io.ReaderAt, func(), error) { return spool, func() {}, nil })
+		return f.readerAt(StdinName, spool, size, time.Time{}, func() (io.ReaderAt, func(), error) { return spool, func() {}, nil })
 	}
 	info, err := f.fs().Stat(name)
 	if err != nil {
@@ -168,11 +172,11 @@ func (f *Finder) readerAt(name string, ra io.ReaderAt, size int64, mod time.Time
 	}
 	// Content that is no file on the host (standard input, an object in
 	// object storage) holds a database SQLite cannot open in place.
-	if isSQLite(head) && (name == "<stdin>" || objstore.IsURL(name)) {
+	if isSQLite(head) && (name == StdinName || objstore.IsURL(name)) {
 		cands, err := f.spoolDB(name, io.NewSectionReader(ra, 0, size), nil)
 		return cands, nil, err
 	}
-	if name != "<stdin>" {
+	if name != StdinName {
 		return nil, nil, nil // a plain file or object: the caller's candidate
 	}
 	c := Candidate{Name: name, Size: size, ModTime: mod, ID: IDFromName(name)}
