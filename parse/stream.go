@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -98,6 +99,8 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 		}
 		r, closer = f, f
 	}
+	// A plain file can be read ahead (jsonl.WithSource): where it starts now.
+	file, fileAt := plainFile(r)
 	// The transcript's sha256, of its bytes as stored, for the manifest.
 	var sum hash.Hash
 	if o.Hash {
@@ -131,6 +134,9 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 	case !ok:
 		return fail(fmt.Errorf("%s: %w", name, ErrUnknownFormat))
 	}
+	if file != nil && jsonl.Uncompressed(rc) {
+		ctx = jsonl.WithSource(ctx, file, fileAt)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stream{name: name, ops: make(chan manifest.Op, 256), header: make(chan struct{}), done: make(chan struct{}),
 		closer: multiCloser{rc, closer}, cancel: cancel, hash: sum, keepTurns: o.Turns}
@@ -157,6 +163,23 @@ func parseAs(ctx context.Context, agent manifest.Agent, body io.Reader, name str
 		return opencode.Stream(ctx, body, name, h)
 	}
 	return codex.Stream(ctx, body, name, h)
+}
+
+// plainFile returns r as a regular file, and the offset it will be read
+// from, when it is one.
+func plainFile(r io.Reader) (*os.File, int64) {
+	f, ok := r.(*os.File)
+	if !ok {
+		return nil, 0
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, 0
+	}
+	at, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, 0
+	}
+	return f, at
 }
 
 type multiCloser []io.Closer

@@ -29,22 +29,30 @@ func Decompress(r io.Reader) (io.ReadCloser, error) {
 			putBuf(br)
 			return nil, fmt.Errorf("gzip: %w", err)
 		}
-		return releasing{zr, br}, nil
+		return releasing{zr, br, false}, nil
 	case bytes.HasPrefix(head, zstdMagic):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
 		if err != nil {
 			putBuf(br)
 			return nil, fmt.Errorf("zstd: %w", err)
 		}
-		return releasing{zr.IOReadCloser(), br}, nil
+		return releasing{zr.IOReadCloser(), br, false}, nil
 	}
-	return releasing{io.NopCloser(br), br}, nil
+	return releasing{io.NopCloser(br), br, true}, nil
+}
+
+// Uncompressed reports whether rc, returned by Decompress, reads its input as it
+// is, not decompressed.
+func Uncompressed(rc io.ReadCloser) bool {
+	r, ok := rc.(releasing)
+	return ok && r.plain
 }
 
 // releasing closes a reader and returns its buffer to the pool.
 type releasing struct {
 	io.ReadCloser
-	buf *bufio.Reader
+	buf   *bufio.Reader
+	plain bool
 }
 
 func (r releasing) Close() error {

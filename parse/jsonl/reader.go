@@ -61,6 +61,11 @@ type Reader struct {
 	// tooLong is the length of the line readLine skipped for being longer
 	// than MaxLine, or 0.
 	tooLong int64
+	// src, when set, holds the bytes of the input (WithSource): a line
+	// longer than keptLine is measured there before it is gathered.
+	src *source
+	// measured says the current line was measured (or could not be).
+	measured bool
 }
 
 // MaxLine is the longest line a Reader holds (--max-line): a longer one is
@@ -127,7 +132,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		r.long = nil
 	}
 	r.long, r.blocks = r.long[:0], nil
-	r.tooLong = 0
+	r.tooLong, r.measured = 0, false
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		if r.tooLong > 0 || r.held()+int64(len(chunk)) > MaxLine+1 {
@@ -152,20 +157,20 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		if err == nil {
 			r.bytes += int64(len(chunk))
 			if r.held() > 0 {
-				r.hold(chunk[:len(chunk)-1])
+				r.hold(chunk[:len(chunk)-1], true)
 				return r.line0(), true, nil
 			}
 			return chunk[:len(chunk)-1], true, nil
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			r.bytes += int64(len(chunk))
-			r.hold(chunk)
+			r.hold(chunk, false)
 			continue
 		}
 		r.bytes += int64(len(chunk))
 		if errors.Is(err, io.EOF) {
 			if r.held() > 0 {
-				r.hold(chunk)
+				r.hold(chunk, true)
 				return r.line0(), false, nil
 			}
 			if len(chunk) == 0 {
@@ -183,6 +188,10 @@ const (
 	// blockSize is the size of the blocks a line longer than keptLine is
 	// gathered in.
 	blockSize = 4 << 20
+	// measuredLine is the length past which a line is measured ahead in a
+	// plain file (WithSource), so that no more than this was gathered
+	// before it is read into a buffer of its size.
+	measuredLine = 1 << 20
 )
 
 // held returns the length of the line gathered so far.
@@ -199,10 +208,21 @@ func (r *Reader) held() int64 {
 // once into a buffer of the line's exact size at its end. Growing one
 // buffer instead would copy a huge line again at every step and leave
 // every earlier copy to the collector: a 200 MiB line cost 880 MB.
-func (r *Reader) hold(b []byte) {
-	if r.blocks == nil && len(r.long)+len(b) <= keptLine {
-		r.long = append(r.long, b...)
-		return
+//
+// When the input is a plain file (WithSource), the line's length is first
+// measured there, and the line is read into one buffer of that size: a
+// huge line then costs its own size, not twice it. end says b ends the
+// line.
+func (r *Reader) hold(b []byte, end bool) {
+	if r.blocks == nil {
+		if len(r.long)+len(b) > measuredLine && !r.measured && !end {
+			r.measured = true
+			r.sizeLine(len(b))
+		}
+		if len(r.long)+len(b) <= max(keptLine, cap(r.long)) {
+			r.long = append(r.long, b...)
+			return
+		}
 	}
 	for len(b) > 0 {
 		if n := len(r.blocks); n == 0 || len(r.blocks[n-1]) == cap(r.blocks[n-1]) {
@@ -347,6 +367,7 @@ func (r *Reader) Each(ctx context.Context, fn func(Record)) (err error) {
 	for range nBatches {
 		p.free <- batches.Get().(*batch)
 	}
+	r.src, _ = ctx.Value(sourceKey{}).(*source)
 	go r.produce(ctx, p)
 	finished := false
 	defer func() {

@@ -1,0 +1,117 @@
+package jsonl
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// longLines is a stream with lines around the sizes where a line is
+// measured ahead (measuredLine) and gathered in blocks (keptLine), glued
+// records, damage, and a last line with no newline.
+func longLines() []byte {
+	var b bytes.Buffer
+	for i, n := range []int{10, measuredLine - 40, measuredLine + 1, 3 << 20, 10, keptLine + 5, 2 * blockSize, 100} {
+		fmt.Fprintf(&b, `{"type":"line","n":%d,"s":"%s"}`+"\n", i, strings.Repeat("x", n))
+		if i == 3 {
+			fmt.Fprintf(&b, `{"type":"glued","s":"%s"}{"glued":2}`+"\n", strings.Repeat("g", 2<<20))
+			fmt.Fprintf(&b, `{"type":"cut","s":"%s`+"\n", strings.Repeat("c", 2<<20))
+		}
+	}
+	fmt.Fprintf(&b, `{"type":"last","s":"%s"}`, strings.Repeat("z", 3<<20))
+	return b.Bytes()
+}
+
+// eachWith reads data with Each, the stream's bytes being src's from base on.
+func eachWith(t *testing.T, data []byte, src *bytes.Reader, base int64) (seen, []int) {
+	t.Helper()
+	rd := NewReader(bytes.NewReader(data), "t.jsonl")
+	defer rd.Close()
+	var s seen
+	var spare []int // for each long record, its capacity past its length
+	ctx := context.Background()
+	if src != nil {
+		ctx = WithSource(ctx, src, base)
+	}
+	err := rd.Each(ctx, func(rec Record) {
+		s.Recs = append(s.Recs, recString(rec))
+		if len(rec.Data) > measuredLine {
+			spare = append(spare, cap(rec.Data)-len(rec.Data))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Warnings, s.Lines, s.Bytes = fmt.Sprint(rd.Warnings()), rd.Lines(), rd.Bytes()
+	return s, spare
+}
+
+// TestSourceSizesLongLines: with the file to measure in, every long line
+// is read into a buffer of its size (no spare capacity past a record that
+// ends its line), and the records and warnings are those read without it.
+func TestSourceSizesLongLines(t *testing.T) {
+	data := longLines()
+	want, _ := eachWith(t, data, nil, 0)
+	got, spare := eachWith(t, data, bytes.NewReader(data), 0)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("with the source:\n%.3000v\nwithout:\n%.3000v", got, want)
+	}
+	if len(spare) != 6 {
+		t.Fatalf("%d long records, want 6", len(spare))
+	}
+	for i, n := range spare {
+		// The first is measured only if it is still being read past
+		// measuredLine, not when its last read crosses it; the glued record
+		// (the third) is followed on its line by another; the cut line is no
+		// record. The others end their line.
+		if i != 0 && i != 2 && n != 0 {
+			t.Errorf("long record %d: %d bytes of capacity past it, want none", i, n)
+		}
+	}
+	// The stream starting at byte 5 of the file.
+	file := append([]byte("\n\n\n\n\n"), data...)
+	if got, _ := eachWith(t, data, bytes.NewReader(file), 5); !reflect.DeepEqual(got, want) {
+		t.Fatal("with a base offset: not the same records")
+	}
+}
+
+// TestSourceThatDiffers: a file that is not what the stream reads (it
+// changed under the reader, or the base is wrong) only sizes buffers
+// wrongly; the records are still the stream's.
+func TestSourceThatDiffers(t *testing.T) {
+	data := longLines()
+	want, _ := eachWith(t, data, nil, 0)
+	for name, file := range map[string][]byte{
+		"newlines everywhere": bytes.Repeat([]byte("\n"), len(data)),
+		"no newline":          bytes.Repeat([]byte("x"), len(data)+keptLine),
+		"shorter":             data[:len(data)/3],
+		"empty":               nil,
+	} {
+		if got, _ := eachWith(t, data, bytes.NewReader(file), 0); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: not the same records", name)
+		}
+	}
+	if got, _ := eachWith(t, data, bytes.NewReader(data), 1<<40); !reflect.DeepEqual(got, want) {
+		t.Error("a base past the end: not the same records")
+	}
+}
+
+// TestSourceRespectsMaxLine: a line past --max-line is not measured into a
+// buffer (it is skipped unread), with or without the file.
+func TestSourceRespectsMaxLine(t *testing.T) {
+	old := MaxLine
+	MaxLine = 2 << 20
+	defer func() { MaxLine = old }()
+	data := longLines()
+	want, _ := eachWith(t, data, nil, 0)
+	got, _ := eachWith(t, data, bytes.NewReader(data), 0)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("with the source:\n%.3000v\nwithout:\n%.3000v", got, want)
+	}
+	if !strings.Contains(got.Warnings, "longer than --max-line") {
+		t.Fatalf("no line skipped: %s", got.Warnings)
+	}
+}
