@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -394,4 +395,56 @@ func AddModel(list, m string) string {
 		return m
 	}
 	return list + ", " + m
+}
+
+// Own makes op's strings its own: a parser reading a line through a copy
+// of it (gjson) gets strings that are slices of that copy, and whatever
+// keeps one (reconstruction keeps a file's path and content to the end)
+// would keep the whole line with it. The parsed patch is left alone: it is
+// parsed from PatchText, which Own copies.
+func (op *Op) Own() {
+	c := strings.Clone
+	op.Session, op.Tool, op.Cwd = c(op.Session), c(op.Tool), c(op.Cwd)
+	op.Paths = ownAll(op.Paths)
+	op.PatchText, op.Command, op.Identity, op.Note = c(op.PatchText), c(op.Command), c(op.Identity), c(op.Note)
+	op.OutcomeEvidence = c(op.OutcomeEvidence)
+	op.Content = ownPtr(op.Content)
+	op.Effects = slices.Clone(op.Effects)
+	for i := range op.Effects {
+		e := &op.Effects[i]
+		e.Verb, e.Paths, e.Content = c(e.Verb), ownAll(e.Paths), ownPtr(e.Content)
+	}
+	op.Edits = slices.Clone(op.Edits)
+	for i := range op.Edits {
+		op.Edits[i].Old, op.Edits[i].New = c(op.Edits[i].Old), c(op.Edits[i].New)
+	}
+	if n := op.Notebook; n != nil {
+		op.Notebook = &NotebookCell{CellID: c(n.CellID), NewSource: c(n.NewSource), CellType: c(n.CellType), EditMode: c(n.EditMode)}
+	}
+	op.Evidence = slices.Clone(op.Evidence)
+	for i := range op.Evidence {
+		e := &op.Evidence[i]
+		e.Path, e.Content, e.MovePath, e.Source = c(e.Path), c(e.Content), c(e.MovePath), c(e.Source)
+	}
+	p := &op.Provenance
+	p.Transcript, p.CallID, p.TurnID, p.Carrier = c(p.Transcript), c(p.CallID), c(p.TurnID), c(p.Carrier)
+}
+
+func ownAll(s []string) []string {
+	if s == nil {
+		return nil
+	}
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[i] = strings.Clone(v)
+	}
+	return out
+}
+
+func ownPtr(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	c := strings.Clone(*s)
+	return &c
 }

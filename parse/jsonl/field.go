@@ -28,6 +28,38 @@ func (r Record) Field(name string) []byte {
 	return nil
 }
 
+// EachField calls fn with each top-level key of the record, in order, and
+// the offsets in Data of its raw value (whitespace around it left out): the
+// fields a one-pass read of the record needs, found from the key offsets
+// the Reader kept, without scanning the values. name is the key as
+// written, or its text when it holds escapes; it is valid during the call
+// only. A key named twice is handed on twice: the last counts, as in a
+// JSON decoder, when fn assigns what it reads. A field whose value cannot
+// be delimited (the record was not read as one object) is left out.
+func (r Record) EachField(fn func(name []byte, start, end int)) {
+	keys := r.keys
+	if keys == nil {
+		keys = topKeys(r.Data)
+	}
+	for k, off := range keys {
+		kend := StringEnd(r.Data, off)
+		if kend < 0 {
+			continue
+		}
+		name := r.Data[off+1 : kend-1]
+		if bytes.IndexByte(name, '\\') >= 0 {
+			s, ok := String(r.Data[off:kend])
+			if !ok {
+				continue
+			}
+			name = s
+		}
+		if start, end := valueAt(r.Data, keys, k); end > start {
+			fn(name, start, end)
+		}
+	}
+}
+
 // topKeys finds the top-level keys of a record that was not read by a
 // Reader.
 func topKeys(data []byte) []int {
@@ -78,15 +110,25 @@ func StringEnd(data []byte, off int) int {
 
 // value returns the raw value of the k-th key of keys.
 func value(data []byte, keys []int, k int) []byte {
+	i, end := valueAt(data, keys, k)
+	if end <= i {
+		return nil
+	}
+	return data[i:end]
+}
+
+// valueAt returns the offsets of the raw value of the k-th key of keys;
+// end <= start when there is none.
+func valueAt(data []byte, keys []int, k int) (start, end int) {
 	i := StringEnd(data, keys[k])
 	if i < 0 {
-		return nil
+		return 0, 0
 	}
 	for i < len(data) && isSpace(data[i]) {
 		i++
 	}
 	if i >= len(data) || data[i] != ':' {
-		return nil
+		return 0, 0
 	}
 	i++
 	for i < len(data) && isSpace(data[i]) {
@@ -94,7 +136,7 @@ func value(data []byte, keys []int, k int) []byte {
 	}
 	// The value ends before the separator of the next key, or before the
 	// record's closing brace.
-	end := len(data) - 1
+	end = len(data) - 1
 	if k+1 < len(keys) {
 		end = keys[k+1]
 		for end > i && isSpace(data[end-1]) {
@@ -107,10 +149,7 @@ func value(data []byte, keys []int, k int) []byte {
 	for end > i && isSpace(data[end-1]) {
 		end--
 	}
-	if end <= i {
-		return nil
-	}
-	return data[i:end]
+	return i, end
 }
 
 // String returns the text of the JSON string raw (with its quotes), and
