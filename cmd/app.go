@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -71,10 +70,7 @@ detection, three-way merge and atomic writes.`,
 				return usagef("--max-line %q: give a size of at least 1K, such as 64M or 1G", a.maxLine)
 			}
 			jsonl.MaxLine = n
-			// The longest line kept and the replay's files are what memory
-			// holds: a soft limit of 1.5 lines plus the rest keeps the
-			// garbage of a line's growth from doubling the peak.
-			debug.SetMemoryLimit(n + n/2 + 96<<20)
+			tuneMemory()
 			return nil
 		},
 	}

@@ -214,6 +214,7 @@ func (r *Reader) held() int64 {
 // huge line then costs its own size, not twice it. end says b ends the
 // line.
 func (r *Reader) hold(b []byte, end bool) {
+	defer func() { noteLine(r.held()) }()
 	if r.blocks == nil {
 		if len(r.long)+len(b) > measuredLine && !r.measured && !end {
 			r.measured = true

@@ -5,7 +5,26 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync/atomic"
 )
+
+// longest is the longest line any Reader of the process has gathered, or
+// is gathering, past its read buffer.
+var longest atomic.Int64
+
+// Longest returns the length of the longest line a Reader has held (or is
+// holding) in this process, past the read buffer: what a memory limit must
+// allow for on top of the rest.
+func Longest() int64 { return longest.Load() }
+
+func noteLine(n int64) {
+	for {
+		old := longest.Load()
+		if n <= old || longest.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
 
 // source is where the stream a Reader reads is stored: its byte k is ra's
 // byte base+k.
@@ -42,6 +61,7 @@ func (r *Reader) sizeLine(n int) {
 	if !ok || have+rest > MaxLine {
 		return
 	}
+	noteLine(have + rest)
 	line := make([]byte, len(r.long), have+rest)
 	copy(line, r.long)
 	r.long = line

@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+)
+
+// memFloor is the soft memory limit for a small live heap: the Go
+// runtime's own memory (heap, free pages not yet returned, metadata),
+// under which it collects as usual. The binary's pages (about 20 MB) come
+// on top in the resident set.
+const memFloor = 40 << 20
+
+var tuneOnce sync.Once
+
+// tuneMemory keeps the runtime's soft memory limit at what the work
+// holds: twice the live heap (as GOGC=100 does) but at least memFloor,
+// plus twice the longest transcript line held (a line gathered in blocks
+// is, for a moment, in them and in one piece). With the collector's
+// default alone the heap could grow to twice the live heap whatever it
+// was, and free pages were kept until a slow scavenger returned them: a
+// 1 GiB session peaked at 66-83 MB, of which 20 MB live. The limit is
+// re-read after each collection, so it follows a heap that grows (a
+// replay of large files) instead of making the collector run without end.
+// A GOMEMLIMIT in the environment is the user's, and is left alone.
+func tuneMemory() {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	tuneOnce.Do(func() {
+		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		set := func() {
+			metrics.Read(live)
+			var n int64
+			if live[0].Value.Kind() == metrics.KindUint64 {
+				n = int64(live[0].Value.Uint64())
+			}
+			debug.SetMemoryLimit(memLimit(n, jsonl.Longest()))
+		}
+		set()
+		var arm func()
+		arm = func() {
+			// A finalizer runs after each collection that finds its object
+			// unreachable: one collection, one new object.
+			runtime.SetFinalizer(&gcTick{}, func(*gcTick) {
+				set()
+				arm()
+			})
+		}
+		arm()
+	})
+}
+
+// memLimit is the soft memory limit for a live heap and a longest line.
+func memLimit(live, line int64) int64 {
+	return max(memFloor, 2*live) + 2*line
+}
+
+// gcTick is allocated for its finalizer; its pointer keeps it out of the
+// tiny allocator, whose blocks free (and finalize) late.
+type gcTick struct{ _ *int }
