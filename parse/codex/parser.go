@@ -39,10 +39,14 @@ type parser struct {
 	cwd, envCwd, metaCwd string
 	turnID               string
 	lastTime, firstTime  time.Time
-	lastTS, parsedTS     string
-	metaTime             string
-	metaSeen             bool
-	first                bool
+	// lastTS is the current line's timestamp as written (its buffer
+	// reused from line to line: most lines' time is never needed), and
+	// parsedTS the one lastTime was parsed from.
+	lastTS   []byte
+	parsedTS string
+	metaTime string
+	metaSeen bool
+	first    bool
 
 	byCall map[string]int // call_id -> absolute index of a pending op
 	// seen and open hold 64-bit hashes of call ids (every call seen, and
@@ -254,7 +258,7 @@ func (p *parser) record(rec jsonl.Record) {
 	p.first = false
 	if typ, ok := jsonl.String(rec.Field("type")); ok {
 		if ts, ok := jsonl.String(rec.Field("timestamp")); ok {
-			p.lastTS = string(ts)
+			p.lastTS = append(p.lastTS[:0], ts...)
 		}
 		pl := rec.Field("payload")
 		ptype := gjson.GetBytes(pl, "type")
@@ -307,9 +311,9 @@ func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
 // now returns the time of the current line (parsed only when an
 // operation needs it).
 func (p *parser) now() time.Time {
-	if p.lastTS != p.parsedTS {
-		p.parsedTS = p.lastTS
-		if t, err := time.Parse(time.RFC3339Nano, p.lastTS); err == nil {
+	if string(p.lastTS) != p.parsedTS {
+		p.parsedTS = string(p.lastTS)
+		if t, err := time.Parse(time.RFC3339Nano, p.parsedTS); err == nil {
 			p.lastTime = t
 			if p.firstTime.IsZero() {
 				p.firstTime = t
@@ -1190,7 +1194,7 @@ func (p *parser) parseSingleJSON(r io.Reader) error {
 	p.metaSeen = true
 	p.res.Session.ID = sess.Get("id").Str
 	p.metaTime = sess.Get("timestamp").Str
-	p.lastTS = p.metaTime
+	p.lastTS = []byte(p.metaTime)
 	rec := jsonl.Record{Line: 1}
 	counted := 0
 	doc.Get("items").ForEach(func(_, it gjson.Result) bool {
