@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/codex"
@@ -217,44 +218,65 @@ type record struct {
 	projectHash, set, rewindTo, startTime, message, parentID gjson.Result
 }
 
+// readRecord reads the fields of one line of a head. A whole record's
+// fields are found from its keys' offsets (jsonl.Record.EachField),
+// without parsing the values between them; a record cut short by the end of
+// the head gives those before the cut, through gjson.
 func readRecord(line string) record {
 	var r record
-	gjson.Parse(line).ForEach(func(k, v gjson.Result) bool {
-		switch k.Str {
-		case "type":
-			r.typ = v
-		case "sessionId":
-			r.sessionID = v
-		case "parentUuid":
-			r.parentUUID = v
-		case "record_type":
-			r.recordType = v
-		case "id":
-			r.id = v
-		case "timestamp":
-			r.timestamp = v
-		case "cwd":
-			r.cwd = v
-		case "payload":
-			r.payload = v
-		case "snapshot":
-			r.snapshot = v
-		case "projectHash":
-			r.projectHash = v
-		case "$set":
-			r.set = v
-		case "$rewindTo":
-			r.rewindTo = v
-		case "startTime":
-			r.startTime = v
-		case "message":
-			r.message = v
-		case "parentId":
-			r.parentID = v
+	// A read-only view of the line's bytes: EachField never writes them.
+	rec := jsonl.Record{Data: unsafe.Slice(unsafe.StringData(line), len(line))}
+	whole := rec.EachField(func(name []byte, start, end int) {
+		if f := r.field(name); f != nil {
+			*f = gjson.Parse(line[start:end])
 		}
-		return true
 	})
+	if !whole {
+		gjson.Parse(line).ForEach(func(k, v gjson.Result) bool {
+			if f := r.field([]byte(k.Str)); f != nil {
+				*f = v
+			}
+			return true
+		})
+	}
 	return r
+}
+
+// field returns where the record keeps the value of the key k, or nil.
+func (r *record) field(k []byte) *gjson.Result {
+	switch string(k) {
+	case "type":
+		return &r.typ
+	case "sessionId":
+		return &r.sessionID
+	case "parentUuid":
+		return &r.parentUUID
+	case "record_type":
+		return &r.recordType
+	case "id":
+		return &r.id
+	case "timestamp":
+		return &r.timestamp
+	case "cwd":
+		return &r.cwd
+	case "payload":
+		return &r.payload
+	case "snapshot":
+		return &r.snapshot
+	case "projectHash":
+		return &r.projectHash
+	case "$set":
+		return &r.set
+	case "$rewindTo":
+		return &r.rewindTo
+	case "startTime":
+		return &r.startTime
+	case "message":
+		return &r.message
+	case "parentId":
+		return &r.parentID
+	}
+	return nil
 }
 
 // shape says which agent's record this looks like, if either's.

@@ -18,7 +18,7 @@ func TrimBOM(b []byte) []byte { return bytes.TrimPrefix(b, bom) }
 func (r Record) Field(name string) []byte {
 	keys := r.keys
 	if keys == nil {
-		keys = topKeys(r.Data)
+		keys, _ = topKeys(r.Data)
 	}
 	for k := len(keys) - 1; k >= 0; k-- {
 		if keyIs(r.Data, keys[k], name) {
@@ -34,12 +34,16 @@ func (r Record) Field(name string) []byte {
 // the Reader kept, without scanning the values. name is the key as
 // written, or its text when it holds escapes; it is valid during the call
 // only. A key named twice is handed on twice: the last counts, as in a
-// JSON decoder, when fn assigns what it reads. A field whose value cannot
-// be delimited (the record was not read as one object) is left out.
-func (r Record) EachField(fn func(name []byte, start, end int)) {
+// JSON decoder, when fn assigns what it reads. It returns false, having
+// called fn for nothing, when Data does not start with a whole object (a
+// line cut short): its keys cannot be told from its values.
+func (r Record) EachField(fn func(name []byte, start, end int)) bool {
 	keys := r.keys
 	if keys == nil {
-		keys = topKeys(r.Data)
+		var ok bool
+		if keys, ok = topKeys(r.Data); !ok {
+			return false
+		}
 	}
 	for k, off := range keys {
 		kend := StringEnd(r.Data, off)
@@ -58,19 +62,20 @@ func (r Record) EachField(fn func(name []byte, start, end int)) {
 			fn(name, start, end)
 		}
 	}
+	return true
 }
 
 // topKeys finds the top-level keys of a record that was not read by a
-// Reader.
-func topKeys(data []byte) []int {
+// Reader; ok is false when data does not start with a whole object.
+func topKeys(data []byte) (keys []int, ok bool) {
 	if len(data) == 0 || data[0] != '{' {
-		return nil
+		return nil, false
 	}
-	_, ok, keys, _ := scanObject(data, nil)
+	_, ok, keys, _ = scanObject(data, nil)
 	if !ok {
-		return nil
+		return nil, false
 	}
-	return keys
+	return keys, true
 }
 
 // keyIs reports whether the key string at data[off] names name.
