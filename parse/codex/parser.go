@@ -51,8 +51,8 @@ type parser struct {
 	byCall map[string]int // call_id -> absolute index of a pending op
 	// seen and open hold 64-bit hashes of call ids (every call seen, and
 	// those awaiting an output): a few bytes a call, however long the rollout.
-	seen    map[uint64]bool
-	open    map[uint64]bool
+	seen    map[uint64]struct{}
+	open    map[uint64]struct{}
 	seed    maphash.Seed
 	codeOps []int // code-mode patch ops awaiting a patch_apply_end
 
@@ -127,7 +127,7 @@ func Stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.
 
 func stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.Session, int, error) {
 	p := &parser{
-		file: file, byCall: map[string]int{}, seen: map[uint64]bool{}, open: map[uint64]bool{}, first: true, h: h,
+		file: file, byCall: map[string]int{}, seen: map[uint64]struct{}{}, open: map[uint64]struct{}{}, first: true, h: h,
 		seed: maphash.MakeSeed(),
 	}
 	if h.Event != nil {
@@ -562,11 +562,11 @@ func (p *parser) callSeen(id string) bool {
 		return true
 	}
 	k := p.hash(id)
-	if p.seen[k] {
+	if _, ok := p.seen[k]; ok {
 		return false
 	}
-	p.seen[k] = true
-	p.open[k] = true
+	p.seen[k] = struct{}{}
+	p.open[k] = struct{}{}
 	return true
 }
 
@@ -902,7 +902,7 @@ func (p *parser) patchEnd(rec jsonl.Record, id, turn string, ev, changes gjson.R
 			}
 		}
 	}
-	if !ok && p.seen[p.hash(id)] {
+	if _, seen := p.seen[p.hash(id)]; !ok && seen {
 		if len(changeEvidence(changes)) > 0 {
 			p.warn(rec, "patch_apply_end for call %s came after the call was settled; its evidence is not used", id)
 		}
