@@ -19,8 +19,8 @@ const memFloor = 40 << 20
 var tuneOnce sync.Once
 
 // tuneMemory keeps the runtime's soft memory limit at what the work
-// holds: twice the live heap (as GOGC=100 does) but at least memFloor,
-// plus twice the longest transcript line held (a line gathered in blocks
+// holds: about twice the live heap (as GOGC=100 does; memLimit) but at
+// least memFloor, plus twice the longest transcript line held (a line gathered in blocks
 // is, for a moment, in them and in one piece). With the collector's
 // default alone the heap could grow to twice the live heap whatever it
 // was, and free pages were kept until a slow scavenger returned them: a
@@ -57,8 +57,13 @@ func tuneMemory() {
 }
 
 // memLimit is the soft memory limit for a live heap and a longest line.
+// Past the floor it is twice the live heap, as GOGC=100 would have the
+// heap; but the limit counts all the runtime's memory, which is a quarter
+// more than the heap, so for a larger heap (a scan of a whole home, with a
+// parser a core) it goes to 2.5 times, so as not to collect more often
+// than the default does: max(2x, 2.5x - 8 MiB) leaves 2x at 16 MiB.
 func memLimit(live, line int64) int64 {
-	return max(memFloor, 2*live) + 2*line
+	return max(memFloor, 2*live, live*5/2-8<<20) + 2*line
 }
 
 // gcTick is allocated for its finalizer; its pointer keeps it out of the

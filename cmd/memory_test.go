@@ -11,7 +11,10 @@ func TestMemLimit(t *testing.T) {
 	for _, c := range []struct{ live, line, want int64 }{
 		{0, 0, memFloor},
 		{10 << 20, 0, memFloor},
-		{100 << 20, 0, 200 << 20},
+		{16 << 20, 0, memFloor},
+		{20 << 20, 0, 42 << 20},
+		{32 << 20, 0, 72 << 20},
+		{100 << 20, 0, 242 << 20},
 		{10 << 20, 200 << 20, memFloor + 400<<20},
 	} {
 		if got := memLimit(c.live, c.line); got != c.want {
