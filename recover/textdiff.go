@@ -3,6 +3,7 @@ package recover
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sergi/go-diff/diffmatchpatch"
 	sgdiff "github.com/sourcegraph/go-diff/diff"
@@ -28,13 +29,35 @@ type edit struct {
 }
 
 // lineEdits returns the edits that turn a into b, computed by
-// diffmatchpatch's line mode.
+// diffmatchpatch on the lines, each distinct line written as one rune.
+//
+// The lines are numbered here, not by diffmatchpatch's DiffLinesToRunes,
+// which numbers them into the UTF-16 surrogates past 55,295 distinct lines
+// and then panics (index out of range): a file of 60,000 lines crashed the
+// dry run's diff and a three-way merge. Runes here skip the surrogates; past
+// the last rune (over a million distinct lines once the common head and tail
+// are set aside), the middle is one edit, which is right if not minimal.
 func lineEdits(a, b string) []edit {
-	dmp := diffmatchpatch.New()
-	ca, cb, table := dmp.DiffLinesToRunes(a, b)
-	diffs := dmp.DiffMainRunes(ca, cb, false)
+	la, lb := splitLinesKeep(a), splitLinesKeep(b)
+	head := 0
+	for head < len(la) && head < len(lb) && la[head] == lb[head] {
+		head++
+	}
+	tail := 0
+	for tail < len(la)-head && tail < len(lb)-head && la[len(la)-1-tail] == lb[len(lb)-1-tail] {
+		tail++
+	}
+	ma, mb := la[head:len(la)-tail], lb[head:len(lb)-tail]
+	if len(ma) == 0 && len(mb) == 0 {
+		return nil
+	}
+	ra, rb, table, ok := linesToRunes(ma, mb)
+	if !ok {
+		return []edit{{from: head, to: head + len(ma), lines: mb}}
+	}
+	diffs := diffmatchpatch.New().DiffMainRunes(ra, rb, false)
 	var out []edit
-	pos := 0
+	pos := head
 	var cur *edit
 	flush := func() {
 		if cur != nil {
@@ -43,7 +66,7 @@ func lineEdits(a, b string) []edit {
 		}
 	}
 	for _, d := range diffs {
-		n := len([]rune(d.Text))
+		n := utf8.RuneCountInString(d.Text)
 		switch d.Type {
 		case diffmatchpatch.DiffEqual:
 			flush()
@@ -59,12 +82,58 @@ func lineEdits(a, b string) []edit {
 				cur = &edit{from: pos, to: pos}
 			}
 			for _, r := range d.Text {
-				cur.lines = append(cur.lines, table[r])
+				cur.lines = append(cur.lines, table[runeIndex(r)])
 			}
 		}
 	}
 	flush()
 	return out
+}
+
+// linesToRunes writes each distinct line of a and b as one rune, from 1
+// up, skipping the surrogates (which a string cannot hold); table[i] is the
+// line of the rune whose runeIndex is i. ok is false when there are more
+// distinct lines than runes.
+func linesToRunes(a, b []string) (ra, rb []rune, table []string, ok bool) {
+	ids := make(map[string]rune, len(a))
+	table = []string{""}
+	next := rune(1)
+	conv := func(lines []string) ([]rune, bool) {
+		out := make([]rune, len(lines))
+		for i, l := range lines {
+			r, seen := ids[l]
+			if !seen {
+				if next > utf8.MaxRune {
+					return nil, false
+				}
+				r = next
+				ids[l] = r
+				table = append(table, l)
+				if next++; next == surrogateMin {
+					next = surrogateMax + 1
+				}
+			}
+			out[i] = r
+		}
+		return out, true
+	}
+	if ra, ok = conv(a); !ok {
+		return nil, nil, nil, false
+	}
+	if rb, ok = conv(b); !ok {
+		return nil, nil, nil, false
+	}
+	return ra, rb, table, true
+}
+
+const surrogateMin, surrogateMax = 0xD800, 0xDFFF
+
+// runeIndex is the index in linesToRunes's table of the line of r.
+func runeIndex(r rune) int {
+	if r > surrogateMax {
+		return int(r) - (surrogateMax - surrogateMin + 1)
+	}
+	return int(r)
 }
 
 // Merge3 merges ours and theirs, both derived from base, line by line.

@@ -1,8 +1,10 @@
 package recover
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestMerge3(t *testing.T) {
@@ -40,5 +42,66 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 	if got := UnifiedDiff("a", "b", "", "x\n"); !strings.Contains(got, "@@ -0,0 +1 @@") && !strings.Contains(got, "@@ -0,0 +1,1 @@") {
 		t.Errorf("creation diff: %s", got)
+	}
+}
+
+// applyEdits replays lineEdits' edits on a.
+func applyEdits(a string, edits []edit) string {
+	al := splitLinesKeep(a)
+	var out strings.Builder
+	pos := 0
+	for _, e := range edits {
+		for _, l := range al[pos:e.from] {
+			out.WriteString(l)
+		}
+		for _, l := range e.lines {
+			out.WriteString(l)
+		}
+		pos = e.to
+	}
+	for _, l := range al[pos:] {
+		out.WriteString(l)
+	}
+	return out.String()
+}
+
+// numbered is n distinct lines, "prefix i".
+func numbered(prefix string, from, n int) string {
+	var b strings.Builder
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(&b, "%s %d\n", prefix, i)
+	}
+	return b.String()
+}
+
+// TestManyDistinctLines: diffmatchpatch's own line numbering panicked past
+// 55,295 distinct lines (it ran into the surrogates), so a file of 60,000
+// lines crashed the dry run's diff and the three-way merge. Every size must
+// diff and merge, up to more distinct lines than there are runes.
+func TestManyDistinctLines(t *testing.T) {
+	for _, n := range []int{55295, 55296, 60000, 200000, 1200000} {
+		a := numbered("old", 0, n)
+		b := "a new first line\n" + numbered("old", 0, n/2) + "changed in the middle\n" + numbered("old", n/2+1, n-n/2-1) + "a new last line"
+		edits := lineEdits(a, b)
+		if got := applyEdits(a, edits); got != b {
+			t.Fatalf("%d lines: the edits do not turn a into b", n)
+		}
+		if d := UnifiedDiff("f", "f", a, b); !strings.Contains(d, "+a new first line") || !strings.Contains(d, "+a new last line") ||
+			!strings.Contains(d, "+changed in the middle") {
+			t.Fatalf("%d lines: the diff misses the changes: %.300s", n, d)
+		}
+		theirs := numbered("old", 0, n-1) + "theirs at the end\n"
+		merged, conflicts := Merge3(a, b, theirs, "ours", "theirs")
+		if n > utf8.MaxRune {
+			// More distinct lines than runes: one edit each side, so one
+			// conflict over the whole file, both sides in it.
+			if conflicts != 1 || !strings.Contains(merged, "theirs at the end") || !strings.Contains(merged, "a new first line") {
+				t.Fatalf("%d lines: %d conflicts", n, conflicts)
+			}
+			continue
+		}
+		if conflicts != 1 || !strings.Contains(merged, "theirs at the end") || !strings.HasPrefix(merged, "a new first line\n") {
+			t.Fatalf("%d lines: %d conflicts, merged starts %.200q", n, conflicts, merged)
+		}
 	}
 }
