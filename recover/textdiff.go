@@ -34,30 +34,19 @@ type edit struct {
 // The lines are numbered here, not by diffmatchpatch's DiffLinesToRunes,
 // which numbers them into the UTF-16 surrogates past 55,295 distinct lines
 // and then panics (index out of range): a file of 60,000 lines crashed the
-// dry run's diff and a three-way merge. Runes here skip the surrogates; past
-// the last rune (over a million distinct lines once the common head and tail
-// are set aside), the middle is one edit, which is right if not minimal.
+// dry run's diff and a three-way merge. Runes here skip the surrogates, and
+// are otherwise those diffmatchpatch gives (so are the diffs); past the last
+// rune (over a million distinct lines) what lies between the common first
+// and last lines is one edit, which is right if not minimal.
 func lineEdits(a, b string) []edit {
 	la, lb := splitLinesKeep(a), splitLinesKeep(b)
-	head := 0
-	for head < len(la) && head < len(lb) && la[head] == lb[head] {
-		head++
-	}
-	tail := 0
-	for tail < len(la)-head && tail < len(lb)-head && la[len(la)-1-tail] == lb[len(lb)-1-tail] {
-		tail++
-	}
-	ma, mb := la[head:len(la)-tail], lb[head:len(lb)-tail]
-	if len(ma) == 0 && len(mb) == 0 {
-		return nil
-	}
-	ra, rb, table, ok := linesToRunes(ma, mb)
+	ra, rb, table, ok := linesToRunes(la, lb)
 	if !ok {
-		return []edit{{from: head, to: head + len(ma), lines: mb}}
+		return coarseEdit(la, lb)
 	}
 	diffs := diffmatchpatch.New().DiffMainRunes(ra, rb, false)
 	var out []edit
-	pos := head
+	pos := 0
 	var cur *edit
 	flush := func() {
 		if cur != nil {
@@ -88,6 +77,23 @@ func lineEdits(a, b string) []edit {
 	}
 	flush()
 	return out
+}
+
+// coarseEdit is the one edit that replaces what lies between a's and b's
+// common first and last lines.
+func coarseEdit(la, lb []string) []edit {
+	head := 0
+	for head < len(la) && head < len(lb) && la[head] == lb[head] {
+		head++
+	}
+	tail := 0
+	for tail < len(la)-head && tail < len(lb)-head && la[len(la)-1-tail] == lb[len(lb)-1-tail] {
+		tail++
+	}
+	if head+tail == len(la) && head+tail == len(lb) {
+		return nil
+	}
+	return []edit{{from: head, to: len(la) - tail, lines: lb[head : len(lb)-tail]}}
 }
 
 // linesToRunes writes each distinct line of a and b as one rune, from 1
