@@ -60,16 +60,8 @@ func peakRSS(t *testing.T, bin string, stdin io.Reader, args ...string) (int, st
 // a line over --max-line is skipped without being held, archive members and
 // standard input are streamed, warnings of a kind are counted.
 func TestBombsBoundedMemory(t *testing.T) {
-	if raceEnabled {
-		t.Skip("measures the real command's memory and timing, which the race detector changes; .ci/run runs it without -race")
-	}
-	if testing.Short() {
-		t.Skip("reads gigabytes; not in -short")
-	}
-	hermetic(t)
-	bin := sandboxBinary(t)
-	dir := t.TempDir()
-	session, err := os.ReadFile("../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl")
+	bin, dir := measuredBinary(t, "reads gigabytes")
+	session, err := os.ReadFile(samplePath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,22 +143,14 @@ func tail(s string) string {
 // Gathered in blocks and copied once at its end, it cost 2.2 times; grown
 // by appending, 4 times.
 func TestHugeLineCostsItsSize(t *testing.T) {
-	if raceEnabled {
-		t.Skip("measures the real command's memory, which the race detector changes; .ci/run runs it without -race")
-	}
-	if testing.Short() {
-		t.Skip("writes a 128 MiB file; not in -short")
-	}
-	hermetic(t)
-	bin := sandboxBinary(t)
-	dir := t.TempDir()
-	session, err := os.ReadFile("../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl")
+	bin, dir := measuredBinary(t, "writes a 128 MiB file")
+	session, err := os.ReadFile(samplePath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const line = 128 << 20
 	lines := bytes.SplitAfter(session, []byte("\n"))
-	name := filepath.Join(dir, "rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl")
+	name := filepath.Join(dir, filepath.Base(samplePath))
 	f, err := os.Create(name)
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,26 @@ func sandboxBinary(t *testing.T) string {
 	return link
 }
 
+// measuredBinary is the start of a test that runs the real command and
+// measures it (its memory, its timing, its death): it skips under the race
+// detector, which changes both, and in -short, saying what it does
+// instead (heavy); it then makes the homes hermetic and returns the command
+// and a temporary directory.
+func measuredBinary(t *testing.T, heavy string) (bin, dir string) {
+	t.Helper()
+	if raceEnabled {
+		t.Skip("measures the real command's memory and timing, which the race detector changes; .ci/run runs it without -race")
+	}
+	if testing.Short() {
+		t.Skip(heavy + "; not in -short")
+	}
+	hermetic(t)
+	return sandboxBinary(t), t.TempDir()
+}
+
+// samplePath is the sample session the README's first command recovers.
+const samplePath = "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"
+
 // writeSession writes a generated session to name and returns what the
 // generator says it did.
 func writeSession(t *testing.T, name string, write func(io.Writer, gen.Options) (gen.Stats, error), o gen.Options) gen.Stats {
@@ -53,15 +73,7 @@ func writeSession(t *testing.T, name string, write func(io.Writer, gen.Options) 
 // apply, 20 times, and requires undo to give back the host tree byte for
 // byte every time: no torn file, no temporary file, no directory left.
 func TestKill9MidApply(t *testing.T) {
-	if raceEnabled {
-		t.Skip("measures the real command's memory and timing, which the race detector changes; .ci/run runs it without -race")
-	}
-	if testing.Short() {
-		t.Skip("kills a real process two dozen times; not in -short")
-	}
-	hermetic(t)
-	bin := sandboxBinary(t)
-	dir := t.TempDir()
+	bin, dir := measuredBinary(t, "kills a real process two dozen times")
 	name := filepath.Join(dir, "session.jsonl")
 	st := writeSession(t, name, gen.Rollout, gen.Options{Size: 1 << 20, Seed: 9, Files: 200, PatchEvery: 2, HostFiles: true})
 	// Half the files exist on the host as the session started, half not: the
