@@ -830,10 +830,6 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 }
 
 func (p *parser) emit(op manifest.Op) {
-	// Read from a line without escapes, an operation's strings are slices
-	// of the whole line, and reconstruction keeps some to the end (a file's
-	// path and content): with 2,800 files written, 8 MB of lines.
-	op.Own()
 	p.out.Op(p.h, op, p.sess.ID, p.headerSession)
 }
 

@@ -27,8 +27,12 @@ func (s *Sequencer) Header(h Handler, session func() manifest.Session) {
 }
 
 // Op numbers op as the next operation of session id and sends it, after
-// the header.
+// the header. Its strings are made its own first (manifest.Op.Own): a
+// parser reading a line through a copy of it (gjson) gets slices of that
+// copy, and reconstruction keeps a file's path and content to the end, so
+// with 2,800 files written 8 MB of Claude Code lines stayed live.
 func (s *Sequencer) Op(h Handler, op manifest.Op, id string, session func() manifest.Session) {
+	op.Own()
 	op.Session = id
 	op.Seq = s.seq
 	s.seq++
