@@ -66,6 +66,9 @@ type Reader struct {
 	src *source
 	// measured says the current line was measured (or could not be).
 	measured bool
+	// ownLine says the line readLine returned last is in the Reader's own
+	// buffer (gathered past the read buffer), which no read overwrites.
+	ownLine bool
 }
 
 // MaxLine is the longest line a Reader holds (--max-line): a longer one is
@@ -132,7 +135,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		r.long = nil
 	}
 	r.long, r.blocks = r.long[:0], nil
-	r.tooLong, r.measured = 0, false
+	r.tooLong, r.measured, r.ownLine = 0, false, false
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		if r.tooLong > 0 || r.held()+int64(len(chunk)) > MaxLine+1 {
@@ -158,6 +161,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 			r.bytes += int64(len(chunk))
 			if r.held() > 0 {
 				r.hold(chunk[:len(chunk)-1], true)
+				r.ownLine = true
 				return r.line0(), true, nil
 			}
 			return chunk[:len(chunk)-1], true, nil
@@ -307,13 +311,17 @@ func (r *Reader) Next() (Record, error) {
 		recs, problem, keys := split(line, r.objs[:0], r.keys[:0])
 		if problem != "" && !last {
 			// A damaged line right before the end is a cut-off record too. Peek
-			// may refill the buffer that line aliases, so keep a copy first.
-			own := append(r.scratch[:0], line...)
-			r.scratch = own
+			// may refill the read buffer, so a line in it is copied first (one
+			// gathered in the Reader's own buffer is not: a huge damaged line
+			// would be held twice).
+			if !r.ownLine {
+				own := append(r.scratch[:0], line...)
+				r.scratch = own
+				line = own
+			}
 			if _, err := r.r.Peek(1); errors.Is(err, io.EOF) {
 				last = true
 			}
-			line = own
 			recs, problem, keys = split(line, r.objs[:0], r.keys[:0])
 		}
 		if problem != "" {
