@@ -87,8 +87,33 @@ func checkResult(script string, r Result) error {
 // optionValue reports whether word follows an option word in script, so
 // may be its value (cp -t -d).
 func optionValue(script, word string) bool {
-	// The word may be spelled with escapes (-\0 for -0): look in the
-	// script with its backslashes removed too.
+	// The word may be spelled with quotes or escapes ("-\\0" for -\0):
+	// look at the arguments of each command as quote removal leaves them.
+	if f, _, err := parse(script); err == nil {
+		found := false
+		syntax.Walk(f, func(n syntax.Node) bool {
+			call, ok := n.(*syntax.CallExpr)
+			if !ok || found {
+				return !found
+			}
+			prev := ""
+			for _, a := range call.Args {
+				fs, _ := expandWord(a)
+				for _, v := range fs {
+					if v == word && strings.HasPrefix(prev, "-") {
+						found = true
+					}
+					prev = v
+				}
+			}
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	// The same spelled in the raw text, for the scripts a word holds
+	// (bash -c): with its backslashes removed too (-\0 for -0).
 	if unescaped := strings.ReplaceAll(script, "\\", ""); unescaped != script && optionValue(unescaped, word) {
 		return true
 	}
