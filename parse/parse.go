@@ -162,20 +162,20 @@ func readHead(b []byte) *head {
 		r := readRecord(line)
 		h.vote(r.shape(first))
 		if h.geminiID == "" && r.projectHash.Exists() {
-			h.geminiID = r.sessionID.Str
+			h.geminiID = strings.Clone(r.sessionID.Str)
 		}
 		if h.piID == "" && r.typ.Str == "session" {
-			h.piID = r.id.Str
+			h.piID = strings.Clone(r.id.Str)
 		}
 		if h.claudeID == "" {
-			h.claudeID = r.sessionID.Str
+			h.claudeID = strings.Clone(r.sessionID.Str)
 		}
 		if h.codexID == "" {
 			switch {
 			case r.typ.Str == "session_meta":
-				h.codexID = uuidOnly(firstNonEmpty(r.payload.Get("id").Str, r.payload.Get("session_id").Str))
+				h.codexID = strings.Clone(uuidOnly(firstNonEmpty(r.payload.Get("id").Str, r.payload.Get("session_id").Str)))
 			case first && !r.typ.Exists():
-				h.codexID = uuidOnly(r.id.Str) // a legacy rollout's first line
+				h.codexID = strings.Clone(uuidOnly(r.id.Str)) // a legacy rollout's first line
 			}
 		}
 		if h.cwd == "" {
@@ -183,6 +183,7 @@ func readHead(b []byte) *head {
 			if h.cwd == "" && (r.typ.Str == "session_meta" || r.typ.Str == "turn_context") {
 				h.cwd = r.payload.Get("cwd").Str
 			}
+			h.cwd = strings.Clone(h.cwd)
 		}
 		r.times(&h.span)
 		first = false
@@ -191,10 +192,11 @@ func readHead(b []byte) *head {
 }
 
 // eachLine calls fn with each line of b that may be a record (it starts with
-// "{"), trimmed; the last one may be cut short. The lines are of one copy
-// of b, which gjson results may keep.
+// "{"), trimmed; the last one may be cut short. The lines are b itself, read
+// in place (a head is 64 KiB, and a home holds thousands of transcripts): fn
+// must copy what it keeps, since b is the reader's buffer.
 func eachLine(b []byte, fn func(line string)) {
-	s := string(b)
+	s := unsafe.String(unsafe.SliceData(b), len(b))
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -97,3 +97,26 @@ func FuzzReadRecord(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) { sameRecord(t, line) })
 }
+
+// TestHeadOwnsWhatItKeeps reads heads in place (no copy of their 64 KiB):
+// what a head keeps (ids, the cwd) must be its own, not the reader's
+// buffer, which the next read overwrites.
+func TestHeadOwnsWhatItKeeps(t *testing.T) {
+	for name, text := range map[string]string{
+		"codex": `{"timestamp":"2026-11-20T09:12:03Z","type":"session_meta","payload":{"id":"019e0001-0000-7000-8000-000000000001","cwd":"/workspace/a"}}` + "\n",
+		"claude": `{"parentUuid":null,"sessionId":"5f0c1a2b-0000-4000-8000-000000000002","cwd":"/workspace/b","type":"user","timestamp":"2026-11-20T09:12:03Z"}` + "\n",
+		"gemini": `{"sessionId":"g-1","projectHash":"abc","startTime":"2026-11-20T09:12:03Z"}` + "\n",
+		"pi":     `{"type":"session","id":"p-1","cwd":"/workspace/c","timestamp":"2026-11-20T09:12:03Z"}` + "\n",
+	} {
+		buf := []byte(text)
+		h := readHead(buf)
+		kept := func() string { return strings.Join([]string{h.claudeID, h.codexID, h.cwd, h.geminiID, h.piID}, "|") }
+		before := strings.Clone(kept())
+		for i := range buf {
+			buf[i] = 'x'
+		}
+		if after := kept(); after != before || strings.Trim(before, "|") == "" {
+			t.Fatalf("%s: read %q, then %q once the buffer was overwritten", name, before, after)
+		}
+	}
+}

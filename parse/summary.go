@@ -320,8 +320,19 @@ func openDetect(c *Selected) (br *bufio.Reader, head []byte, agent manifest.Agen
 		rc.Close()
 		return nil, nil, "", false, nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
-	br = bufio.NewReaderSize(dr, 64<<10)
+	br = headBufs.Get().(*bufio.Reader)
+	br.Reset(dr)
 	head, _ = br.Peek(64 << 10)
 	agent, ok = Detect(head)
-	return br, head, agent, ok, func() { dr.Close(); rc.Close() }, nil
+	return br, head, agent, ok, func() {
+		dr.Close()
+		rc.Close()
+		br.Reset(nil)
+		headBufs.Put(br)
+	}, nil
 }
+
+// headBufs recycles openDetect's buffers: a home of thousands of
+// transcripts would otherwise allocate 64 KiB for each. Nothing read keeps
+// one: the records parsed from it are copied on (jsonl.Reader).
+var headBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -24,6 +25,30 @@ func TestDecideText(t *testing.T) {
 	} {
 		if got, why := decideText(c.out); got != c.want {
 			t.Errorf("decideText(%q) = %s (%s), want %s", c.out, got, why, c.want)
+		}
+	}
+}
+
+// TestSingleJSON checks how the single-JSON layout is told from a head:
+// its first key is "session" however it is spelled, or the object opens a
+// line of its own (the pretty-printed file); anything else is not it.
+func TestSingleJSON(t *testing.T) {
+	for head, want := range map[string]bool{
+		`{"session":{"id":"x"},"items":[`:          true,
+		"\ufeff{ \"session\" : {":                  true,
+		`{"\u0073ession":{}}`:                      true,
+		"{\n  \"session\": {":                      true,
+		`{"sessions":[]}`:                          false,
+		`{"id":"x","session":{}}`:                  false,
+		`{"session`:                                true,
+		`{"type":"session_meta","payload":{}}`:     false,
+		`[{"session":{}}]`:                         false,
+		``:                                         false,
+		`{"sess\"ion":1}`:                          false,
+		`{"session":` + strings.Repeat(" ", 70000): true,
+	} {
+		if got := SingleJSON([]byte(head)); got != want {
+			t.Errorf("SingleJSON(%.40q) = %v, want %v", head, got, want)
 		}
 	}
 }

@@ -1169,8 +1169,18 @@ func SingleJSON(peek []byte) bool {
 	if len(rest) > 0 && rest[0] == '\n' {
 		return true
 	}
-	key := gjson.ParseBytes(bytes.TrimLeft(rest, " \t\r\n"))
-	return key.Type == gjson.String && key.Str == "session"
+	// The first key, read where it stands: a head is 64 KiB, and a copy of
+	// it for one word costs a home of thousands of transcripts dearly.
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	if len(rest) == 0 || rest[0] != '"' {
+		return false
+	}
+	end := jsonl.StringEnd(rest, 0)
+	if end < 0 {
+		return string(rest[1:]) == "session" // a file cut short in its first key
+	}
+	key, ok := jsonl.String(rest[:end])
+	return ok && string(key) == "session"
 }
 
 func (p *parser) parseSingleJSON(r io.Reader) error {
