@@ -3,9 +3,11 @@ package codex
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/agentsandbox/sandbox/parse/internal/golden"
+	"github.com/tidwall/gjson"
 )
 
 // FuzzParse checks that no rollout, however damaged, makes the parser panic
@@ -21,6 +23,41 @@ func FuzzParse(f *testing.F) {
 			if op.Provenance.Line < 1 {
 				t.Fatalf("op without a line: %+v", op)
 			}
+		}
+	})
+}
+
+// FuzzField checks field against gjson's Get, which it stands in for: the
+// same type, text, raw value and number, whatever the valid object
+// (escapes, duplicate keys, nesting) and the key; on damage, no panic.
+func FuzzField(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch","call_id":"c1"}`,
+		`{"type":"function_call_output","call_id":"c1","output":"Exit code: 0\nWall time: 0 seconds\nOutput:\n"}`,
+		`{"type":"function_call_output","call_id":"c1","output":{"content":"x","success":true}}`,
+		`{"output":[{"type":"input_text","text":"Script completed"}],"output":"second"}`,
+		`{"\u0069nput":"\u00e9\ud83d\ude00 \"q\" \\ \/","input":1}`,
+		`{ "arguments" : "{\"cmd\":\"ls\"}" , "x":null}`,
+		"{\"input\":\"raw\ncontrol\",\"b\":2}",
+		`{"input":"cut short`,
+		`{"a":[1,{"input":"nested"}],"input":true}`,
+		`{"input":-1.5e3}`,
+	} {
+		f.Add(s, "input")
+		f.Add(s, "output")
+		f.Add(s, "arguments")
+	}
+	f.Fuzz(func(t *testing.T, raw, name string) {
+		if strings.ContainsAny(name, ".*?|#@\\!=<>%") {
+			return // a gjson path, not a plain key
+		}
+		it := gjson.Parse(raw)
+		got, want := field(it, name), it.Get(name)
+		if !gjson.Valid(raw) {
+			return // no panic is all: gjson's reading of damage is its own
+		}
+		if got.Type != want.Type || got.Str != want.Str || got.Raw != want.Raw || got.Num != want.Num || got.Exists() != want.Exists() {
+			t.Fatalf("field(%q, %q) = %#v, gjson: %#v", raw, name, got, want)
 		}
 	})
 }

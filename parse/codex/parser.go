@@ -466,15 +466,16 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 	case "function_call_output", "custom_tool_call_output":
 		id := it.Get("call_id").Str
 		delete(p.open, p.hash(id))
-		p.callEnded(rec, id, it.Get("output"))
+		out := field(it, "output") // read once: it can be megabytes
+		p.callEnded(rec, id, out)
 		q := p.at(p.byCallIndex(id))
 		if q == nil || q.out != nil {
 			return
 		}
-		o, why := decideOutput(it.Get("output"))
+		o, why := decideOutput(out)
 		op := &q.op
 		if op.Kind == manifest.KindPatch && op.Provenance.Carrier == "shell_nonintercepted" && o == manifest.OutcomeApplied &&
-			!strings.Contains(textOf(it.Get("output")), successText) {
+			!strings.Contains(textOf(out), successText) {
 			o, why = manifest.OutcomeUnknown, why+", but no apply_patch success line: the non-intercepted apply_patch may not have run"
 		}
 		q.out, q.outAt = &outcome{o, why}, p.records
@@ -578,7 +579,7 @@ func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
 		return
 	}
 	name := it.Get("name").Str
-	argsRaw := it.Get("arguments").Str
+	argsRaw := field(it, "arguments").Str
 	args := gjson.Parse(argsRaw)
 	if p.calls != nil {
 		target := args.Get("cmd").String()
@@ -648,21 +649,26 @@ func (p *parser) customCall(rec jsonl.Record, it gjson.Result) {
 	if !p.callSeen(id) {
 		return
 	}
+	name := it.Get("name").Str
+	var input string
+	if p.calls != nil || name == "apply_patch" || name == "exec" {
+		input = field(it, "input").String() // read once: a whole patch
+	}
 	if p.calls != nil {
-		target := it.Get("input").String()
-		if it.Get("name").Str == "apply_patch" {
+		target := input
+		if name == "apply_patch" {
 			target = patchTargets(target)
 		}
-		p.callStarted(rec, id, it.Get("name").Str, target)
+		p.callStarted(rec, id, name, target)
 	}
-	switch it.Get("name").Str {
+	switch name {
 	case "apply_patch":
-		p.patchOp(rec, id, "custom_tool_call", "apply_patch", it.Get("input").String(), p.turnCwd(), false)
+		p.patchOp(rec, id, "custom_tool_call", "apply_patch", input, p.turnCwd(), false)
 	case "exec":
 		// Code mode: JavaScript calling tools.apply_patch(...). The patch text is
 		// pulled from the script's string literals; the nested patch_apply_end
 		// (call id exec-<uuid>) confirms it.
-		for _, lit := range jsPatchLiterals(it.Get("input").String()) {
+		for _, lit := range jsPatchLiterals(input) {
 			i := p.patchOp(rec, id, "code_mode", "exec", lit, p.turnCwd(), true)
 			if i >= 0 {
 				p.codeOps = append(p.codeOps, i)
