@@ -103,7 +103,7 @@ func FuzzReadRecord(f *testing.F) {
 // buffer, which the next read overwrites.
 func TestHeadOwnsWhatItKeeps(t *testing.T) {
 	for name, text := range map[string]string{
-		"codex": `{"timestamp":"2026-11-20T09:12:03Z","type":"session_meta","payload":{"id":"019e0001-0000-7000-8000-000000000001","cwd":"/workspace/a"}}` + "\n",
+		"codex":  `{"timestamp":"2026-11-20T09:12:03Z","type":"session_meta","payload":{"id":"019e0001-0000-7000-8000-000000000001","cwd":"/workspace/a"}}` + "\n",
 		"claude": `{"parentUuid":null,"sessionId":"5f0c1a2b-0000-4000-8000-000000000002","cwd":"/workspace/b","type":"user","timestamp":"2026-11-20T09:12:03Z"}` + "\n",
 		"gemini": `{"sessionId":"g-1","projectHash":"abc","startTime":"2026-11-20T09:12:03Z"}` + "\n",
 		"pi":     `{"type":"session","id":"p-1","cwd":"/workspace/c","timestamp":"2026-11-20T09:12:03Z"}` + "\n",
