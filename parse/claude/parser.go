@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/agentsandbox/sandbox/parse/shellcmd"
 	"github.com/tidwall/gjson"
@@ -603,24 +604,22 @@ type turResult struct {
 
 // readTur reads the fields of turNames from tur. As with gjson's Get, the
 // first of a key named twice counts, and a value that is not an object
-// has no fields.
+// has no fields. The object is split by jsonobj (its strings skipped with
+// IndexByte) and only the fields named are read, in place: a gjson ForEach
+// read every value, unescaping whole files (originalFile, content) that no
+// one asked for. On valid JSON the fields are what the ForEach gave
+// (FuzzReadTur).
 func readTur(tur gjson.Result) *turResult {
 	t := &turResult{Result: tur}
 	if !tur.IsObject() {
 		return t
 	}
-	var seen [len(turNames)]bool
-	tur.ForEach(func(k, v gjson.Result) bool {
-		for i, n := range turNames {
-			if k.Str == n {
-				if !seen[i] {
-					seen[i], t.fields[i] = true, v
-				}
-				break
-			}
+	o := jsonobj.In(tur.Raw)
+	for i, n := range turNames {
+		if raw := o.Raw(n); raw != nil {
+			t.fields[i] = jsonobj.ValueIn(tur.Raw, raw)
 		}
-		return true
-	})
+	}
 	return t
 }
 

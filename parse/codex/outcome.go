@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/emit"
@@ -127,22 +126,13 @@ func exitOutcome(code, label string) (manifest.Outcome, string) {
 
 // field is it.Get(name) for a plain key of the object it, found without
 // reading the values before it byte by byte and unescaped in runs
-// (jsonobj): a call's input, arguments and output hold whole patches and
-// outputs, which gjson reads one byte at a time. On valid JSON the result
-// is what it.Get(name) gives (FuzzField); inside a damaged object it may
-// find a key gjson gives up before. Its Raw and Str are it.Raw's or fresh
-// copies, never the reader's buffer. A value that is not a string, and a
-// key not found, are left to gjson.
+// (jsonobj.GetIn): a call's input, arguments and output hold whole patches
+// and outputs, which gjson reads one byte at a time. On valid JSON the
+// result is what it.Get(name) gives (FuzzField). Its Raw and Str are
+// it.Raw's or fresh copies, never the reader's buffer.
 func field(it gjson.Result, name string) gjson.Result {
-	if it.Type != gjson.JSON || len(it.Raw) == 0 || it.Raw[0] != '{' {
+	if it.Type != gjson.JSON {
 		return it.Get(name)
 	}
-	data := unsafe.Slice(unsafe.StringData(it.Raw), len(it.Raw)) // read only
-	raw := jsonobj.Fields(data).Raw(name)
-	if len(raw) == 0 || raw[0] != '"' {
-		return it.Get(name) // absent, or not a string: rare, and gjson's
-	}
-	off := int(uintptr(unsafe.Pointer(unsafe.SliceData(raw))) - uintptr(unsafe.Pointer(unsafe.StringData(it.Raw))))
-	s, _ := jsonobj.Text(raw)
-	return gjson.Result{Type: gjson.String, Raw: it.Raw[off : off+len(raw)], Str: s}
+	return jsonobj.GetIn(it.Raw, name)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"iter"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -366,4 +367,46 @@ func control(b []byte) int {
 		}
 	}
 	return -1
+}
+
+// In returns the fields of the JSON object s, read in place: the values
+// found are slices of s's bytes, for ValueIn (which must never write
+// them).
+func In(s string) Object { return Fields(unsafe.Slice(unsafe.StringData(s), len(s))) }
+
+// ValueIn reads raw, a value found in s by In, as gjson reads it, without
+// copying it: its Raw is a substring of s, and so is the text of a string
+// without escapes (one with escapes is unescaped in runs, as Text does).
+// gjson's Get on s would give the same but for its Index. A raw that is not
+// in s is read by Value.
+func ValueIn(s string, raw []byte) gjson.Result {
+	base := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
+	if raw == nil || at < base || at+uintptr(len(raw)) > base+uintptr(len(s)) {
+		return Value(raw)
+	}
+	text := s[at-base : at-base+uintptr(len(raw))]
+	if raw[0] != '"' {
+		return gjson.Parse(text)
+	}
+	if len(raw) >= 2 && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return gjson.Result{Type: gjson.String, Raw: text, Str: text[1 : len(text)-1]}
+	}
+	str, _ := Text(raw)
+	return gjson.Result{Type: gjson.String, Raw: text, Str: str}
+}
+
+// GetIn is gjson.Get(s, name) for a plain key of the object s (on valid
+// JSON, the same result but for its Index), found from In's fields and
+// read by ValueIn. A key not found that way, or a value that is not a
+// string, is left to gjson: inside damage gjson's reading is its own.
+func GetIn(s, name string) gjson.Result {
+	if len(s) == 0 || s[0] != '{' {
+		return gjson.Get(s, name)
+	}
+	raw := In(s).Raw(name)
+	if len(raw) == 0 || raw[0] != '"' {
+		return gjson.Get(s, name)
+	}
+	return ValueIn(s, raw)
 }
