@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -206,7 +208,7 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 	}
 	switch {
 	case a.json || o.Format == "json":
-		return a.writeJSON(in)
+		return a.writeInspectionJSON(in)
 	case o.Format == "md":
 		return writeMarkdown(a.stdout, newReport(in, o.Redact))
 	case o.HTML != "":
@@ -635,3 +637,59 @@ func netDiff(f, from *recov.FileResult) string {
 
 // oneLine is text on one line, cut to n characters.
 func oneLine(s string, n int) string { return ellipsis(strings.Join(strings.Fields(s), " "), n) }
+
+// writeInspectionJSON writes in as writeJSON would, byte for byte, but
+// encodes the timeline and the files one element at a time: the report of
+// a session of a gigabyte is hundreds of megabytes, which encoding/json
+// would build whole, then indent into a second copy, before writing any.
+// The rest of the document is encoded with both arrays empty and the
+// elements are spliced in where their "[]" stands.
+func (a *app) writeInspectionJSON(in *inspection) error {
+	a.wroteJSON = true
+	timeline, files := in.Timeline, in.Files
+	in.Timeline, in.Files = []entry{}, []fileView{}
+	var doc bytes.Buffer
+	err := jsonEncoder(&doc, "").Encode(in)
+	in.Timeline, in.Files = timeline, files
+	if err != nil {
+		return err
+	}
+	rest := doc.Bytes()
+	w := bufio.NewWriterSize(a.stdout, 1<<20)
+	var elem bytes.Buffer
+	enc := jsonEncoder(&elem, "    ")
+	for _, arr := range []struct {
+		key string
+		n   int
+		at  func(int) any
+	}{
+		{"timeline", len(timeline), func(i int) any { return &timeline[i] }},
+		{"files", len(files), func(i int) any { return &files[i] }},
+	} {
+		// Top-level keys alone are indented by two spaces.
+		marker := []byte("\n  \"" + arr.key + "\": []")
+		k := bytes.Index(rest, marker)
+		if k < 0 {
+			return fmt.Errorf("internal error: no %q in the inspection's JSON", arr.key)
+		}
+		w.Write(rest[:k+len(marker)-1]) // up to its "["
+		for i := 0; i < arr.n; i++ {
+			elem.Reset()
+			if err := enc.Encode(arr.at(i)); err != nil {
+				return err
+			}
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			w.WriteString("\n    ")
+			w.Write(bytes.TrimSuffix(elem.Bytes(), []byte("\n")))
+		}
+		if arr.n > 0 {
+			w.WriteString("\n  ")
+		}
+		w.WriteByte(']')
+		rest = rest[k+len(marker):]
+	}
+	w.Write(rest)
+	return w.Flush()
+}

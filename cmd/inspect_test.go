@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
 )
 
 // TestInspectCorpus keeps goldens of inspect (text and JSON) for every
@@ -52,5 +55,36 @@ func mustJSON(t *testing.T, s string, v any) {
 	t.Helper()
 	if err := jsonUnmarshal([]byte(s), v); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestInspectionJSONStreamed checks that the inspection written an element
+// at a time is writeJSON's document byte for byte: arrays empty or not, and
+// texts that quote the very keys the splice looks for.
+func TestInspectionJSONStreamed(t *testing.T) {
+	tricky := "\n  \"timeline\": [],\n  \"files\": [] </script> & é"
+	full := &inspection{Schema: "sandbox.inspect/v1", Timeline: []entry{
+		{Event: manifest.Event{Kind: manifest.EventMessage, Text: tricky, Line: 3}, Session: "s"},
+		{Event: manifest.Event{Kind: manifest.EventCall, Tool: "apply_patch", Target: tricky}, Ops: []opView{{Kind: "patch", Paths: []string{"a"}}}},
+	}, Files: []fileView{{Path: "a", Steps: []stepView{{Diff: tricky}}}}, Unrecoverable: []issue{{Path: tricky}}, Warnings: []manifest.Warning{}}
+	for name, in := range map[string]*inspection{
+		"empty":     {Schema: "sandbox.inspect/v1", Timeline: []entry{}, Files: []fileView{}, Unrecoverable: []issue{}, Warnings: []manifest.Warning{}},
+		"full":      full,
+		"no files":  {Schema: "sandbox.inspect/v1", Timeline: full.Timeline, Files: []fileView{}, Warnings: []manifest.Warning{}},
+		"no events": {Schema: "sandbox.inspect/v1", Timeline: []entry{}, Files: full.Files, Redactions: []manifest.Redaction{{Kind: "k"}}},
+	} {
+		var whole, streamed strings.Builder
+		if err := newApp(nil, &whole, io.Discard).writeJSON(in); err != nil {
+			t.Fatal(err)
+		}
+		if err := newApp(nil, &streamed, io.Discard).writeInspectionJSON(in); err != nil {
+			t.Fatal(err)
+		}
+		if whole.String() != streamed.String() {
+			t.Errorf("%s: streamed JSON differs:\n%s\nwant:\n%s", name, streamed.String(), whole.String())
+		}
+		if len(in.Timeline) != len(full.Timeline) && len(in.Timeline) != 0 {
+			t.Fatalf("%s: the inspection was changed", name)
+		}
 	}
 }

@@ -371,10 +371,17 @@ func emptyReport(dry bool) recov.Report {
 
 func (a *app) writeJSON(v any) error {
 	a.wroteJSON = true
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
+	return jsonEncoder(a.stdout, "").Encode(v)
+}
+
+// jsonEncoder encodes as every JSON report is written: indented by two
+// spaces (each line after the first starting with prefix), HTML left
+// unescaped.
+func jsonEncoder(w io.Writer, prefix string) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetIndent(prefix, "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return enc
 }
 
 // recoverOnce opens the selected sessions (and their subagents) and runs
