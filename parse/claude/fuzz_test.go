@@ -3,6 +3,7 @@ package claude
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -75,6 +76,76 @@ func FuzzReadTur(f *testing.F) {
 			if g.Type != w.Type || g.Str != w.Str || g.Raw != w.Raw || g.Num != w.Num || g.Exists() != w.Exists() {
 				t.Fatalf("%s in %q: %#v, ForEach gave %#v", n, raw, g, w)
 			}
+		}
+	})
+}
+
+// resultTextByGet and headByGet are resultText and head as they were,
+// every field through gjson's Get.
+func resultTextByGet(b gjson.Result) string {
+	c := b.Get("content")
+	if c.Type == gjson.String {
+		return c.Str
+	}
+	var sb strings.Builder
+	c.ForEach(func(_, x gjson.Result) bool {
+		if x.Get("type").Str == "text" {
+			sb.WriteString(x.Get("text").Str)
+		}
+		return true
+	})
+	return sb.String()
+}
+
+func headByGet(b gjson.Result, n int) string {
+	c := b.Get("content")
+	if c.Type == gjson.String {
+		if len(c.Raw) > 6*n+2 {
+			return boundedHead(c.Raw, n)
+		}
+		if len(c.Str) > n {
+			return c.Str[:n]
+		}
+		return c.Str
+	}
+	t := resultTextByGet(b)
+	if len(t) > n {
+		t = t[:n]
+	}
+	return t
+}
+
+// FuzzResultText checks the head and the text of a tool result, read by
+// jsonobj, against gjson's Get on valid JSON, long contents (past the
+// bounded head) included; on anything else, no panic. Heads of 2048 bytes
+// (read from 12 KiB) and of 8 (from 50 bytes, which the fuzzer reaches).
+func FuzzResultText(f *testing.F) {
+	long := strings.Repeat(`line \"quoted\" \u00e9\n`, 520) // past head's bounded 12 KiB
+	short := `a\"b\\c\u00e9d\nefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV`
+	for _, s := range []string{
+		`{"type":"tool_result","tool_use_id":"t1","content":"File created successfully at: /w/a.go"}`,
+		`{"type":"tool_result","content":[{"type":"text","text":"one"},{"type":"image"},{"type":"text","text":"two"}],"is_error":false}`,
+		`{"tool_use_id":"t","content":"` + long + `"}`,
+		`{"tool_use_id":"t","content":"` + short + `"}`,
+		`{"\u0063ontent":"escaped key","is_error":true}`,
+		`{"content":null}`, `{"content":42}`, `"not an object"`, `{"content":"cut`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		b := gjson.Parse(raw)
+		h, h8, txt := head(b), headN(b, 8), resultText(b)
+		if !gjson.Valid(raw) {
+			return
+		}
+		if want := headByGet(b, 2048); h != want {
+			t.Fatalf("head(%.80q) = %.80q, gjson: %.80q", raw, h, want)
+		}
+		if want := headByGet(b, 8); h8 != want {
+			t.Fatalf("headN(%q, 8) = %q, gjson: %q", raw, h8, want)
+		}
+		if want := resultTextByGet(b); txt != want {
+			t.Fatalf("resultText(%.80q) = %.80q, gjson: %.80q", raw, txt, want)
 		}
 	})
 }

@@ -535,7 +535,7 @@ var (
 
 // resultText joins a tool_result's content (a string, or text blocks).
 func resultText(b gjson.Result) string {
-	c := b.Get("content")
+	c := field(b, "content")
 	if c.Type == gjson.String {
 		return c.Str
 	}
@@ -554,40 +554,71 @@ func resultText(b gjson.Result) string {
 // The bound is on the text, not on how the transcript spells it (a
 // character may take up to six bytes as an escape), so that every spelling
 // of a result reads alike.
-func head(b gjson.Result) string {
-	const n = 2048
-	c := b.Get("content")
-	if c.Type == gjson.String {
-		raw := c.Raw
-		if len(raw) > 6*n+2 {
-			// Unescape a bounded prefix, cut before any escape the cut would split.
-			cut := 6 * n
-			if k := strings.LastIndexByte(raw[cut-12:cut], '\\'); k >= 0 {
-				k += cut - 12
-				bs := 0
-				for m := k; m > 0 && raw[m] == '\\'; m-- {
-					bs++
-				}
-				if bs%2 == 1 {
-					cut = k // raw[k] starts an escape: leave it out
-				}
-			}
-			t := gjson.Parse(raw[:cut] + `"`).Str
-			if len(t) > n {
-				t = t[:n]
-			}
-			return t
+func head(b gjson.Result) string { return headN(b, 2048) }
+
+// headN is head of at most n bytes.
+func headN(b gjson.Result, n int) string {
+	c, ok := rawField(b, "content") // as written: not unescaped whole
+	if !ok {
+		c = b.Get("content").Raw
+	}
+	if len(c) > 0 && c[0] == '"' {
+		if len(c) > 6*n+2 {
+			return boundedHead(c, n)
 		}
-		if len(c.Str) > n {
-			return c.Str[:n]
+		t := gjson.Parse(c).Str
+		if len(t) > n {
+			t = t[:n]
 		}
-		return c.Str
+		return t
 	}
 	t := resultText(b)
 	if len(t) > n {
 		t = t[:n]
 	}
 	return t
+}
+
+// boundedHead returns at most the first n bytes of the text of the long
+// JSON string raw, unescaping a bounded prefix of it.
+func boundedHead(raw string, n int) string {
+	// Cut before any escape the cut would split.
+	cut := 6 * n
+	if k := strings.LastIndexByte(raw[cut-12:cut], '\\'); k >= 0 {
+		k += cut - 12
+		bs := 0
+		for m := k; m > 0 && raw[m] == '\\'; m-- {
+			bs++
+		}
+		if bs%2 == 1 {
+			cut = k // raw[k] starts an escape: leave it out
+		}
+	}
+	t := gjson.Parse(raw[:cut] + `"`).Str
+	if len(t) > n {
+		t = t[:n]
+	}
+	return t
+}
+
+// field is b.Get(name) for a plain key of the object b, found by jsonobj
+// and unescaped in runs: a tool result's content can be megabytes, which
+// gjson reads a byte at a time. On valid JSON it is gjson's Get
+// (FuzzResultText).
+func field(b gjson.Result, name string) gjson.Result {
+	if b.Type != gjson.JSON {
+		return b.Get(name)
+	}
+	return jsonobj.GetIn(b.Raw, name)
+}
+
+// rawField returns the value of the first field name of the object b as
+// written (a substring of b.Raw), when jsonobj finds it.
+func rawField(b gjson.Result, name string) (string, bool) {
+	if !b.IsObject() {
+		return "", false
+	}
+	return jsonobj.RawIn(b.Raw, name)
 }
 
 // turNames are the fields of a toolUseResult that outcome and result read.

@@ -410,3 +410,14 @@ func GetIn(s, name string) gjson.Result {
 	}
 	return ValueIn(s, raw)
 }
+
+// RawIn returns the first field name of the object s as written, a
+// substring of s, when In finds it.
+func RawIn(s, name string) (string, bool) {
+	raw := In(s).Raw(name)
+	if raw == nil {
+		return "", false
+	}
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw))) - uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	return s[at : at+uintptr(len(raw))], true
+}
