@@ -61,3 +61,25 @@ func FuzzField(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPayloadType checks payloadType against gjson's GetBytes, which it
+// stands in for, on anything at all: its fast path reads only a prefix
+// that gjson reads the same way, damaged or not after it.
+func FuzzPayloadType(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"function_call","name":"exec_command","arguments":"{}","call_id":"c"}`,
+		` { "type" : "reasoning" , "summary":[]}`,
+		`{"\u0074ype":"t\u00e9\"x","type":"second"}`,
+		`{"name":"x","type":"later"}`,
+		`{"type":1}`, `{"type":"cut`, `{"type":"ok"`, `["type"]`, `{}`, ``,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, pl []byte) {
+		got, ok := payloadType(pl)
+		want := gjson.GetBytes(pl, "type")
+		if got != want.Str || ok != want.Exists() {
+			t.Fatalf("payloadType(%q) = %q, %v; gjson: %q, %v", pl, got, ok, want.Str, want.Exists())
+		}
+	})
+}

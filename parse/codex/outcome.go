@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"regexp"
 	"strconv"
 	"strings"
@@ -135,4 +136,66 @@ func field(it gjson.Result, name string) gjson.Result {
 		return it.Get(name)
 	}
 	return jsonobj.GetIn(it.Raw, name)
+}
+
+// payloadType is gjson.GetBytes(pl, "type") (its text, and whether it
+// exists) read where Codex writes it, as the payload's first key, without
+// gjson's copy of the result; a payload spelled otherwise is left to gjson.
+// It is read for every line of a rollout.
+func payloadType(pl []byte) (string, bool) {
+	if i := jsonobj.SkipSpace(pl, 0); i < len(pl) && pl[i] == '{' {
+		if k := jsonobj.SkipSpace(pl, i+1); k < len(pl) && pl[k] == '"' {
+			if kend := jsonl.StringEnd(pl, k); kend > 0 && jsonobj.KeyIs(pl[k:kend], "type") {
+				if c := jsonobj.SkipSpace(pl, kend); c < len(pl) && pl[c] == ':' {
+					if v := jsonobj.SkipSpace(pl, c+1); v < len(pl) && pl[v] == '"' {
+						if vend := jsonl.StringEnd(pl, v); vend > 0 {
+							if raw := pl[v:vend]; bytes.IndexByte(raw, '\\') < 0 {
+								return intern(raw[1 : len(raw)-1]), true
+							}
+							s, _ := jsonobj.Text(pl[v:vend])
+							return s, true
+						}
+					}
+				}
+			}
+		}
+	}
+	r := gjson.GetBytes(pl, "type")
+	return r.Str, r.Exists()
+}
+
+// intern returns b as a string, without allocating for the types every
+// rollout repeats on most of its lines.
+func intern(b []byte) string {
+	switch string(b) {
+	case "response_item":
+		return "response_item"
+	case "event_msg":
+		return "event_msg"
+	case "turn_context":
+		return "turn_context"
+	case "session_meta":
+		return "session_meta"
+	case "message":
+		return "message"
+	case "reasoning":
+		return "reasoning"
+	case "function_call":
+		return "function_call"
+	case "function_call_output":
+		return "function_call_output"
+	case "custom_tool_call":
+		return "custom_tool_call"
+	case "custom_tool_call_output":
+		return "custom_tool_call_output"
+	case "token_count":
+		return "token_count"
+	case "agent_message":
+		return "agent_message"
+	case "agent_reasoning":
+		return "agent_reasoning"
+	case "user_message":
+		return "user_message"
+	}
+	return string(b)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/applypatch"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/agentsandbox/sandbox/parse/shellcmd"
 	"github.com/tidwall/gjson"
@@ -51,8 +52,8 @@ type parser struct {
 	byCall map[string]int // call_id -> absolute index of a pending op
 	// seen and open hold 64-bit hashes of call ids (every call seen, and
 	// those awaiting an output): a few bytes a call, however long the rollout.
-	seen    map[uint64]struct{}
-	open    map[uint64]struct{}
+	seen    jsonobj.HashSet // calls met, by the hash of their id
+	open    jsonobj.HashSet // calls awaiting their output
 	seed    maphash.Seed
 	codeOps []int // code-mode patch ops awaiting a patch_apply_end
 
@@ -127,7 +128,7 @@ func Stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.
 
 func stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.Session, int, error) {
 	p := &parser{
-		file: file, byCall: map[string]int{}, seen: map[uint64]struct{}{}, open: map[uint64]struct{}{}, first: true, h: h,
+		file: file, byCall: map[string]int{}, first: true, h: h,
 		seed: maphash.MakeSeed(),
 	}
 	if h.Event != nil {
@@ -261,9 +262,9 @@ func (p *parser) record(rec jsonl.Record) {
 			p.lastTS = append(p.lastTS[:0], ts...)
 		}
 		pl := rec.Field("payload")
-		ptype := gjson.GetBytes(pl, "type")
-		if ptype.Exists() || string(typ) == "session_meta" || string(typ) == "turn_context" || string(typ) == "compacted" {
-			p.wrapped(rec, string(typ), ptype.Str, pl)
+		ptype, hasType := payloadType(pl)
+		if hasType || string(typ) == "session_meta" || string(typ) == "turn_context" || string(typ) == "compacted" {
+			p.wrapped(rec, intern(typ), ptype, pl)
 			return
 		}
 		// A bare legacy ResponseItem.
@@ -350,7 +351,7 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string, pl []byte) {
 		if ptype == "function_call_output" || ptype == "custom_tool_call_output" || ptype == "apply_patch_call_output" {
 			// Outputs are the largest lines: look at the call id first.
 			id := gjson.GetBytes(pl, "call_id").Str
-			delete(p.open, p.hash(id))
+			p.open.Del(p.hash(id))
 			_, tracked := p.byCall[id]
 			_, timed := p.calls[id]
 			if !tracked && !timed {
@@ -465,7 +466,7 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 		p.shell(rec, id, "local_shell_call", "local_shell_call", argv, "", it.Get("action.working_directory").Str)
 	case "function_call_output", "custom_tool_call_output":
 		id := it.Get("call_id").Str
-		delete(p.open, p.hash(id))
+		p.open.Del(p.hash(id))
 		out := field(it, "output") // read once: it can be megabytes
 		p.callEnded(rec, id, out)
 		q := p.at(p.byCallIndex(id))
@@ -483,7 +484,7 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 		p.applyPatchCall(rec, it)
 	case "apply_patch_call_output":
 		id := it.Get("call_id").Str
-		delete(p.open, p.hash(id))
+		p.open.Del(p.hash(id))
 		p.callEnded(rec, id, it.Get("output"))
 		if q := p.at(p.byCallIndex(id)); q != nil {
 			switch it.Get("status").Str {
@@ -563,11 +564,11 @@ func (p *parser) callSeen(id string) bool {
 		return true
 	}
 	k := p.hash(id)
-	if _, ok := p.seen[k]; ok {
+	if p.seen.Has(k) {
 		return false
 	}
-	p.seen[k] = struct{}{}
-	p.open[k] = struct{}{}
+	p.seen.Add(k)
+	p.open.Add(k)
 	return true
 }
 
@@ -908,7 +909,7 @@ func (p *parser) patchEnd(rec jsonl.Record, id, turn string, ev, changes gjson.R
 			}
 		}
 	}
-	if _, seen := p.seen[p.hash(id)]; !ok && seen {
+	if seen := p.seen.Has(p.hash(id)); !ok && seen {
 		if len(changeEvidence(changes)) > 0 {
 			p.warn(rec, "patch_apply_end for call %s came after the call was settled; its evidence is not used", id)
 		}
@@ -1054,7 +1055,7 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	switch {
 	case truncated:
 		s.EndState = manifest.EndTruncated
-	case len(p.open) > 0:
+	case p.open.Size() > 0:
 		s.EndState = manifest.EndInTool
 	case p.lastTurnEvent == "started":
 		s.EndState = manifest.EndOpen
