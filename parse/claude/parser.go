@@ -56,7 +56,7 @@ type parser struct {
 	// calls are every tool call awaiting its result, for timeline events
 	// (only when the handler wants events).
 	calls   map[string]*manifest.Event
-	settled map[uint64]bool
+	settled jsonobj.HashSet // calls settled, by the hash of their id
 
 	firstCwd, lastTS, firstTS, maxTS string
 	sessionIDs                       map[string]bool
@@ -74,7 +74,7 @@ type parser struct {
 // h as soon as its tool result is read. It returns the complete session.
 func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
 	p := &parser{file: file, opts: opts, h: h, seed: maphash.MakeSeed(), pending: map[string]*toolUse{},
-		settled: map[uint64]bool{}, sessionIDs: map[string]bool{}}
+		sessionIDs: map[string]bool{}}
 	p.sess = manifest.Session{Agent: manifest.AgentClaude, Transcript: file, ID: idFromFilename(file)}
 	if h.Event != nil {
 		p.calls = map[string]*manifest.Event{}
@@ -404,7 +404,7 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				return true
 			}
 			id, name := b.Get("id").Str, b.Get("name").Str
-			if p.calls != nil && id != "" && p.calls[id] == nil && !p.settled[p.hash(id)] {
+			if p.calls != nil && id != "" && p.calls[id] == nil && !p.settled.Has(p.hash(id)) {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
 				ev := &manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: strings.Clone(name),
 					Target: toolTarget(name, b.Get("input")), CallID: strings.Clone(id), Outcome: manifest.OutcomeUnknown, Sidechain: side,
@@ -424,12 +424,12 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 			if !relevant(name) || id == "" {
 				return true
 			}
-			if p.settled[p.hash(id)] || p.pending[id] != nil {
+			if p.settled.Has(p.hash(id)) || p.pending[id] != nil {
 				return true // a copy (compaction replay, mirror, resumed history)
 			}
 			if name == "Bash" || name == "PowerShell" {
 				if !shellcmd.Parse(b.Get("input.command").Str).Writes() {
-					p.settled[p.hash(id)] = true // runs something, writes nothing we can see
+					p.settled.Add(p.hash(id)) // runs something, writes nothing we can see
 					return true
 				}
 			}
@@ -456,7 +456,7 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				return true
 			}
 			delete(p.pending, id)
-			p.settled[p.hash(id)] = true
+			p.settled.Add(p.hash(id))
 			p.result(rec, id, tu, b, tr)
 		}
 		return true
@@ -769,9 +769,11 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 		if op, ok = p.fileOp(rec, tu, id, manifest.KindWrite, fp); !ok {
 			return
 		}
-		content := in.Get("content").Str
-		if obj && tur.Get("content").Type == gjson.String {
-			content = tur.Get("content").Str
+		var content string
+		if c := tur.Get("content"); obj && c.Type == gjson.String {
+			content = c.Str // what was written; the input is not read
+		} else {
+			content = field(in, "content").Str
 		}
 		op.Content = &content
 		if orig := tur.Get("originalFile"); orig.Type == gjson.String {
@@ -782,7 +784,7 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 		if op, ok = p.fileOp(rec, tu, id, manifest.KindEdit, fp); !ok {
 			return
 		}
-		e := manifest.Edit{Old: in.Get("old_string").Str, New: in.Get("new_string").Str, ReplaceAll: in.Get("replace_all").Bool()}
+		e := manifest.Edit{Old: field(in, "old_string").Str, New: field(in, "new_string").Str, ReplaceAll: in.Get("replace_all").Bool()}
 		if obj {
 			// What ran can differ from what the model asked (user edits, hooks).
 			if v := tur.Get("oldString"); v.Type == gjson.String {
