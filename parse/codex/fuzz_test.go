@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/parse/internal/golden"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -80,6 +81,20 @@ func FuzzPayloadType(f *testing.F) {
 		want := gjson.GetBytes(pl, "type")
 		if got != want.Str || ok != want.Exists() {
 			t.Fatalf("payloadType(%q) = %q, %v; gjson: %q, %v", pl, got, ok, want.Str, want.Exists())
+		}
+		// In a record, the fast path reads from the payload's start to the
+		// end of the line (FieldFrom): the same answer, or none.
+		line := append(append([]byte(`{"timestamp":"t","type":"response_item","payload":`), pl...), "}\n"...)
+		r := jsonl.NewReader(bytes.NewReader(line), "f")
+		defer r.Close()
+		rec, err := r.Next()
+		if err != nil || rec.Line != 1 {
+			return
+		}
+		if typ, exists, fast := payloadTypeFast(rec.FieldFrom("payload")); fast {
+			if w, wok := payloadType(rec.Field("payload")); typ != w || exists != wok {
+				t.Fatalf("in %q: from the payload's start %q, %v; from the payload %q, %v", line, typ, exists, w, wok)
+			}
 		}
 	})
 }

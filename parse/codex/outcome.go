@@ -143,6 +143,17 @@ func field(it gjson.Result, name string) gjson.Result {
 // gjson's copy of the result; a payload spelled otherwise is left to gjson.
 // It is read for every line of a rollout.
 func payloadType(pl []byte) (string, bool) {
+	if t, exists, ok := payloadTypeFast(pl); ok {
+		return t, exists
+	}
+	r := gjson.GetBytes(pl, "type")
+	return r.Str, r.Exists()
+}
+
+// payloadTypeFast is payloadType's reading of a first key "type" with a
+// string value; ok is false for a payload spelled otherwise. It reads no
+// further than that value, so pl may run on past the payload (FieldFrom).
+func payloadTypeFast(pl []byte) (typ string, exists, ok bool) {
 	if i := jsonobj.SkipSpace(pl, 0); i < len(pl) && pl[i] == '{' {
 		if k := jsonobj.SkipSpace(pl, i+1); k < len(pl) && pl[k] == '"' {
 			if kend := jsonl.StringEnd(pl, k); kend > 0 && jsonobj.KeyIs(pl[k:kend], "type") {
@@ -150,18 +161,17 @@ func payloadType(pl []byte) (string, bool) {
 					if v := jsonobj.SkipSpace(pl, c+1); v < len(pl) && pl[v] == '"' {
 						if vend := jsonl.StringEnd(pl, v); vend > 0 {
 							if raw := pl[v:vend]; bytes.IndexByte(raw, '\\') < 0 {
-								return intern(raw[1 : len(raw)-1]), true
+								return intern(raw[1 : len(raw)-1]), true, true
 							}
 							s, _ := jsonobj.Text(pl[v:vend])
-							return s, true
+							return s, true, true
 						}
 					}
 				}
 			}
 		}
 	}
-	r := gjson.GetBytes(pl, "type")
-	return r.Str, r.Exists()
+	return "", false, false
 }
 
 // intern returns b as a string, without allocating for the types every

@@ -261,10 +261,23 @@ func (p *parser) record(rec jsonl.Record) {
 		if ts, ok := jsonl.String(rec.Field("timestamp")); ok {
 			p.lastTS = append(p.lastTS[:0], ts...)
 		}
-		pl := rec.Field("payload")
-		ptype, hasType := payloadType(pl)
+		// The payload's type is read from its start: the line's end (another
+		// cache line) is looked at only for a record that is read further.
+		var pl []byte
+		ptype, hasType, ok := payloadTypeFast(rec.FieldFrom("payload"))
+		if !ok {
+			pl = rec.Field("payload")
+			ptype, hasType = payloadType(pl)
+		}
 		if hasType || string(typ) == "session_meta" || string(typ) == "turn_context" || string(typ) == "compacted" {
-			p.wrapped(rec, intern(typ), ptype, pl)
+			kind := intern(typ)
+			if kind == "response_item" && !relevantItem(ptype) || kind == "event_msg" && !relevantEvent(ptype) && p.calls == nil {
+				return // what wrapped would dismiss first
+			}
+			if pl == nil {
+				pl = rec.Field("payload")
+			}
+			p.wrapped(rec, kind, ptype, pl)
 			return
 		}
 		// A bare legacy ResponseItem.

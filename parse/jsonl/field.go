@@ -28,6 +28,28 @@ func (r Record) Field(name string) []byte {
 	return nil
 }
 
+// FieldFrom returns the record's bytes from the start of the raw value of
+// its top-level key name (the last one named so, as Field finds it) to the
+// end of the record, or nil when it has no such key: the value and what
+// follows it. A parser that reads only the start of a value (its first
+// key) takes this instead of Field, which finds the value's end by looking
+// at the end of the record, in a line of kilobytes another cache line.
+func (r Record) FieldFrom(name string) []byte {
+	keys := r.keys
+	if keys == nil {
+		keys, _ = topKeys(r.Data)
+	}
+	for k := len(keys) - 1; k >= 0; k-- {
+		if keyIs(r.Data, keys[k], name) {
+			if i := valueStart(r.Data, keys[k]); i >= 0 {
+				return r.Data[i:]
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
 // EachField calls fn with each top-level key of the record, in order, and
 // the offsets in Data of its raw value (whitespace around it left out): the
 // fields a one-pass read of the record needs, found from the key offsets
@@ -122,22 +144,31 @@ func value(data []byte, keys []int, k int) []byte {
 	return data[i:end]
 }
 
-// valueAt returns the offsets of the raw value of the k-th key of keys;
-// end <= start when there is none.
-func valueAt(data []byte, keys []int, k int) (start, end int) {
-	i := StringEnd(data, keys[k])
+// valueStart returns the offset of the value of the key at data[key], or -1.
+func valueStart(data []byte, key int) int {
+	i := StringEnd(data, key)
 	if i < 0 {
-		return 0, 0
+		return -1
 	}
 	for i < len(data) && isSpace(data[i]) {
 		i++
 	}
 	if i >= len(data) || data[i] != ':' {
-		return 0, 0
+		return -1
 	}
 	i++
 	for i < len(data) && isSpace(data[i]) {
 		i++
+	}
+	return i
+}
+
+// valueAt returns the offsets of the raw value of the k-th key of keys;
+// end <= start when there is none.
+func valueAt(data []byte, keys []int, k int) (start, end int) {
+	i := valueStart(data, keys[k])
+	if i < 0 {
+		return 0, 0
 	}
 	// The value ends before the separator of the next key, or before the
 	// record's closing brace.

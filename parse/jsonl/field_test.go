@@ -23,6 +23,11 @@ func TestField(t *testing.T) {
 			if got := string(rec.Field(tc.key)); got != tc.want {
 				t.Errorf("%s: Field(%s, %q) = %q, want %q", name, tc.in, tc.key, got, tc.want)
 			}
+			// FieldFrom is the same value followed by the rest of the record.
+			from := string(rec.FieldFrom(tc.key))
+			if !strings.HasPrefix(from, tc.want) || (from == "") != (tc.want == "") || !strings.HasSuffix(tc.in, from) {
+				t.Errorf("%s: FieldFrom(%s, %q) = %q, want %q and the rest of the record", name, tc.in, tc.key, from, tc.want)
+			}
 		}
 	}
 }
