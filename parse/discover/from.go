@@ -34,7 +34,8 @@ type Skipped struct {
 // "-" for standard input (any of those), or an s3:// URL (a prefix, or one
 // object of any of those kinds, read through f.S3). Archives are recognised by their
 // content and read in place, one member at a time as a stream: a member is
-// never held whole in memory. Standard input is copied once into a private
+// never held whole in memory (a compressed tar, which has no index, is
+// decompressed once into an unlinked temporary file: tarMembers). Standard input is copied once into a private
 // temporary file that is unlinked at once (so nothing remains, even after a
 // kill), because it must be read more than once.
 func (f *Finder) From(name string, stdin io.Reader) ([]Candidate, []Skipped, error) {
