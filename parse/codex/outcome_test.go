@@ -1,10 +1,13 @@
 package codex
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/tidwall/gjson"
 )
 
 // TestDecideText pins how an output's words decide a call's outcome,
@@ -46,9 +49,49 @@ func TestSingleJSON(t *testing.T) {
 		``:                                         false,
 		`{"sess\"ion":1}`:                          false,
 		`{"session":` + strings.Repeat(" ", 70000): true,
+		// A damaged key reads as gjson reads it: up to the damage.
+		`{"session\z":{}}`:          true,
+		`{"\u0073ession\z":1}`:      true,
+		"{\"sess\\u0069on\x01\":1}": true,
+		`{"sess\u0069on`:            true,
+		`{"session\`:                true,
+		"{\"session\x01\n\":1}":     false, // as gjson read it
+		`{"\u0073\u0065\u0073\u0073\u0069\u006f\u006e":1}`: true,
+		`{"` + strings.Repeat(`\u0073`, 12) + `":1}`:       false,
 	} {
 		if got := SingleJSON([]byte(head)); got != want {
 			t.Errorf("SingleJSON(%.40q) = %v, want %v", head, got, want)
 		}
+		if got, old := SingleJSON([]byte(head)), singleJSONWhole([]byte(head)); got != old {
+			t.Errorf("SingleJSON(%.40q) = %v, but reading the whole head %v", head, got, old)
+		}
 	}
+}
+
+// singleJSONWhole is SingleJSON as it was, reading the first key with
+// gjson from the whole head.
+func singleJSONWhole(peek []byte) bool {
+	t := bytes.TrimLeft(jsonl.TrimBOM(peek), " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return false
+	}
+	rest := bytes.TrimLeft(t[1:], " \t\r")
+	if len(rest) > 0 && rest[0] == '\n' {
+		return true
+	}
+	key := gjson.ParseBytes(bytes.TrimLeft(rest, " \t\r\n"))
+	return key.Type == gjson.String && key.Str == "session"
+}
+
+// FuzzSingleJSON requires SingleJSON's bounded reading of the first key to
+// be the whole head's, whatever the head.
+func FuzzSingleJSON(f *testing.F) {
+	for _, s := range []string{`{"session":{}}`, `{"\u0073ession\z":1}`, `{"sess`, "{\"a\x01\":1}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, head []byte) {
+		if got, want := SingleJSON(head), singleJSONWhole(head); got != want {
+			t.Fatalf("SingleJSON(%q) = %v, the whole head's reading %v", head, got, want)
+		}
+	})
 }

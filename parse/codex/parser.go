@@ -1189,18 +1189,15 @@ func SingleJSON(peek []byte) bool {
 	if len(rest) > 0 && rest[0] == '\n' {
 		return true
 	}
-	// The first key, read where it stands: a head is 64 KiB, and a copy of
-	// it for one word costs a home of thousands of transcripts dearly.
+	// The first key, read as gjson reads it (its unescaping stops at a bad
+	// escape or a control character) from a bounded prefix: a head is 64
+	// KiB, and a copy of it for one word costs a home of thousands of
+	// transcripts dearly. 64 bytes hold "session" however it is spelled (7
+	// escapes of six bytes), and any longer key reads as more than 7
+	// characters from them too.
 	rest = bytes.TrimLeft(rest, " \t\r\n")
-	if len(rest) == 0 || rest[0] != '"' {
-		return false
-	}
-	end := jsonl.StringEnd(rest, 0)
-	if end < 0 {
-		return string(rest[1:]) == "session" // a file cut short in its first key
-	}
-	key, ok := jsonl.String(rest[:end])
-	return ok && string(key) == "session"
+	key := gjson.ParseBytes(rest[:min(len(rest), 64)])
+	return key.Type == gjson.String && key.Str == "session"
 }
 
 func (p *parser) parseSingleJSON(r io.Reader) error {
