@@ -603,7 +603,7 @@ func boundedHead(raw string, n int) string {
 
 // field is b.Get(name) for a plain key of the object b, found by jsonobj
 // and unescaped in runs: a tool result's content can be megabytes, which
-// gjson reads a byte at a time. On valid JSON it is gjson's Get
+// gjson reads a byte at a time. It is gjson's Get, damaged or not
 // (FuzzResultText).
 func field(b gjson.Result, name string) gjson.Result {
 	if b.Type != gjson.JSON {
@@ -638,19 +638,42 @@ type turResult struct {
 // has no fields. The object is split by jsonobj (its strings skipped with
 // IndexByte) and only the fields named are read, in place: a gjson ForEach
 // read every value, unescaping whole files (originalFile, content) that no
-// one asked for. On valid JSON the fields are what the ForEach gave
-// (FuzzReadTur).
+// one asked for. The fields are what the ForEach gave, damaged or not
+// (FuzzReadTur): an object jsonobj does not read whole is read by it.
 func readTur(tur gjson.Result) *turResult {
 	t := &turResult{Result: tur}
 	if !tur.IsObject() {
 		return t
 	}
-	o := jsonobj.In(tur.Raw)
+	o, whole := jsonobj.In(tur.Raw)
+	if !whole {
+		return readTurForEach(tur) // damaged: gjson's reading, as before
+	}
 	for i, n := range turNames {
 		if raw := o.Raw(n); raw != nil {
 			t.fields[i] = jsonobj.ValueIn(tur.Raw, raw)
 		}
 	}
+	return t
+}
+
+// readTurForEach is readTur through one gjson ForEach over the object,
+// which reads every value: for an object jsonobj does not read whole.
+func readTurForEach(tur gjson.Result) *turResult {
+	t := &turResult{Result: tur}
+	if !tur.IsObject() {
+		return t
+	}
+	var seen [len(turNames)]bool
+	tur.ForEach(func(k, v gjson.Result) bool {
+		for i, n := range turNames {
+			if k.Str == n && !seen[i] {
+				seen[i], t.fields[i] = true, v
+				break
+			}
+		}
+		return true
+	})
 	return t
 }
 

@@ -29,8 +29,9 @@ func FuzzParse(f *testing.F) {
 }
 
 // FuzzField checks field against gjson's Get, which it stands in for: the
-// same type, text, raw value and number, whatever the valid object
-// (escapes, duplicate keys, nesting) and the key; on damage, no panic.
+// same type, text, raw value and number, whatever the object (escapes,
+// duplicate keys, nesting, damage: what jsonobj does not read whole goes
+// to gjson) and the key.
 func FuzzField(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Add File: a\n+x\n*** End Patch","call_id":"c1"}`,
@@ -43,6 +44,7 @@ func FuzzField(f *testing.F) {
 		`{"input":"cut short`,
 		`{"a":[1,{"input":"nested"}],"input":true}`,
 		`{"input":-1.5e3}`,
+		`{"a":tru"e","input":"x"}`, `{"a":1 "input":"x"}`, `{"a":1,,"input":"x"}`, "{\f\"input\":\"x\"}", `{"a":01,"input":"x"}`,
 	} {
 		f.Add(s, "input")
 		f.Add(s, "output")
@@ -54,9 +56,6 @@ func FuzzField(f *testing.F) {
 		}
 		it := gjson.Parse(raw)
 		got, want := field(it, name), it.Get(name)
-		if !gjson.Valid(raw) {
-			return // no panic is all: gjson's reading of damage is its own
-		}
 		if got.Type != want.Type || got.Str != want.Str || got.Raw != want.Raw || got.Num != want.Num || got.Exists() != want.Exists() {
 			t.Fatalf("field(%q, %q) = %#v, gjson: %#v", raw, name, got, want)
 		}

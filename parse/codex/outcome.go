@@ -128,8 +128,8 @@ func exitOutcome(code, label string) (manifest.Outcome, string) {
 // field is it.Get(name) for a plain key of the object it, found without
 // reading the values before it byte by byte and unescaped in runs
 // (jsonobj.GetIn): a call's input, arguments and output hold whole patches
-// and outputs, which gjson reads one byte at a time. On valid JSON the
-// result is what it.Get(name) gives (FuzzField). Its Raw and Str are
+// and outputs, which gjson reads one byte at a time. The result is what
+// it.Get(name) gives, damaged or not (FuzzField). Its Raw and Str are
 // it.Raw's or fresh copies, never the reader's buffer.
 func field(it gjson.Result, name string) gjson.Result {
 	if it.Type != gjson.JSON {

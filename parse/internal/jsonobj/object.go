@@ -371,8 +371,79 @@ func control(b []byte) int {
 
 // In returns the fields of the JSON object s, read in place: the values
 // found are slices of s's bytes, for ValueIn (which must never write
-// them).
-func In(s string) Object { return Fields(unsafe.Slice(unsafe.StringData(s), len(s))) }
+// them). whole is false unless s opens with an object that JSON's grammar
+// reads to its closing brace at the top level (keys, colons, commas, and
+// each value a string, a nested object or array, or a literal JSON allows):
+// inside damage gjson reads on its own way (it skips a missing comma, loses
+// its place in a broken literal), and a reader that must give gjson's
+// answer leaves such an object to gjson.
+func In(s string) (o Object, whole bool) {
+	raw := unsafe.Slice(unsafe.StringData(s), len(s))
+	i := SkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return Object{}, false
+	}
+	o = Object{f: make([]field, 0, 8)}
+	strict := true
+	end := walkFields(raw, SkipSpace(raw, i+1), func(at int, key, val []byte) bool {
+		if c := val[0]; c != '"' && c != '{' && c != '[' && !literal(val) {
+			strict = false
+			return false
+		}
+		if len(o.f) < maxFields {
+			o.f = append(o.f, field{key: key, val: val})
+		} else if o.all == nil {
+			o.all, o.rest = raw, at
+		}
+		return true
+	})
+	return o, strict && end >= 0
+}
+
+// literal reports whether b is true, false, null or a number as JSON
+// writes them.
+func literal(b []byte) bool {
+	switch string(b) {
+	case "true", "false", "null":
+		return true
+	}
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return false
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			return false
+		}
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	return i == len(b)
+}
 
 // ValueIn reads raw, a value found in s by In, as gjson reads it, without
 // copying it: its Raw is a substring of s, and so is the text of a string
@@ -396,15 +467,16 @@ func ValueIn(s string, raw []byte) gjson.Result {
 	return gjson.Result{Type: gjson.String, Raw: text, Str: str}
 }
 
-// GetIn is gjson.Get(s, name) for a plain key of the object s (on valid
-// JSON, the same result but for its Index), found from In's fields and
-// read by ValueIn. A key not found that way, or a value that is not a
+// GetIn is gjson.Get(s, name) for a plain key of the object s (the same
+// result but for its Index), found from In's fields and read by ValueIn. An
+// object In does not read whole, a key not found, or a value that is not a
 // string, is left to gjson: inside damage gjson's reading is its own.
 func GetIn(s, name string) gjson.Result {
-	if len(s) == 0 || s[0] != '{' {
+	o, whole := In(s)
+	if !whole {
 		return gjson.Get(s, name)
 	}
-	raw := In(s).Raw(name)
+	raw := o.Raw(name)
 	if len(raw) == 0 || raw[0] != '"' {
 		return gjson.Get(s, name)
 	}
@@ -412,9 +484,13 @@ func GetIn(s, name string) gjson.Result {
 }
 
 // RawIn returns the first field name of the object s as written, a
-// substring of s, when In finds it.
+// substring of s, when In finds it in a whole object.
 func RawIn(s, name string) (string, bool) {
-	raw := In(s).Raw(name)
+	o, whole := In(s)
+	if !whole {
+		return "", false
+	}
+	raw := o.Raw(name)
 	if raw == nil {
 		return "", false
 	}
