@@ -42,9 +42,16 @@ func ExportHead(b []byte) (id, dir string, created, updated int64) {
 // ExportRecords turns an opencode export into the record stream (doc.go),
 // as it is read: one message (with its parts) is held at a time, never the
 // whole export. name is the file, for the records' src.
+//
+// Close returns once the goroutine that reads r has stopped: r is often a
+// pooled buffer that goes back to its pool, to be read by another file's
+// parse, as soon as the caller is done (a ^C in a scan of many exports
+// crashed there).
 func ExportRecords(r io.Reader, name string) io.ReadCloser {
 	pr, pw := io.Pipe()
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		bw := bufio.NewWriterSize(pw, 32<<10)
 		err := writeExport(r, name, bw)
 		if err == nil {
@@ -52,7 +59,7 @@ func ExportRecords(r io.Reader, name string) io.ReadCloser {
 		}
 		pw.CloseWithError(err)
 	}()
-	return pr
+	return &pipeCloser{PipeReader: pr, cancel: func() {}, done: done}
 }
 
 func writeExport(r io.Reader, name string, w io.Writer) error {

@@ -378,7 +378,9 @@ func ms(v int64) time.Time {
 func (d *DB) Records(s SessionInfo) io.ReadCloser {
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		// Rows are small: batching them into the pipe saves a hand-over
 		// between goroutines per row.
 		bw := bufio.NewWriterSize(pw, 32<<10)
@@ -388,17 +390,23 @@ func (d *DB) Records(s SessionInfo) io.ReadCloser {
 		}
 		pw.CloseWithError(err)
 	}()
-	return &pipeCloser{PipeReader: pr, cancel: cancel}
+	return &pipeCloser{PipeReader: pr, cancel: cancel, done: done}
 }
 
+// pipeCloser is the reading end of a record stream written by a
+// goroutine: Close stops the goroutine and waits for it, so nothing it
+// reads is read after Close.
 type pipeCloser struct {
 	*io.PipeReader
 	cancel func()
+	done   chan struct{}
 }
 
 func (p *pipeCloser) Close() error {
 	p.cancel()
-	return p.PipeReader.Close()
+	err := p.PipeReader.Close()
+	<-p.done
+	return err
 }
 
 func (d *DB) write(ctx context.Context, s SessionInfo, w io.Writer) error {
