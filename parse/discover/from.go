@@ -277,7 +277,7 @@ func (f *Finder) tarMembers(name string, stream func() (io.Reader, func(), error
 		tr  *tar.Reader
 	)
 	if s, ok := r.(io.ReadSeeker); ok && seekable != nil {
-		cs := &tarSeekPos{r: s}
+		cs := &tarSeekPos{tarPos: tarPos{r: s}, s: s}
 		pos, tr = cs, tar.NewReader(cs)
 	} else {
 		if sp = newTarSpool(); sp != nil {
@@ -397,25 +397,17 @@ func (c *tarPos) Read(p []byte) (int, error) {
 func (c *tarPos) at() int64 { return c.n }
 
 type tarSeekPos struct {
-	r io.ReadSeeker
-	n int64
-}
-
-func (c *tarSeekPos) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
+	tarPos
+	s io.Seeker
 }
 
 func (c *tarSeekPos) Seek(offset int64, whence int) (int64, error) {
-	n, err := c.r.Seek(offset, whence)
+	n, err := c.s.Seek(offset, whence)
 	if err == nil {
 		c.n = n
 	}
 	return n, err
 }
-
-func (c *tarSeekPos) at() int64 { return c.n }
 
 // openTarMember streams the at-th member of a tar stream.
 func openTarMember(name string, stream func() (io.Reader, func(), error), at int) (io.ReadCloser, error) {

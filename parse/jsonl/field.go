@@ -16,16 +16,25 @@ func TrimBOM(b []byte) []byte { return bytes.TrimPrefix(b, bom) }
 // value is not part of it. A key the record names twice counts once, the
 // last time, as in JSON decoders and in a gjson ForEach over the record.
 func (r Record) Field(name string) []byte {
-	keys := r.keys
+	if keys, k := r.lastKey(name); k >= 0 {
+		return value(r.Data, keys, k)
+	}
+	return nil
+}
+
+// lastKey returns the record's key offsets and the index among them of the
+// last key named name, or -1.
+func (r Record) lastKey(name string) (keys []int, k int) {
+	keys = r.keys
 	if keys == nil {
 		keys, _ = topKeys(r.Data)
 	}
 	for k := len(keys) - 1; k >= 0; k-- {
 		if keyIs(r.Data, keys[k], name) {
-			return value(r.Data, keys, k)
+			return keys, k
 		}
 	}
-	return nil
+	return keys, -1
 }
 
 // FieldFrom returns the record's bytes from the start of the raw value of
@@ -35,16 +44,9 @@ func (r Record) Field(name string) []byte {
 // key) takes this instead of Field, which finds the value's end by looking
 // at the end of the record, in a line of kilobytes another cache line.
 func (r Record) FieldFrom(name string) []byte {
-	keys := r.keys
-	if keys == nil {
-		keys, _ = topKeys(r.Data)
-	}
-	for k := len(keys) - 1; k >= 0; k-- {
-		if keyIs(r.Data, keys[k], name) {
-			if i := valueStart(r.Data, keys[k]); i >= 0 {
-				return r.Data[i:]
-			}
-			return nil
+	if keys, k := r.lastKey(name); k >= 0 {
+		if i := valueStart(r.Data, keys[k]); i >= 0 {
+			return r.Data[i:]
 		}
 	}
 	return nil
