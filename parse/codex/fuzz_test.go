@@ -44,7 +44,7 @@ func FuzzField(f *testing.F) {
 		`{"input":"cut short`,
 		`{"a":[1,{"input":"nested"}],"input":true}`,
 		`{"input":-1.5e3}`,
-		`{"a":tru"e","input":"x"}`, `{"a":1 "input":"x"}`, `{"a":1,,"input":"x"}`, "{\f\"input\":\"x\"}", `{"a":01,"input":"x"}`,
+		`{"a":tru"e","input":"x"}`, `{"a":1 "input":"x"}`, `{"a":1,,"input":"x"}`, "{\f\"input\":\"x\"}", `{"a":01,"input":"x"}`, `{"a":1},"input":"x"`,
 	} {
 		f.Add(s, "input")
 		f.Add(s, "output")

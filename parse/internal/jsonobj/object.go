@@ -371,9 +371,10 @@ func control(b []byte) int {
 
 // In returns the fields of the JSON object s, read in place: the values
 // found are slices of s's bytes, for ValueIn (which must never write
-// them). whole is false unless s opens with an object that JSON's grammar
-// reads to its closing brace at the top level (keys, colons, commas, and
-// each value a string, a nested object or array, or a literal JSON allows):
+// them). whole is false unless s is an object that JSON's grammar reads to
+// its closing brace at the top level (keys, colons, commas, and each value
+// a string, a nested object or array, or a literal JSON allows), with
+// nothing but white space after it:
 // inside damage gjson reads on its own way (it skips a missing comma, loses
 // its place in a broken literal), and a reader that must give gjson's
 // answer leaves such an object to gjson.
@@ -397,7 +398,9 @@ func In(s string) (o Object, whole bool) {
 		}
 		return true
 	})
-	return o, strict && end >= 0
+	// Nothing may follow the object but white space: gjson reads on past a
+	// closing brace that ends its input early.
+	return o, strict && end >= 0 && SkipSpace(raw, end) == len(raw)
 }
 
 // literal reports whether b is true, false, null or a number as JSON
