@@ -387,7 +387,7 @@ func In(s string) (o Object, whole bool) {
 	o = Object{f: make([]field, 0, 8)}
 	strict := true
 	end := walkFields(raw, SkipSpace(raw, i+1), func(at int, key, val []byte) bool {
-		if c := val[0]; c != '"' && c != '{' && c != '[' && !literal(val) {
+		if c := val[0]; c != '"' && !literal(val) && ((c != '{' && c != '[') || !nested(val)) {
 			strict = false
 			return false
 		}
@@ -401,6 +401,77 @@ func In(s string) (o Object, whole bool) {
 	// Nothing may follow the object but white space: gjson reads on past a
 	// closing brace that ends its input early.
 	return o, strict && end >= 0 && SkipSpace(raw, end) == len(raw)
+}
+
+// nested reports whether b, an object or an array, is one as JSON's
+// grammar reads it to its last byte: where it is not, gjson finds its end
+// its own way. Strings are skipped whole (their content does not move an
+// end), so a nested value costs a look at its structure only.
+func nested(b []byte) bool {
+	end, ok := nestedAt(b, 0, 0)
+	return ok && end == len(b)
+}
+
+func nestedAt(b []byte, i, depth int) (int, bool) {
+	if depth > 512 || i >= len(b) {
+		return i, false
+	}
+	closer := byte('}')
+	if b[i] == '[' {
+		closer = ']'
+	}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == closer {
+		return i + 1, true
+	}
+	for {
+		if closer == '}' {
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			if i = jsonl.StringEnd(b, i); i < 0 {
+				return i, false
+			}
+			if i = SkipSpace(b, i); i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			i = SkipSpace(b, i+1)
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case '"':
+			if i = jsonl.StringEnd(b, i); i < 0 {
+				return i, false
+			}
+		case '{', '[':
+			var ok bool
+			if i, ok = nestedAt(b, i, depth+1); !ok {
+				return i, false
+			}
+		default:
+			j := i
+			for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
+				j++
+			}
+			if !literal(b[i:j]) {
+				return j, false
+			}
+			i = j
+		}
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return i, false
+		}
+		if b[i] == closer {
+			return i + 1, true
+		}
+		if b[i] != ',' {
+			return i, false
+		}
+		i = SkipSpace(b, i+1)
+	}
 }
 
 // literal reports whether b is true, false, null or a number as JSON
