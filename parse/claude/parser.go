@@ -535,7 +535,7 @@ var (
 
 // resultText joins a tool_result's content (a string, or text blocks).
 func resultText(b gjson.Result) string {
-	c := field(b, "content")
+	c := jsonobj.Field(b, "content")
 	if c.Type == gjson.String {
 		return c.Str
 	}
@@ -599,17 +599,6 @@ func boundedHead(raw string, n int) string {
 		t = t[:n]
 	}
 	return t
-}
-
-// field is b.Get(name) for a plain key of the object b, found by jsonobj
-// and unescaped in runs: a tool result's content can be megabytes, which
-// gjson reads a byte at a time. It is gjson's Get, damaged or not
-// (FuzzResultText).
-func field(b gjson.Result, name string) gjson.Result {
-	if b.Type != gjson.JSON {
-		return b.Get(name)
-	}
-	return jsonobj.GetIn(b.Raw, name)
 }
 
 // rawField returns the value of the first field name of the object b as
@@ -796,7 +785,7 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 		if c := tur.Get("content"); obj && c.Type == gjson.String {
 			content = c.Str // what was written; the input is not read
 		} else {
-			content = field(in, "content").Str
+			content = jsonobj.Field(in, "content").Str
 		}
 		op.Content = &content
 		if orig := tur.Get("originalFile"); orig.Type == gjson.String {
@@ -807,7 +796,7 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 		if op, ok = p.fileOp(rec, tu, id, manifest.KindEdit, fp); !ok {
 			return
 		}
-		e := manifest.Edit{Old: field(in, "old_string").Str, New: field(in, "new_string").Str, ReplaceAll: in.Get("replace_all").Bool()}
+		e := manifest.Edit{Old: jsonobj.Field(in, "old_string").Str, New: jsonobj.Field(in, "new_string").Str, ReplaceAll: in.Get("replace_all").Bool()}
 		if obj {
 			// What ran can differ from what the model asked (user edits, hooks).
 			if v := tur.Get("oldString"); v.Type == gjson.String {

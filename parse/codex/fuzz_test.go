@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/parse/internal/golden"
+	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/tidwall/gjson"
 )
@@ -55,9 +56,9 @@ func FuzzField(f *testing.F) {
 			return // a gjson path, not a plain key
 		}
 		it := gjson.Parse(raw)
-		got, want := field(it, name), it.Get(name)
+		got, want := jsonobj.Field(it, name), it.Get(name)
 		if got.Type != want.Type || got.Str != want.Str || got.Raw != want.Raw || got.Num != want.Num || got.Exists() != want.Exists() {
-			t.Fatalf("field(%q, %q) = %#v, gjson: %#v", raw, name, got, want)
+			t.Fatalf("Field(%q, %q) = %#v, gjson: %#v", raw, name, got, want)
 		}
 	})
 }

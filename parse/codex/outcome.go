@@ -125,19 +125,6 @@ func exitOutcome(code, label string) (manifest.Outcome, string) {
 	return manifest.OutcomeFailed, label + code
 }
 
-// field is it.Get(name) for a plain key of the object it, found without
-// reading the values before it byte by byte and unescaped in runs
-// (jsonobj.GetIn): a call's input, arguments and output hold whole patches
-// and outputs, which gjson reads one byte at a time. The result is what
-// it.Get(name) gives, damaged or not (FuzzField). Its Raw and Str are
-// it.Raw's or fresh copies, never the reader's buffer.
-func field(it gjson.Result, name string) gjson.Result {
-	if it.Type != gjson.JSON {
-		return it.Get(name)
-	}
-	return jsonobj.GetIn(it.Raw, name)
-}
-
 // payloadType is gjson.GetBytes(pl, "type") (its text, and whether it
 // exists) read where Codex writes it, as the payload's first key, without
 // gjson's copy of the result; a payload spelled otherwise is left to gjson.

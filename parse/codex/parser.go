@@ -480,7 +480,7 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 	case "function_call_output", "custom_tool_call_output":
 		id := it.Get("call_id").Str
 		p.open.Del(p.hash(id))
-		out := field(it, "output") // read once: it can be megabytes
+		out := jsonobj.Field(it, "output") // read once: it can be megabytes
 		p.callEnded(rec, id, out)
 		q := p.at(p.byCallIndex(id))
 		if q == nil || q.out != nil {
@@ -593,7 +593,7 @@ func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
 		return
 	}
 	name := it.Get("name").Str
-	argsRaw := field(it, "arguments").Str
+	argsRaw := jsonobj.Field(it, "arguments").Str
 	args := gjson.Parse(argsRaw)
 	if p.calls != nil {
 		target := args.Get("cmd").String()
@@ -666,7 +666,7 @@ func (p *parser) customCall(rec jsonl.Record, it gjson.Result) {
 	name := it.Get("name").Str
 	var input string
 	if p.calls != nil || name == "apply_patch" || name == "exec" {
-		input = field(it, "input").String() // read once: a whole patch
+		input = jsonobj.Field(it, "input").String() // read once: a whole patch
 	}
 	if p.calls != nil {
 		target := input

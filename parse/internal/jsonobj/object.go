@@ -571,3 +571,16 @@ func RawIn(s, name string) (string, bool) {
 	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw))) - uintptr(unsafe.Pointer(unsafe.StringData(s)))
 	return s[at : at+uintptr(len(raw))], true
 }
+
+// Field is r.Get(name) for a plain key of the object r, by GetIn: found
+// without reading the values before it byte by byte, and unescaped in runs
+// (a call's input and output, a tool result's content, hold whole patches,
+// files and outputs). The result is gjson's, damaged JSON included
+// (codex's FuzzField, claude's FuzzResultText); its Raw and Str are r.Raw's
+// or fresh copies.
+func Field(r gjson.Result, name string) gjson.Result {
+	if r.Type != gjson.JSON {
+		return r.Get(name)
+	}
+	return GetIn(r.Raw, name)
+}
