@@ -28,6 +28,16 @@ func (r Record) lastKey(name string) (keys []int, k int) {
 	keys = r.keys
 	if keys == nil {
 		keys, _ = topKeys(r.Data)
+	} else if !r.Escaped && wordName(name) {
+		// The Reader found no \u escape in any string short enough to spell
+		// name, and no other escape spells a letter, digit or '_': a key
+		// names name only as it is written.
+		for k := len(keys) - 1; k >= 0; k-- {
+			if rest := r.Data[keys[k]+1:]; len(rest) > len(name) && rest[len(name)] == '"' && string(rest[:len(name)]) == name {
+				return keys, k
+			}
+		}
+		return keys, -1
 	}
 	for k := len(keys) - 1; k >= 0; k-- {
 		if keyIs(r.Data, keys[k], name) {
@@ -35,6 +45,18 @@ func (r Record) lastKey(name string) (keys []int, k int) {
 		}
 	}
 	return keys, -1
+}
+
+// wordName reports whether name is letters, digits and '_' only: JSON
+// spells any of these with no escape but \u.
+func wordName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return len(name) <= nameBytes
 }
 
 // FieldFrom returns the record's bytes from the start of the raw value of
