@@ -186,7 +186,8 @@ type ReconstructOptions struct {
 	History bool
 	// Key names the file an agent path refers to; paths with the same key
 	// are one file (two sessions whose cwds map onto the same directory).
-	// By default the agent path itself.
+	// By default the agent path itself. It must give one path one key
+	// whenever it is asked: each path is asked once.
 	Key func(agentPath string) string
 	// IsDir reports whether the host has a directory at an agent path (to
 	// tell "mv a dir" from a rename). By default nothing is a directory.
@@ -295,6 +296,18 @@ func NewReconstructor(base BaseFunc, opts ReconstructOptions) *Reconstructor {
 	r := &Reconstructor{base: base, files: map[string]*fstate{}, key: opts.Key, opts: opts, seen: map[[32]byte]bool{}, steps: map[string][]Step{}}
 	if r.key == nil {
 		r.key = func(p string) string { return p }
+	} else {
+		// A key is a pure function of the path (a Mapper's rules), asked
+		// for at every operation on a file: each path is mapped once.
+		key, keys := r.key, map[string]string{}
+		r.key = func(p string) string {
+			k, ok := keys[p]
+			if !ok {
+				k = key(p)
+				keys[p] = k
+			}
+			return k
+		}
 	}
 	return r
 }
