@@ -47,10 +47,6 @@ func ApplyChunks(content, path string, chunks []manifest.Chunk, mode MatchMode) 
 	if len(lines) > 0 && lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
-	type repl struct {
-		start, n int
-		with     []string
-	}
 	var repls []repl
 	idx := 0
 	for _, c := range chunks {
@@ -97,6 +93,22 @@ func ApplyChunks(content, path string, chunks []manifest.Chunk, mode MatchMode) 
 		idx = at + len(pattern)
 	}
 	sort.SliceStable(repls, func(a, b int) bool { return repls[a].start < repls[b].start })
+	if out, ok := assemble(content, lines, repls); ok {
+		if crlf {
+			out = strings.ReplaceAll(out, "\n", "\r\n")
+		}
+		return out, fuzz, nil
+	}
+	out = applyReverse(lines, repls)
+	if crlf {
+		out = strings.ReplaceAll(out, "\n", "\r\n")
+	}
+	return out, fuzz, nil
+}
+
+// applyReverse makes the replacements one at a time, last first, and
+// joins the lines, ending with exactly one newline.
+func applyReverse(lines []string, repls []repl) string {
 	for i := len(repls) - 1; i >= 0; i-- {
 		r := repls[i]
 		tail := append([]string{}, lines[r.start+r.n:]...)
@@ -105,11 +117,72 @@ func ApplyChunks(content, path string, chunks []manifest.Chunk, mode MatchMode) 
 	if len(lines) == 0 || lines[len(lines)-1] != "" {
 		lines = append(lines, "")
 	}
-	out = strings.Join(lines, "\n")
-	if crlf {
-		out = strings.ReplaceAll(out, "\n", "\r\n")
+	return strings.Join(lines, "\n")
+}
+
+// repl is one chunk's replacement: lines [start, start+n) become with.
+type repl struct {
+	start, n int
+	with     []string
+}
+
+// assemble returns what the replacements (in order of their start) make of
+// lines, the lines of content, joined by newlines and ending with exactly
+// one: the lines between two replacements are copied from content in one
+// piece, not a line at a time, and the file is not rebuilt once per chunk.
+// ok is false when two replacements overlap (an append at the end after a
+// chunk that took the last, empty, line): the caller then applies them one
+// at a time, last first.
+func assemble(content string, lines []string, repls []repl) (_ string, ok bool) {
+	size, end := len(content)+1, 0
+	for _, r := range repls {
+		if r.start < end {
+			return "", false
+		}
+		end = r.start + r.n
+		for _, w := range r.with {
+			size += len(w) + 1
+		}
 	}
-	return out, fuzz, nil
+	var b strings.Builder
+	b.Grow(size)
+	elems, last := 0, ""
+	put := func(s string, lastOf string) {
+		if elems > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+		elems++
+		last = lastOf
+	}
+	// lines[i] starts at content[off]; lines[a:z] joined is content[off(a):off(z)-1].
+	off, next := 0, 0
+	skip := func(to int) {
+		for _, l := range lines[next:to] {
+			off += len(l) + 1
+		}
+		next = to
+	}
+	for _, r := range repls {
+		if r.start > next {
+			from := off
+			skip(r.start)
+			put(content[from:off-1], lines[r.start-1])
+		}
+		for _, w := range r.with {
+			put(w, w)
+		}
+		skip(r.start + r.n)
+	}
+	if len(lines) > next {
+		from := off
+		skip(len(lines))
+		put(content[from:off-1], lines[len(lines)-1])
+	}
+	if elems > 0 && last != "" {
+		b.WriteByte('\n') // the empty last line Join would end with
+	}
+	return b.String(), true
 }
 
 var normalizers = []func(string) string{

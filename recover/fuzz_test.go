@@ -2,7 +2,9 @@ package recover
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -312,5 +314,43 @@ func FuzzOpencodeReplace(f *testing.F) {
 			t.Fatalf("simple replacement %q -> %q in %q gave %q", old, new, content, out)
 		}
 		_, _ = ApplyOpencodeDiff(content, old)
+	})
+}
+
+// FuzzAssemble requires assemble, which copies the lines between
+// replacements in one piece, to give what making the replacements one at a
+// time (applyReverse, the way it was done before) gives, whenever it
+// agrees to do them.
+func FuzzAssemble(f *testing.F) {
+	f.Add("a\nb\nc\n", []byte{1, 1, 1, 3, 0, 2})
+	f.Add("a\n\nb", []byte{0, 0, 1, 2, 1, 0})
+	f.Add("", []byte{0, 0, 2})
+	f.Add("x\ny\n", []byte{0, 2, 0, 2, 0, 1})
+	f.Fuzz(func(t *testing.T, content string, spec []byte) {
+		lines := strings.Split(content, "\n")
+		if len(lines) > 0 && lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		var repls []repl
+		for i := 0; i+2 < len(spec) && len(repls) < 8; i += 3 {
+			start := int(spec[i]) % (len(lines) + 1)
+			n := int(spec[i+1]) % (len(lines) - start + 1)
+			with := []string{}
+			for k := 0; k < int(spec[i+2]%4); k++ {
+				with = append(with, fmt.Sprintf("w%d", k))
+				if spec[i+2]&0x10 != 0 {
+					with[k] = ""
+				}
+			}
+			repls = append(repls, repl{start, n, with})
+		}
+		sort.SliceStable(repls, func(a, b int) bool { return repls[a].start < repls[b].start })
+		got, ok := assemble(content, lines, repls)
+		if !ok {
+			return // overlapping: left to applyReverse
+		}
+		if want := applyReverse(append([]string(nil), lines...), repls); got != want {
+			t.Fatalf("assemble(%q, %v) = %q, one at a time %q", content, repls, got, want)
+		}
 	})
 }
