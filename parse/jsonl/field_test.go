@@ -1,6 +1,7 @@
 package jsonl
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -131,48 +132,68 @@ func TestResyncSpellings(t *testing.T) {
 	}
 }
 
-// refScan is scanObject as it was before short strings were read eight
-// bytes at a time: the length of the object, and whether it is one.
-func refScan(b []byte) (int, bool) {
-	depth := 0
+// refScan is scanObject with strings read a byte at a time: the length of
+// the object, whether it is one, its top-level keys and whether a string
+// short enough to spell a name holds a \u escape.
+func refScan(b []byte) (n int, ok bool, keys []int, escaped bool) {
+	var open []byte
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
 			j := i + 1
-			for {
-				k := strings.IndexByte(string(b[j:]), '"')
-				if k < 0 {
-					return 0, false
+			for ; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
 				}
-				j += k
-				bs := 0
-				for m := j - 1; m > i && b[m] == '\\'; m-- {
-					bs++
+			}
+			if j >= len(b) {
+				return 0, false, keys, escaped
+			}
+			if j-i <= shortString && hasUEscape(b[i+1:j]) {
+				escaped = true
+			}
+			if len(open) == 1 {
+				c := j + 1
+				for c < len(b) && isSpace(b[c]) {
+					c++
 				}
-				if bs%2 == 0 {
-					break
+				if c < len(b) && b[c] == ':' {
+					keys = append(keys, i)
 				}
-				j++
 			}
 			i = j
-		case '{', '[':
-			depth++
+		case '{':
+			open = append(open, '}')
+		case '[':
+			open = append(open, ']')
 		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1, true
+			if len(open) == 0 || open[len(open)-1] != b[i] {
+				return 0, false, keys, escaped
+			}
+			open = open[:len(open)-1]
+			if len(open) == 0 {
+				return i + 1, true, keys, escaped
 			}
 		}
 	}
-	return 0, false
+	return 0, false, keys, escaped
 }
 
-// The word-at-a-time string scan finds the same ends as the byte one, on
-// strings of every length around its window with quotes and backslashes
-// anywhere.
+func sameScan(t *testing.T, in []byte) {
+	t.Helper()
+	n1, ok1, k1, e1 := scanObject(in, nil)
+	n2, ok2, k2, e2 := refScan(in)
+	if n1 != n2 || ok1 != ok2 || (ok1 && (fmt.Sprint(k1) != fmt.Sprint(k2) || e1 != e2)) {
+		t.Fatalf("scanObject(%q) = %d, %v, %v, %v; the byte scan says %d, %v, %v, %v", in, n1, ok1, k1, e1, n2, ok2, k2, e2)
+	}
+}
+
+// The word-at-a-time string scan finds the same ends, keys and escapes as
+// the byte one, on strings of every length around its window with quotes
+// and backslashes anywhere.
 func TestScanObjectStrings(t *testing.T) {
 	alphabet := []string{"a", `"`, `\`, `\\`, `\"`, `\u0074`, "é", " "}
-	for n := 0; n < 3*nameBytes; n++ {
+	for n := 0; n < shortString+2*nameBytes; n++ {
 		for seed := 0; seed < 40; seed++ {
 			var b strings.Builder
 			b.WriteString(`{"k":"`)
@@ -182,14 +203,20 @@ func TestScanObjectStrings(t *testing.T) {
 				b.WriteString(alphabet[x>>29])
 			}
 			b.WriteString(`","z":1}`)
-			in := []byte(b.String())
-			n1, ok1, _, _ := scanObject(in, nil)
-			n2, ok2 := refScan(in)
-			if n1 != n2 || ok1 != ok2 {
-				t.Fatalf("scanObject(%q) = %d, %v; the byte scan says %d, %v", in, n1, ok1, n2, ok2)
-			}
+			sameScan(t, []byte(b.String()))
 		}
 	}
+}
+
+// FuzzScanObject is TestScanObjectStrings on any input.
+func FuzzScanObject(f *testing.F) {
+	f.Add([]byte(`{"a":"b\\\"c","d":[{"e":"\u0074"}],"f":"` + strings.Repeat("x", 300) + `"}`))
+	f.Add([]byte(`{"k" :1, "s":"\"}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) > 0 && in[0] == '{' {
+			sameScan(t, in)
+		}
+	})
 }
 
 func TestHead(t *testing.T) {

@@ -132,17 +132,30 @@ func scanObject(b []byte, keys []int) (n int, ok bool, _ []int, escaped bool) {
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
-			// Most strings are short and have no escapes: one look at their
-			// first bytes tells, without a call per string. A string with
-			// no escape in its first nameBytes spells no name with one.
+			// Most strings are short and have no escapes: their bytes are
+			// looked at eight at a time, in line (a call per string cost
+			// more than the look), until a quote or a backslash. A string
+			// with no backslash spells no name with an escape. Past
+			// shortString bytes (contents, outputs), or near the end of
+			// the line, IndexByte takes over: it is faster on long runs.
+			const ones, highs = 0x0101010101010101, 0x8080808080808080
 			j := i + 1
-			w := b[j:min(len(b), j+nameBytes)]
-			if k := quoteOrBackslash(w); k >= 0 && w[k] == '"' {
-				j += k
-			} else {
-				if k < 0 {
-					j += len(w) // neither a quote nor an escape there
+			slow := true
+			for j+8 <= len(b) && j-i <= shortString {
+				x := binary.LittleEndian.Uint64(b[j:])
+				q, s := x^('"'*ones), x^('\\'*ones)
+				// A byte of q or s is zero where b holds the byte looked
+				// for; the lowest flagged byte is exact.
+				if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
+					j += bits.TrailingZeros64(m) / 8
+					slow = b[j] == '\\'
+					break
 				}
+				j += 8
+			}
+			if slow {
+				// From j on, or from the first backslash: find the quote
+				// no backslash escapes.
 				for {
 					k := bytes.IndexByte(b[j:], '"')
 					if k < 0 {
@@ -188,28 +201,6 @@ func scanObject(b []byte, keys []int) (n int, ok bool, _ []int, escaped bool) {
 		}
 	}
 	return 0, false, keys, escaped
-}
-
-// quoteOrBackslash returns the index of the first '"' or '\\' in b, or -1,
-// eight bytes at a time.
-func quoteOrBackslash(b []byte) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		q, s := x^('"'*ones), x^('\\'*ones)
-		// A byte of q or s is zero where b holds the byte looked for; the
-		// lowest flagged byte is exact.
-		if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] == '"' || b[i] == '\\' {
-			return i
-		}
-	}
-	return -1
 }
 
 // hasUEscape reports whether the inside of a JSON string spells a printable
