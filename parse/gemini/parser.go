@@ -404,20 +404,20 @@ type tcall struct {
 }
 
 // arg returns the call's arguments, split into their fields.
-func (c *tcall) arg() jsonobj.Object {
+func (c *tcall) arg() *jsonobj.Object {
 	if !c.argsSplit {
 		c.args, c.argsSplit = jsonobj.Fields(c.argsRaw), true
 	}
-	return c.args
+	return &c.args
 }
 
 // disp returns the call's resultDisplay, split into its fields (none when
 // it is not an object).
-func (c *tcall) disp() jsonobj.Object {
+func (c *tcall) disp() *jsonobj.Object {
 	if !c.dispSplit {
 		c.dispFields, c.dispSplit = jsonobj.Fields(c.display), true
 	}
-	return c.dispFields
+	return &c.dispFields
 }
 
 // readCall reads a call's fields; where a key is written twice the last
@@ -453,7 +453,7 @@ parts:
 			out = t
 			break
 		}
-		resp := jsonl.Record{Data: jsonobj.Fields(pf.Raw("functionResponse")).Raw("response")}
+		resp := jsonl.Record{Data: jsonobj.RawOf(pf.Raw("functionResponse"), "response")}
 		for _, k := range []string{"output", "error", "content"} {
 			if v := resp.Field(k); isString(v) {
 				out = v
@@ -700,7 +700,7 @@ func exitCode(text string) (string, bool) {
 	}
 }
 
-func argPath(args jsonobj.Object) string {
+func argPath(args *jsonobj.Object) string {
 	for _, k := range []string{"file_path", "absolute_path", "path"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return v.Str
@@ -1028,7 +1028,7 @@ func (p *parser) finish() {
 }
 
 // target says briefly what a call works on.
-func target(args jsonobj.Object, raw []byte) string {
+func target(args *jsonobj.Object, raw []byte) string {
 	for _, k := range []string{"file_path", "absolute_path", "path", "dir_path", "command", "pattern", "url", "query", "prompt"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return excerpt(v.Str, 160)

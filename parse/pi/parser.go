@@ -210,7 +210,7 @@ func (p *parser) record(rec jsonl.Record) {
 			}
 			// A call that changes no file is still tracked (the session may
 			// die in it), but its result will not be read.
-			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(jsonobj.Fields(c.args).Get("command").Str).Writes())
+			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(jsonobj.GetOf(c.args, "command").Str).Writes())
 			p.pending[cid] = c
 		}
 	case "toolResult":
@@ -356,7 +356,7 @@ func edits(args jsonobj.Object) []manifest.Edit {
 func (p *parser) read(rec jsonl.Record, id string, c *call, m jsonobj.Object, o manifest.Outcome, text string, content []byte) {
 	args := jsonobj.Fields(c.args)
 	fp := firstNonEmpty(args.Get("path").Str, args.Get("file_path").Str)
-	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || jsonobj.Fields(m.Raw("details")).Raw("truncation") != nil {
+	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || jsonobj.RawOf(m.Raw("details"), "truncation") != nil {
 		return
 	}
 	// One block, of type text: the content is an array of one element

@@ -33,9 +33,26 @@ const maxFields = 64
 // twice is there twice). The zero object has none: a value that is not an
 // object (a string, an array, null) has no fields, as gjson finds none.
 type Object struct {
-	f    []field
-	all  []byte // the object, when it has more fields than f keeps
-	rest int    // where in all the first field not kept starts
+	// The first fields are kept in the object itself (most objects here
+	// have fewer): splitting one allocates nothing.
+	fixed [8]field
+	n     int     // fields kept in fixed
+	more  []field // fields kept past fixed, up to maxFields in all
+	all   []byte  // the object, when it has more fields than are kept
+	rest  int     // where in all the first field not kept starts
+}
+
+// add keeps one more field, or notes where the fields not kept start.
+func (o *Object) add(raw []byte, at int, f field) {
+	switch {
+	case o.n < len(o.fixed):
+		o.fixed[o.n] = f
+		o.n++
+	case o.n+len(o.more) < maxFields:
+		o.more = append(o.more, f)
+	case o.all == nil:
+		o.all, o.rest = raw, at
+	}
 }
 
 // Fields splits a JSON object into its top-level fields. It stops at the
@@ -45,6 +62,19 @@ func Fields(raw []byte) Object {
 	return o
 }
 
+// RawOf is Fields(raw).Raw(name): the value of the first field named name
+// of the object raw, or nil.
+func RawOf(raw []byte, name string) []byte {
+	o := Fields(raw)
+	return o.Raw(name)
+}
+
+// GetOf is Fields(raw).Get(name).
+func GetOf(raw []byte, name string) gjson.Result {
+	o := Fields(raw)
+	return o.Get(name)
+}
+
 // fieldsAt splits the JSON object at raw[i] into its top-level fields and
 // returns the offset just past it, or -1 (with the fields found before)
 // where it is not JSON.
@@ -52,13 +82,9 @@ func fieldsAt(raw []byte, i int) (Object, int) {
 	if i >= len(raw) || raw[i] != '{' {
 		return Object{}, -1
 	}
-	o := Object{f: make([]field, 0, 8)} // most objects here have fewer keys
+	var o Object
 	end := walkFields(raw, SkipSpace(raw, i+1), func(at int, key, val []byte) bool {
-		if len(o.f) < maxFields {
-			o.f = append(o.f, field{key: key, val: val})
-		} else if o.all == nil {
-			o.all, o.rest = raw, at
-		}
+		o.add(raw, at, field{key: key, val: val})
 		return true
 	})
 	return o, end
@@ -221,8 +247,13 @@ func KeyIs(key []byte, name string) bool {
 
 // Raw returns the value of the first field named name (as gjson's Get
 // finds it), or nil.
-func (o Object) Raw(name string) []byte {
-	for _, f := range o.f {
+func (o *Object) Raw(name string) []byte {
+	for _, f := range o.fixed[:o.n] {
+		if KeyIs(f.key, name) {
+			return f.val
+		}
+	}
+	for _, f := range o.more {
 		if KeyIs(f.key, name) {
 			return f.val
 		}
@@ -242,7 +273,7 @@ func (o Object) Raw(name string) []byte {
 
 // Last returns the value of the last field named name (as a ForEach over
 // the object that keeps the last finds it), or nil.
-func (o Object) Last(name string) []byte {
+func (o *Object) Last(name string) []byte {
 	var found []byte
 	if o.all != nil {
 		walkFields(o.all, o.rest, func(_ int, key, val []byte) bool {
@@ -255,9 +286,14 @@ func (o Object) Last(name string) []byte {
 	if found != nil {
 		return found
 	}
-	for k := len(o.f) - 1; k >= 0; k-- {
-		if KeyIs(o.f[k].key, name) {
-			return o.f[k].val
+	for k := len(o.more) - 1; k >= 0; k-- {
+		if KeyIs(o.more[k].key, name) {
+			return o.more[k].val
+		}
+	}
+	for k := o.n - 1; k >= 0; k-- {
+		if KeyIs(o.fixed[k].key, name) {
+			return o.fixed[k].val
 		}
 	}
 	return nil
@@ -265,14 +301,14 @@ func (o Object) Last(name string) []byte {
 
 // Get is gjson's Get of a plain key: the first field named name, read by
 // gjson. Its strings are copies (they may outlive the line).
-func (o Object) Get(name string) gjson.Result { return Value(o.Raw(name)) }
+func (o *Object) Get(name string) gjson.Result { return Value(o.Raw(name)) }
 
 // Str returns the text of the first field named name when it is a string.
-func (o Object) Str(name string) (string, bool) { return Text(o.Raw(name)) }
+func (o *Object) Str(name string) (string, bool) { return Text(o.Raw(name)) }
 
 // Is reports whether the first field named name is the string want (its
 // .Str, as gjson reads it), without copying it.
-func (o Object) Is(name, want string) bool {
+func (o *Object) Is(name, want string) bool {
 	v := o.Raw(name)
 	if len(v) == len(want)+2 && v[0] == '"' && string(v[1:len(v)-1]) == want {
 		return true
@@ -384,18 +420,13 @@ func In(s string) (o Object, whole bool) {
 	if i >= len(raw) || raw[i] != '{' {
 		return Object{}, false
 	}
-	o = Object{f: make([]field, 0, 8)}
 	strict := true
 	end := walkFields(raw, SkipSpace(raw, i+1), func(at int, key, val []byte) bool {
 		if c := val[0]; c != '"' && !literal(val) && ((c != '{' && c != '[') || !nested(val)) {
 			strict = false
 			return false
 		}
-		if len(o.f) < maxFields {
-			o.f = append(o.f, field{key: key, val: val})
-		} else if o.all == nil {
-			o.all, o.rest = raw, at
-		}
+		o.add(raw, at, field{key: key, val: val})
 		return true
 	})
 	// Nothing may follow the object but white space: gjson reads on past a
