@@ -478,9 +478,10 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 		p.callStarted(rec, id, "local_shell_call", applypatch.ShellScript(argv))
 		p.shell(rec, id, "local_shell_call", "local_shell_call", argv, "", it.Get("action.working_directory").Str)
 	case "function_call_output", "custom_tool_call_output":
-		id := it.Get("call_id").Str
+		d := jsonobj.DocOfResult(it) // split once: call_id, then output
+		id := d.Get("call_id").Str
 		p.open.Del(p.hash(id))
-		out := jsonobj.Field(it, "output") // read once: it can be megabytes
+		out := d.Get("output") // read once: it can be megabytes
 		p.callEnded(rec, id, out)
 		q := p.at(p.byCallIndex(id))
 		if q == nil || q.out != nil {
@@ -588,12 +589,13 @@ func (p *parser) callSeen(id string) bool {
 func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
 
 func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
-	id := it.Get("call_id").Str
+	d := jsonobj.DocOfResult(it) // split once for the three
+	id := d.Get("call_id").Str
 	if !p.callSeen(id) {
 		return
 	}
-	name := it.Get("name").Str
-	argsRaw := jsonobj.Field(it, "arguments").Str
+	name := d.Get("name").Str
+	argsRaw := d.Get("arguments").Str
 	args := gjson.Parse(argsRaw)
 	if p.calls != nil {
 		target := args.Get("cmd").String()
@@ -659,14 +661,15 @@ func isShellTool(name string) bool {
 }
 
 func (p *parser) customCall(rec jsonl.Record, it gjson.Result) {
-	id := it.Get("call_id").Str
+	d := jsonobj.DocOfResult(it)
+	id := d.Get("call_id").Str
 	if !p.callSeen(id) {
 		return
 	}
-	name := it.Get("name").Str
+	name := d.Get("name").Str
 	var input string
 	if p.calls != nil || name == "apply_patch" || name == "exec" {
-		input = jsonobj.Field(it, "input").String() // read once: a whole patch
+		input = d.Get("input").String() // read once: a whole patch
 	}
 	if p.calls != nil {
 		target := input

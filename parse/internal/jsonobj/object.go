@@ -577,15 +577,42 @@ func ValueIn(s string, raw []byte) gjson.Result {
 // object In does not read whole, a key not found, or a value that is not a
 // string, is left to gjson: inside damage gjson's reading is its own.
 func GetIn(s, name string) gjson.Result {
+	d := DocOf(s)
+	return d.Get(name)
+}
+
+// Doc is a JSON text split by In once, for several GetIn on it.
+type Doc struct {
+	s     string
+	o     Object
+	whole bool
+}
+
+// DocOf splits s, a JSON object, into its fields.
+func DocOf(s string) Doc {
 	o, whole := In(s)
-	if !whole {
-		return gjson.Get(s, name)
+	return Doc{s: s, o: o, whole: whole}
+}
+
+// DocOfResult is DocOf(r.Raw), or a Doc that leaves every key to gjson
+// when r is not an object.
+func DocOfResult(r gjson.Result) Doc {
+	if r.Type != gjson.JSON {
+		return Doc{s: r.Raw}
 	}
-	raw := o.Raw(name)
+	return DocOf(r.Raw)
+}
+
+// Get is GetIn(s, name), without splitting s again.
+func (d *Doc) Get(name string) gjson.Result {
+	if !d.whole {
+		return gjson.Get(d.s, name)
+	}
+	raw := d.o.Raw(name)
 	if len(raw) == 0 || raw[0] != '"' {
-		return gjson.Get(s, name)
+		return gjson.Get(d.s, name)
 	}
-	return ValueIn(s, raw)
+	return ValueIn(d.s, raw)
 }
 
 // RawIn returns the first field name of the object s as written, a
