@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -61,7 +62,16 @@ func byEach(t *testing.T, r io.Reader) seen {
 	rd := NewReader(r, "t.jsonl")
 	defer rd.Close()
 	var s seen
-	if err := rd.Each(context.Background(), func(rec Record) { s.Recs = append(s.Recs, recString(rec)) }); err != nil {
+	if err := rd.Each(context.Background(), func(rec Record) {
+		// The reader goes on reading while fn runs: the record's bytes
+		// (in a chunk the batch holds, or copied) must not move under it.
+		before := recString(rec)
+		runtime.Gosched()
+		if after := recString(rec); after != before {
+			t.Errorf("record changed during fn: %.200q, then %.200q", before, after)
+		}
+		s.Recs = append(s.Recs, before)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	s.Warnings, s.Lines, s.Bytes = fmt.Sprint(rd.Warnings()), rd.Lines(), rd.Bytes()

@@ -29,6 +29,8 @@ type Record struct {
 	Escaped bool
 	// keys are the offsets in Data of the record's top-level keys, in order.
 	keys []int
+	// pinned says Data is in a chunk a batch holds, not a copy in the batch.
+	pinned bool
 }
 
 // bom is the UTF-8 byte order mark.
@@ -36,7 +38,7 @@ var bom = []byte{0xef, 0xbb, 0xbf}
 
 // Reader reads records from a JSON Lines stream.
 type Reader struct {
-	r    *bufio.Reader
+	r    *lineReader
 	file string
 
 	line      int
@@ -69,6 +71,11 @@ type Reader struct {
 	// ownLine says the line readLine returned last is in the Reader's own
 	// buffer (gathered past the read buffer), which no read overwrites.
 	ownLine bool
+	// fromChunk says the line readLine returned last is in the read
+	// buffer's current chunk, and inChunk that the records Next returns
+	// from the current line are: Each's batches then hold the chunk
+	// instead of copying them.
+	fromChunk, inChunk bool
 }
 
 // MaxLine is the longest line a Reader holds (--max-line): a longer one is
@@ -78,16 +85,13 @@ var MaxLine int64 = 1 << 30
 
 // NewReader returns a Reader over r; file names the input in warnings.
 // Close returns its buffer for reuse.
+//
+// Its read buffer (chunkSize, larger than bufs: Each hands records on a
+// buffer at a time, and a large read of a file goes straight into it past
+// Decompress's smaller one) comes from a pool.
 func NewReader(r io.Reader, file string) *Reader {
-	b := lineBufs.Get().(*bufio.Reader)
-	b.Reset(r)
-	return &Reader{r: b, file: file, lastNL: -1}
+	return &Reader{r: newLineReader(r), file: file, lastNL: -1}
 }
-
-// lineBufs recycles the Readers' buffers. They are larger than bufs: Each
-// hands records on a buffer at a time, and a large read of a file goes
-// straight into this buffer past Decompress's smaller one.
-var lineBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
 
 // bufs recycles read buffers: a scan of thousands of small transcripts
 // would otherwise allocate one per file.
@@ -108,8 +112,7 @@ func putBuf(b *bufio.Reader) {
 // valid. It never fails.
 func (r *Reader) Close() error {
 	if r.r != nil {
-		r.r.Reset(nil)
-		lineBufs.Put(r.r)
+		r.r.close()
 		r.r = nil
 	}
 	return nil
@@ -135,7 +138,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		r.long = nil
 	}
 	r.long, r.blocks = r.long[:0], nil
-	r.tooLong, r.measured, r.ownLine = 0, false, false
+	r.tooLong, r.measured, r.ownLine, r.fromChunk = 0, false, false, false
 	for {
 		chunk, err := r.r.ReadSlice('\n')
 		if r.tooLong > 0 || r.held()+int64(len(chunk)) > MaxLine+1 {
@@ -164,6 +167,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 				r.ownLine = true
 				return r.line0(), true, nil
 			}
+			r.fromChunk = true
 			return chunk[:len(chunk)-1], true, nil
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -180,6 +184,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 			if len(chunk) == 0 {
 				return nil, false, io.EOF
 			}
+			r.fromChunk = true
 			return chunk, false, nil
 		}
 		return nil, false, err
@@ -308,6 +313,7 @@ func (r *Reader) Next() (Record, error) {
 			continue
 		}
 		r.flushBlank()
+		r.inChunk = r.fromChunk
 		recs, problem, keys := split(line, r.objs[:0], r.keys[:0])
 		if problem != "" && !last {
 			// A damaged line right before the end is a cut-off record too. Peek
@@ -318,6 +324,7 @@ func (r *Reader) Next() (Record, error) {
 				own := append(r.scratch[:0], line...)
 				r.scratch = own
 				line = own
+				r.inChunk = false
 			}
 			if _, err := r.r.Peek(1); errors.Is(err, io.EOF) {
 				last = true
@@ -433,12 +440,15 @@ const (
 // would otherwise allocate them for each.
 var batches = sync.Pool{New: func() any { return &batch{keys: make([]int, 0, 256)} }}
 
-// batch is records read ahead for Each, their bytes and key offsets copied
-// into data and keys.
+// batch is records read ahead for Each, their key offsets copied into
+// keys, and their bytes either left in the read buffer's chunks, which the
+// batch holds, or (a record not in a chunk: gathered past it, or copied out
+// of it before a peek) copied into data.
 type batch struct {
-	data []byte
-	keys []int
-	recs []Record
+	data   []byte
+	keys   []int
+	recs   []Record
+	chunks []*chunk
 	// hold says the last record aliases the Reader's buffer: the reader
 	// waits on the ack channel until fn is done with it.
 	hold bool
@@ -450,7 +460,32 @@ func (b *batch) reset() {
 	if cap(b.data) > 4*maxCopied {
 		b.data = nil
 	}
-	b.data, b.keys, b.recs, b.hold, b.err = b.data[:0], b.keys[:0], b.recs[:0], false, nil
+	for i, c := range b.chunks {
+		c.release()
+		b.chunks[i] = nil
+	}
+	b.data, b.keys, b.recs, b.chunks, b.hold, b.err = b.data[:0], b.keys[:0], b.recs[:0], b.chunks[:0], false, nil
+}
+
+// pin adds rec, whose bytes are in c, to the batch, which holds c until
+// it is reset. Only its key offsets are copied.
+func (b *batch) pin(rec Record, c *chunk) {
+	if n := len(b.chunks); n == 0 || b.chunks[n-1] != c {
+		c.hold()
+		b.chunks = append(b.chunks, c)
+	}
+	rec.pinned = true
+	b.addKeys(&rec)
+	b.recs = append(b.recs, rec)
+}
+
+// addKeys copies rec's key offsets into the batch.
+func (b *batch) addKeys(rec *Record) {
+	if rec.keys != nil {
+		k := len(b.keys)
+		b.keys = append(b.keys, rec.keys...)
+		rec.keys = b.keys[k:len(b.keys):len(b.keys)]
+	}
 }
 
 // add copies rec into the batch.
@@ -458,11 +493,7 @@ func (b *batch) add(rec Record) {
 	at := len(b.data)
 	b.data = append(b.data, rec.Data...)
 	rec.Data = b.data[at:len(b.data):len(b.data)]
-	if rec.keys != nil {
-		k := len(b.keys)
-		b.keys = append(b.keys, rec.keys...)
-		rec.keys = b.keys[k:len(b.keys):len(b.keys)]
-	}
+	b.addKeys(&rec)
 	b.recs = append(b.recs, rec)
 }
 
@@ -475,9 +506,11 @@ func (b *batch) fix() {
 		if b.hold && i == len(b.recs)-1 {
 			break // in place, not copied
 		}
-		n := len(rec.Data)
-		rec.Data = b.data[at : at+n : at+n]
-		at += n
+		if !rec.pinned {
+			n := len(rec.Data)
+			rec.Data = b.data[at : at+n : at+n]
+			at += n
+		}
 		if rec.keys != nil {
 			nk := len(rec.keys)
 			rec.keys = b.keys[k : k+nk : k+nk]
@@ -540,11 +573,14 @@ func (r *Reader) produce(ctx context.Context, p *pipe) {
 			send()
 			return
 		}
-		if len(rec.Data) > maxCopied {
+		switch {
+		case r.inChunk:
+			b.pin(rec, r.r.c) // the batch holds the chunk instead of a copy
+		case len(rec.Data) > maxCopied:
 			// Hand it on in place, and read no further until fn is done.
 			b.recs = append(b.recs, rec)
 			b.hold = true
-		} else {
+		default:
 			b.add(rec)
 		}
 		// Hand the batch on before the next read could wait for input (or
