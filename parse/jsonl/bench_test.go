@@ -39,20 +39,13 @@ func BenchmarkEach(b *testing.B) {
 // BenchmarkReaderClaude is BenchmarkReader on a generated Claude Code
 // session, whose records hold many short strings (ids, paths, flags).
 func BenchmarkReaderClaude(b *testing.B) {
-	var buf bytes.Buffer
-	if _, err := gen.Claude(&buf, gen.Options{Size: 32 << 20, Seed: 3}); err != nil {
-		b.Fatal(err)
-	}
-	data := buf.Bytes()
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	gen.ThroughputOf(b, gen.Claude, gen.Options{Size: 32 << 20, Seed: 3}, func(data []byte) error {
 		rd := NewReader(bytes.NewReader(data), "bench.jsonl")
+		defer rd.Close()
 		for {
 			if _, err := rd.Next(); errors.Is(err, io.EOF) {
-				break
+				return nil
 			}
 		}
-	}
+	})
 }
