@@ -370,12 +370,15 @@ func (r *Reader) flushBlank() {
 // Reading runs on a goroutine of its own, one batch of records ahead of fn:
 // finding the lines and checking each for damage (about a third of the work
 // of a parse) then runs on the other core while fn classifies what was read
-// before. Records reach fn in order, each exactly as Next returns it, with
-// its bytes copied into the batch. A batch is handed on as soon as the read
-// buffer is empty (before the reader can block on its input, so a record
-// is never held back waiting for the next), and a record longer than
-// maxCopied is not copied: it is handed on alone and the reader waits for fn
-// to be done with it, so memory stays a few batches plus the longest line.
+// before. Records reach fn in order, each exactly as Next returns it: its
+// bytes are left in the read buffer's chunk, which the batch holds until fn
+// is done with it (the reader reads on into a fresh chunk), or, for a line
+// gathered past the buffer, copied into the batch. A batch is handed on as
+// soon as the read buffer is empty (before the reader can block on its
+// input, so a record is never held back waiting for the next), and a
+// gathered record longer than maxCopied is not copied: it is handed on
+// alone and the reader waits for fn to be done with it, so memory stays a
+// few batches and chunks plus the longest line.
 // The Reader's other methods may be called again once Each has returned.
 func (r *Reader) Each(ctx context.Context, fn func(Record)) (err error) {
 	p := &pipe{full: make(chan *batch, nBatches), free: make(chan *batch, nBatches), ack: make(chan struct{}),
