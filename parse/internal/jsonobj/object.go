@@ -637,8 +637,6 @@ func RawIn(s, name string) (string, bool) {
 // (codex's FuzzField, claude's FuzzResultText); its Raw and Str are r.Raw's
 // or fresh copies.
 func Field(r gjson.Result, name string) gjson.Result {
-	if r.Type != gjson.JSON {
-		return r.Get(name)
-	}
-	return GetIn(r.Raw, name)
+	d := DocOfResult(r)
+	return d.Get(name)
 }
