@@ -226,10 +226,6 @@ type record struct {
 // the head gives those before the cut, through gjson.
 func readRecord(line string) record {
 	var r record
-	// White space before the record is not part of it: read from its
-	// brace, the first record's fields are found from its keys (a gjson
-	// ForEach over the whole line would wander into a record glued after).
-	line = strings.TrimLeft(line, " \t\r\n")
 	// A read-only view of the line's bytes: EachField never writes them.
 	rec := jsonl.Record{Data: unsafe.Slice(unsafe.StringData(line), len(line))}
 	whole := rec.EachField(func(name []byte, start, end int) {

@@ -16,35 +16,35 @@ func TrimBOM(b []byte) []byte { return bytes.TrimPrefix(b, bom) }
 // value is not part of it. A key the record names twice counts once, the
 // last time, as in JSON decoders and in a gjson ForEach over the record.
 func (r Record) Field(name string) []byte {
-	if keys, k := r.lastKey(name); k >= 0 {
-		return value(r.Data, keys, k)
+	if data, keys, k := r.lastKey(name); k >= 0 {
+		return value(data, keys, k)
 	}
 	return nil
 }
 
-// lastKey returns the record's key offsets and the index among them of the
-// last key named name, or -1.
-func (r Record) lastKey(name string) (keys []int, k int) {
-	keys = r.keys
+// lastKey returns the record's bytes (up to its closing brace), its key
+// offsets and the index among them of the last key named name, or -1.
+func (r Record) lastKey(name string) (data []byte, keys []int, k int) {
+	data, keys = r.Data, r.keys
 	if keys == nil {
-		keys, _ = topKeys(r.Data)
+		data, keys, _ = topKeys(r.Data)
 	} else if !r.Escaped && wordName(name) {
 		// The Reader found no \u escape in any string short enough to spell
 		// name, and no other escape spells a letter, digit or '_': a key
 		// names name only as it is written.
 		for k := len(keys) - 1; k >= 0; k-- {
-			if rest := r.Data[keys[k]+1:]; len(rest) > len(name) && rest[len(name)] == '"' && string(rest[:len(name)]) == name {
-				return keys, k
+			if rest := data[keys[k]+1:]; len(rest) > len(name) && rest[len(name)] == '"' && string(rest[:len(name)]) == name {
+				return data, keys, k
 			}
 		}
-		return keys, -1
+		return data, keys, -1
 	}
 	for k := len(keys) - 1; k >= 0; k-- {
-		if keyIs(r.Data, keys[k], name) {
-			return keys, k
+		if keyIs(data, keys[k], name) {
+			return data, keys, k
 		}
 	}
-	return keys, -1
+	return data, keys, -1
 }
 
 // wordName reports whether name is letters, digits and '_' only: JSON
@@ -66,9 +66,9 @@ func wordName(name string) bool {
 // key) takes this instead of Field, which finds the value's end by looking
 // at the end of the record, in a line of kilobytes another cache line.
 func (r Record) FieldFrom(name string) []byte {
-	if keys, k := r.lastKey(name); k >= 0 {
-		if i := valueStart(r.Data, keys[k]); i >= 0 {
-			return r.Data[i:]
+	if data, keys, k := r.lastKey(name); k >= 0 {
+		if i := valueStart(data, keys[k]); i >= 0 {
+			return data[i:]
 		}
 	}
 	return nil
@@ -84,27 +84,27 @@ func (r Record) FieldFrom(name string) []byte {
 // called fn for nothing, when Data does not start with a whole object (a
 // line cut short): its keys cannot be told from its values.
 func (r Record) EachField(fn func(name []byte, start, end int)) bool {
-	keys := r.keys
+	data, keys := r.Data, r.keys
 	if keys == nil {
 		var ok bool
-		if keys, ok = topKeys(r.Data); !ok {
+		if data, keys, ok = topKeys(r.Data); !ok {
 			return false
 		}
 	}
 	for k, off := range keys {
-		kend := StringEnd(r.Data, off)
+		kend := StringEnd(data, off)
 		if kend < 0 {
 			continue
 		}
-		name := r.Data[off+1 : kend-1]
+		name := data[off+1 : kend-1]
 		if bytes.IndexByte(name, '\\') >= 0 {
-			s, ok := String(r.Data[off:kend])
+			s, ok := String(data[off:kend])
 			if !ok {
 				continue
 			}
 			name = s
 		}
-		if start, end := valueAt(r.Data, keys, k); end > start {
+		if start, end := valueAt(data, keys, k); end > start {
 			fn(name, start, end)
 		}
 	}
@@ -112,16 +112,26 @@ func (r Record) EachField(fn func(name []byte, start, end int)) bool {
 }
 
 // topKeys finds the top-level keys of a record that was not read by a
-// Reader; ok is false when data does not start with a whole object.
-func topKeys(data []byte) (keys []int, ok bool) {
-	if len(data) == 0 || data[0] != '{' {
-		return nil, false
+// Reader, and returns it up to its closing brace; ok is false when data
+// does not start with a whole object (after any white space).
+func topKeys(data []byte) (obj []byte, keys []int, ok bool) {
+	i := 0
+	for i < len(data) && isSpace(data[i]) {
+		i++ // white space before the object is not part of it
 	}
-	_, ok, keys, _ = scanObject(data, nil)
+	if i >= len(data) || data[i] != '{' {
+		return data, nil, false
+	}
+	n, ok, keys, _ := scanObject(data[i:], nil)
 	if !ok {
-		return nil, false
+		return data, nil, false
 	}
-	return keys, true
+	for k := range keys {
+		keys[k] += i
+	}
+	// What follows the closing brace (a record glued after) is not part of
+	// the last value.
+	return data[:i+n], keys, true
 }
 
 // keyIs reports whether the key string at data[off] names name.
