@@ -102,16 +102,21 @@ func parseOneHunk(lines []string, lineNo int) (manifest.Hunk, int, error) {
 	switch {
 	case strings.HasPrefix(head, addMarker):
 		h := manifest.Hunk{Kind: manifest.HunkAdd, Path: head[len(addMarker):], Line: lineNo}
-		var b strings.Builder
-		n := 1
+		// The added lines are measured first, so that the contents are
+		// built in one buffer of their size, not regrown line by line.
+		size, n := 0, 1
 		for _, l := range lines[1:] {
-			rest, ok := strings.CutPrefix(l, "+")
-			if !ok {
+			if !strings.HasPrefix(l, "+") {
 				break
 			}
-			b.WriteString(rest)
-			b.WriteByte('\n')
+			size += len(l) // less its '+', plus its newline
 			n++
+		}
+		var b strings.Builder
+		b.Grow(size)
+		for _, l := range lines[1:n] {
+			b.WriteString(l[1:])
+			b.WriteByte('\n')
 		}
 		h.Contents = b.String()
 		return h, n, nil
