@@ -299,7 +299,9 @@ func (r *Reader) Next() (Record, error) {
 			line = TrimBOM(line) // not part of the first record
 		}
 		// A CRLF line end is a line end.
-		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
 		if len(line) > 0 && (line[0] == 0 || line[len(line)-1] == 0) {
 			n := len(line)
 			line = bytes.Trim(line, "\x00")
