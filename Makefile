@@ -52,36 +52,25 @@ bench:
 	@if [ -f bench/old.txt ]; then $(GO) run golang.org/x/perf/cmd/benchstat@latest bench/old.txt bench/new.txt; \
 	else $(GO) run golang.org/x/perf/cmd/benchstat@latest bench/new.txt; fi
 
-# The figures of docs/performance.md: the built binary on a generated 1 GiB
-# Codex rollout and Claude Code session and on an 8 MiB rollout with one
-# 200 MiB line, three runs each beside wc -l on the same page-cached file,
-# then `sessions` over a generated home of 12,000 transcripts (3.9 GB)
-# beside cat of all its files (wall clock, user and system CPU, peak RSS).
-# Take the minimum and the median, and say the load average: CPU time is
-# the steadier figure on a shared machine. The home is pointed to by
-# HOME, CODEX_HOME and CLAUDE_CONFIG_DIR for that command only.
-BIGRUNS ?= 1 2 3
+# The figures of docs/performance.md (issue 15): the built binary on a
+# generated 1 GiB Codex rollout and Claude Code session and on an 8 MiB
+# rollout with one 200 MiB line, each beside wc -l on the same page-cached
+# file, then `sessions` over a generated home of 12,000 transcripts
+# (3.9 GB) beside cat of all its files. benchbig alternates each command
+# with its yardstick for BIGRUNS rounds and prints the minimum and median
+# wall clock, the median CPU, the peak RSS and the ratio to the yardstick
+# (of the medians, and of the minimums), with the load average: a shared
+# machine's speed drifts from minute to minute, and alternating keeps the
+# drift out of the ratio. The home is pointed to by HOME, CODEX_HOME and
+# CLAUDE_CONFIG_DIR for that command only.
+BIGRUNS ?= 3
 bench-big: build
 	mkdir -p bench
 	test -f bench/rollout-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -size 1G -o bench/rollout-1g.jsonl
 	test -f bench/claude-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent claude -size 1G -o bench/claude-1g.jsonl
 	test -f bench/long-200m.jsonl || $(GO) run ./fixtures/cmd/genrollout -size 8M -long-line 200M -o bench/long-200m.jsonl
 	test -d bench/home || $(GO) run ./fixtures/cmd/genhome -o bench/home
-	uptime
-	for f in bench/rollout-1g.jsonl bench/claude-1g.jsonl bench/long-200m.jsonl; do \
-		cat $$f >/dev/null; \
-		for r in $(BIGRUNS); do \
-			/usr/bin/time -f "wc -l $$f: %e s %U u %S s" wc -l $$f >/dev/null; \
-			/usr/bin/time -f "sandbox $$f: %e s %U u %S s, %M KB peak RSS" bin/sandbox recover --dry-run --json -t $$f --dest bench/dest >/dev/null; \
-		done; \
-	done
-	find bench/home -type f -print0 | xargs -0 cat >/dev/null
-	for r in $(BIGRUNS); do \
-		/usr/bin/time -f "cat bench/home: %e s %U u %S s" sh -c 'find bench/home -type f -print0 | xargs -0 cat >/dev/null'; \
-		HOME=$(CURDIR)/bench/home CODEX_HOME=$(CURDIR)/bench/home/.codex CLAUDE_CONFIG_DIR=$(CURDIR)/bench/home/.claude SANDBOX_HOME=$(CURDIR)/bench/sandbox-home \
-			/usr/bin/time -f "sandbox sessions bench/home: %e s %U u %S s, %M KB peak RSS" bin/sandbox sessions --json >/dev/null; \
-	done
-	uptime
+	$(GO) run ./fixtures/cmd/benchbig -bin bin/sandbox -dir bench -runs $(BIGRUNS)
 
 docs:
 	$(GO) test ./cmd -run TestReference -update
