@@ -50,21 +50,22 @@ func WithSource(ctx context.Context, ra io.ReaderAt, base int64) context.Context
 
 // sizeLine measures the line being gathered (n bytes of it just added to
 // what is held) in the source, and gives r.long the capacity of the whole
-// line. It does nothing without a source, or for a line past MaxLine,
-// which readLine skips.
-func (r *Reader) sizeLine(n int) {
+// line; it reports whether it did. It does nothing without a source, or
+// for a line past MaxLine, which readLine skips.
+func (r *Reader) sizeLine(n int) bool {
 	if r.src == nil {
-		return
+		return false
 	}
 	have := int64(len(r.long) + n)
 	rest, ok := r.src.lineRest(r.bytes, MaxLine+1-have)
 	if !ok || have+rest > MaxLine {
-		return
+		return false
 	}
 	noteLine(have + rest)
 	line := make([]byte, len(r.long), have+rest)
 	copy(line, r.long)
 	r.long = line
+	return true
 }
 
 // lineRest returns how many bytes there are from the stream's offset pos

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -113,5 +114,52 @@ func TestSourceRespectsMaxLine(t *testing.T) {
 	}
 	if !strings.Contains(got.Warnings, "longer than --max-line") {
 		t.Fatalf("no line skipped: %s", got.Warnings)
+	}
+}
+
+// TestMappedLines reads long lines from a stream with nothing to measure
+// them in, gathered in a mapping (bigBuf, on Linux) and in r.long and
+// blocks (where no mapping can be made): the records, warnings and counts
+// are the same either way, and the same as with the file to measure in; on
+// Linux the mapping held each line past keptLine, and one grown past
+// keptBig is let go when the next line starts.
+func TestMappedLines(t *testing.T) {
+	data := longLines()
+	huge := make([]byte, keptLine+3*blockSize+7)
+	for i := range huge {
+		huge[i] = 'a' + byte(i%26)
+	}
+	data = append(data, "\n"+`{"type":"huge","s":"`+string(huge)+`"}{"glued":3}`+"\n"+`{"after":1}`+"\n"+`{"type":"huge2","s":"`+string(huge)+`"}`...)
+	sized, _ := eachWith(t, data, bytes.NewReader(data), 0)
+	mapped, _ := eachWith(t, data, nil, 0)
+	defer func() { mapLines = true }()
+	mapLines = false
+	blocks, _ := eachWith(t, data, nil, 0)
+	if !reflect.DeepEqual(mapped, blocks) || !reflect.DeepEqual(mapped, sized) {
+		t.Fatalf("mapped, blocks and sized differ:\n%.2000v\n%.2000v\n%.2000v", mapped, blocks, sized)
+	}
+	if n := len(mapped.Recs); n < 4 || !strings.Contains(mapped.Recs[n-1], `{"type":"huge2"`) {
+		t.Fatalf("last records %.200v", mapped.Recs[max(0, n-4):])
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	mapLines = true
+	rd := NewReader(bytes.NewReader(data), "t.jsonl")
+	defer rd.Close()
+	held := 0
+	err := rd.Each(context.Background(), func(rec Record) {
+		if len(rec.Data) > keptLine+blockSize { // past what r.long's capacity may hold
+			if rd.big == nil || &rd.big.bytes()[0] != &rec.Data[0] && !bytes.Contains(rd.big.bytes(), rec.Data[:64]) {
+				t.Errorf("line %d: a line of %d bytes is not in the mapping", rec.Line, len(rec.Data))
+			}
+			held++
+		}
+	})
+	if err != nil || held != 2 {
+		t.Fatalf("%d mapped lines, err %v", held, err)
+	}
+	if rd.big != nil {
+		t.Errorf("the last line's mapping is still held after the end")
 	}
 }
