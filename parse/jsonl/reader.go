@@ -72,7 +72,7 @@ type Reader struct {
 	// than MaxLine, or 0.
 	tooLong int64
 	// src, when set, holds the bytes of the input (WithSource): a line
-	// longer than keptLine is measured there before it is gathered.
+	// longer than measuredLine is measured there before it is gathered.
 	src *source
 	// measured says the current line was measured (or could not be), and
 	// sized that r.long was given the capacity of all of it.
