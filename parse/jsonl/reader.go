@@ -265,7 +265,9 @@ func (r *Reader) hold(b []byte, end bool) {
 			r.sized = r.sizeLine(len(b))
 		}
 		n := len(r.long) + len(b)
-		if n <= measuredLine || r.sized && n <= cap(r.long) || n <= cap(r.long) && (r.big == nil || !mapLines) || end && n <= keptLine && r.big == nil {
+		// r.long takes a short line, one measured for it, or (with no
+		// mapping made yet) what fits its capacity or ends the line.
+		if n <= measuredLine || n <= cap(r.long) && (r.sized || r.big == nil) || end && n <= keptLine && r.big == nil {
 			r.long = append(r.long, b...)
 			return
 		}
