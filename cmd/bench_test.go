@@ -16,7 +16,12 @@ import (
 // BenchmarkRecoverDryRunJSON measures `sandbox recover --dry-run --json` end
 // to end (read, parse, reconstruct, plan, report) on a generated Codex
 // rollout and generated Claude Code, Gemini CLI and pi sessions.
-// BENCH_ROLLOUT_MB sets their size (default 64).
+// BENCH_ROLLOUT_MB sets their size (default 64). BENCH_TRANSCRIPT names a
+// file to read instead (each sub-benchmark then reads it), so that a profile
+// of a big page-cached transcript holds no generator:
+//
+//	BENCH_TRANSCRIPT=bench/claude-1g.jsonl go test ./cmd -run - \
+//	    -bench 'RecoverDryRunJSON/claude$' -benchtime 3x -cpuprofile cpu.prof
 func BenchmarkRecoverDryRunJSON(b *testing.B) {
 	b.Run("codex", func(b *testing.B) { benchRecover(b, gen.Rollout) })
 	b.Run("claude", func(b *testing.B) { benchRecover(b, gen.Claude) })
@@ -35,15 +40,24 @@ func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, e
 	}
 	dir := b.TempDir()
 	name := filepath.Join(dir, "rollout.jsonl")
-	f, err := os.Create(name)
-	if err != nil {
-		b.Fatal(err)
+	var st gen.Stats
+	if given := os.Getenv("BENCH_TRANSCRIPT"); given != "" {
+		fi, err := os.Stat(given)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name, st.Bytes = given, fi.Size()
+	} else {
+		f, err := os.Create(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, err = write(f, gen.Options{Size: size << 20, Seed: 1, Files: 400, PatchEvery: 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
 	}
-	st, err := write(f, gen.Options{Size: size << 20, Seed: 1, Files: 400, PatchEvery: 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
 	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR"} {
 		b.Setenv(k, dir)
 	}
