@@ -127,7 +127,10 @@ var markUse = []byte(`_use`)
 // time span: a file-history snapshot, or a message that holds a tool call
 // or a result that a tracked call waits for. It decides on what the record
 // says, not on how it is written: its type is read as a value, and names
-// are searched for only once any \u escapes of them are spelled out.
+// are searched for only once any \u escapes of them are spelled out. The
+// Reader marks the strings that start with "tool_use" (jsonl.MarkWord) as
+// it scans: a result that waits for nothing is told by its one mark, and
+// the command output after it is never read here.
 func (p *parser) wanted(rec jsonl.Record, typ []byte) bool {
 	switch string(typ) {
 	case "file-history-snapshot":
@@ -141,8 +144,27 @@ func (p *parser) wanted(rec jsonl.Record, typ []byte) bool {
 		if plain, ok := jsonl.Plain(data, p.plain); ok {
 			data, p.plain = plain, plain[:0]
 		}
+		return p.toolLine(data)
 	}
-	return p.toolLine(data)
+	first, n, ok := rec.Marks()
+	switch {
+	case !ok:
+		return p.toolLine(data)
+	case n == 0:
+		return false // no string starts with "tool_use"
+	case n == 1:
+		// One: a call's "tool_use", a result's "tool_use_id", or a string
+		// that only starts so. A result's output is not read.
+		rest := data[first+len(`"tool_use`):]
+		switch {
+		case len(rest) > 0 && rest[0] == '"':
+			return true
+		case bytes.HasPrefix(rest, []byte(`_id"`)):
+			return p.waited(rest[len(`_id"`):])
+		}
+		return false
+	}
+	return p.toolLine(data[first:])
 }
 
 // toolLine reports whether a line has a "tool_use" string (a call, in any

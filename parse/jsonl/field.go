@@ -10,6 +10,15 @@ import (
 // (some editors and Windows tools begin a UTF-8 file with one).
 func TrimBOM(b []byte) []byte { return bytes.TrimPrefix(b, bom) }
 
+// Marks returns where the record's strings that start with MarkWord are:
+// the offset in Data of the first one's opening quote, and how many there
+// are, counting keys and values at any depth. ok is false when the Reader
+// did not scan the record (one made by hand): then only a search of Data
+// tells.
+func (r Record) Marks() (first, n int, ok bool) {
+	return r.marks.first, r.marks.n, r.keys != nil
+}
+
 // Field returns the raw JSON value of the record's top-level key name, or
 // nil when the record has no such key. Keys are compared by what they name,
 // however they are spelled (escapes included), and whitespace around the
@@ -122,7 +131,7 @@ func topKeys(data []byte) (obj []byte, keys []int, ok bool) {
 	if i >= len(data) || data[i] != '{' {
 		return data, nil, false
 	}
-	n, ok, keys, _ := scanObject(data[i:], nil)
+	n, ok, keys, _ := scanObject(data[i:], nil, new(marks))
 	if !ok {
 		return data, nil, false
 	}

@@ -135,7 +135,7 @@ func TestResyncSpellings(t *testing.T) {
 // refScan is scanObject with strings read a byte at a time: the length of
 // the object, whether it is one, its top-level keys and whether a string
 // short enough to spell a name holds a \u escape.
-func refScan(b []byte) (n int, ok bool, keys []int, escaped bool) {
+func refScan(b []byte) (n int, ok bool, keys []int, escaped bool, m marks) {
 	var open []byte
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
@@ -147,7 +147,13 @@ func refScan(b []byte) (n int, ok bool, keys []int, escaped bool) {
 				}
 			}
 			if j >= len(b) {
-				return 0, false, keys, escaped
+				return 0, false, keys, escaped, m
+			}
+			if strings.HasPrefix(string(b[i+1:j]), MarkWord) {
+				if m.n == 0 {
+					m.first = i
+				}
+				m.n++
 			}
 			if j-i <= shortString && hasUEscape(b[i+1:j]) {
 				escaped = true
@@ -168,35 +174,39 @@ func refScan(b []byte) (n int, ok bool, keys []int, escaped bool) {
 			open = append(open, ']')
 		case '}', ']':
 			if len(open) == 0 || open[len(open)-1] != b[i] {
-				return 0, false, keys, escaped
+				return 0, false, keys, escaped, m
 			}
 			open = open[:len(open)-1]
 			if len(open) == 0 {
-				return i + 1, true, keys, escaped
+				return i + 1, true, keys, escaped, m
 			}
 		}
 	}
-	return 0, false, keys, escaped
+	return 0, false, keys, escaped, m
 }
 
 func sameScan(t *testing.T, in []byte) {
 	t.Helper()
-	n1, ok1, k1, e1 := scanObject(in, nil)
-	n2, ok2, k2, e2 := refScan(in)
-	if n1 != n2 || ok1 != ok2 || (ok1 && (fmt.Sprint(k1) != fmt.Sprint(k2) || e1 != e2)) {
-		t.Fatalf("scanObject(%q) = %d, %v, %v, %v; the byte scan says %d, %v, %v, %v", in, n1, ok1, k1, e1, n2, ok2, k2, e2)
+	var m1 marks
+	n1, ok1, k1, e1 := scanObject(in, nil, &m1)
+	n2, ok2, k2, e2, m2 := refScan(in)
+	if n1 != n2 || ok1 != ok2 || (ok1 && (fmt.Sprint(k1) != fmt.Sprint(k2) || e1 != e2 || m1 != m2)) {
+		t.Fatalf("scanObject(%q) = %d, %v, %v, %v, %v; the byte scan says %d, %v, %v, %v, %v", in, n1, ok1, k1, e1, m1, n2, ok2, k2, e2, m2)
 	}
 }
 
-// The word-at-a-time string scan finds the same ends, keys and escapes as
-// the byte one, on strings of every length around its window with quotes
-// and backslashes anywhere.
+// The word-at-a-time string scan finds the same ends, keys, escapes and
+// marks as the byte one, on strings of every length around its window with
+// quotes and backslashes anywhere, some of them starting with MarkWord.
 func TestScanObjectStrings(t *testing.T) {
 	alphabet := []string{"a", `"`, `\`, `\\`, `\"`, `\u0074`, "é", " "}
 	for n := 0; n < shortString+2*nameBytes; n++ {
 		for seed := 0; seed < 40; seed++ {
 			var b strings.Builder
 			b.WriteString(`{"k":"`)
+			if seed%4 == 0 {
+				b.WriteString(MarkWord)
+			}
 			x := uint32(seed*7919 + n)
 			for i := 0; i < n; i++ {
 				x = x*1664525 + 1013904223
@@ -212,6 +222,8 @@ func TestScanObjectStrings(t *testing.T) {
 func FuzzScanObject(f *testing.F) {
 	f.Add([]byte(`{"a":"b\\\"c","d":[{"e":"\u0074"}],"f":"` + strings.Repeat("x", 300) + `"}`))
 	f.Add([]byte(`{"k" :1, "s":"\"}`))
+	f.Add([]byte(`{"m":{"content":[{"type":"tool_use","id":"t"},{"tool_use_id":"t","c":"tool_use"}]},"tool_use":"tool_us","x":"\"tool_use"}`))
+	f.Add([]byte(`{"a":"tool_use`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) > 0 && in[0] == '{' {
 			sameScan(t, in)

@@ -18,7 +18,22 @@ type object struct {
 	data    []byte
 	keys    []int
 	escaped bool
+	marks   marks
 }
+
+// MarkWord is the name the Reader notes every string of a record that
+// starts with: "tool_use" (Claude Code's calls, and the "tool_use_id" of
+// their results). A parser that looks for it in a record finds it at the
+// marks (Record.Marks) instead of searching the record's bytes, most of
+// which are the outputs of commands.
+const MarkWord = "tool_use"
+
+// markWord is MarkWord as the eight bytes a string's scan loads first.
+var markWord = binary.LittleEndian.Uint64([]byte(MarkWord))
+
+// marks are where a record's strings that start with MarkWord are: the
+// offset of the first one's opening quote, and how many there are.
+type marks struct{ first, n int }
 
 // split returns the JSON objects on one line and, when the line holds
 // anything else, a description of it. The objects' keys are appended to
@@ -34,10 +49,11 @@ func split(line []byte, recs []object, keys []int) (_ []object, problem string, 
 		}
 		if line[i] == '{' {
 			from := len(keys)
-			n, ok, k, esc := scanObject(line[i:], keys)
+			var m marks
+			n, ok, k, esc := scanObject(line[i:], keys, &m)
 			if ok {
 				keys = k
-				recs = append(recs, object{data: line[i : i+n], keys: keys[from:len(keys):len(keys)], escaped: esc})
+				recs = append(recs, object{data: line[i : i+n], keys: keys[from:len(keys):len(keys)], escaped: esc, marks: m})
 				i += n
 				continue
 			}
@@ -131,8 +147,10 @@ const wordBytes = 48
 // bytes at a time and longer ones skipped with IndexByte, so long string
 // values (file contents, outputs) cost little. The offsets of the object's
 // top-level keys are appended to keys; escaped says a string in it that
-// could spell a name spells an ASCII character with a \u escape.
-func scanObject(b []byte, keys []int) (n int, ok bool, _ []int, escaped bool) {
+// could spell a name spells an ASCII character with a \u escape. Where its
+// strings that start with MarkWord are is added to *m (kept in memory, not
+// in the loop's registers: it is written seldom).
+func scanObject(b []byte, keys []int, m *marks) (n int, ok bool, _ []int, escaped bool) {
 	var stack [64]byte
 	open := stack[:0] // the closers expected, innermost last
 	for i := 0; i < len(b); i++ {
@@ -150,6 +168,14 @@ func scanObject(b []byte, keys []int) (n int, ok bool, _ []int, escaped bool) {
 			slow := true
 			for j+8 <= len(b) && j-i <= wordBytes {
 				x := binary.LittleEndian.Uint64(b[j:])
+				if x == markWord && j == i+1 {
+					// The string starts with MarkWord. (A string that
+					// does is at least as long, so this loop loads it.)
+					if m.n == 0 {
+						m.first = i
+					}
+					m.n++
+				}
 				q, s := x^('"'*ones), x^('\\'*ones)
 				// A byte of q or s is zero where b holds the byte looked
 				// for; the lowest flagged byte is exact.
