@@ -16,7 +16,7 @@ func TrimBOM(b []byte) []byte { return bytes.TrimPrefix(b, bom) }
 // did not scan the record (one made by hand): then only a search of Data
 // tells.
 func (r Record) Marks() (first, n int, ok bool) {
-	return r.marks.first, r.marks.n, r.keys != nil
+	return r.marks.first, r.marks.n, r.scanned
 }
 
 // Field returns the raw JSON value of the record's top-level key name, or

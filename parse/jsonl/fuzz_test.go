@@ -22,11 +22,14 @@ func seedCorpus(f *testing.F, glob string, max int) {
 }
 
 // FuzzReader checks that any input is read without a panic, that every
-// record returned is one of the line's bytes, and that line numbers only grow.
+// record returned is one of the line's bytes, that line numbers only grow,
+// and that what the Reader noted of a record (keys, escapes, marks) is what
+// a fresh read finds.
 func FuzzReader(f *testing.F) {
 	seedCorpus(f, "../../fixtures/corpus/codex/*.jsonl", 64<<10)
 	f.Add([]byte(`{"t\u0079pe":1,"type":2,"typ\u0065":3}` + "\n" + `{"type":"x","\u0061":{"type":1}}`))
 	f.Add([]byte("{\"a\":1}\n\n\x00\x00{\"b\":\"}{\"}{}\n{\"c\":"))
+	f.Add([]byte(`{"type":"user","message":{"content":[{"tool_use_id":"t1","type":"tool_result"}]}}{"x":"tool_use"}` + "\n" + `{"a":"tool_use_id","b":"tool_u"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd := NewReader(strings.NewReader(string(data)), "f")
 		last := 0
@@ -41,6 +44,11 @@ func FuzzReader(f *testing.F) {
 				if got, want := rec.Field(name), (Record{Data: rec.Data}).Field(name); string(got) != string(want) {
 					t.Fatalf("line %d: Field(%q) = %q, read afresh %q", rec.Line, name, got, want)
 				}
+			}
+			// So must its marks: the strings that start with MarkWord.
+			first, n, ok := rec.Marks()
+			if _, _, _, _, m := refScan(rec.Data); !ok || first != m.first || n != m.n {
+				t.Fatalf("line %d: Marks() = %d, %d, %v; a byte scan says %d, %d", rec.Line, first, n, ok, m.first, m.n)
 			}
 		})
 		sameAsNext(t, data)

@@ -29,8 +29,10 @@ type Record struct {
 	Escaped bool
 	// keys are the offsets in Data of the record's top-level keys, in order.
 	keys []int
-	// marks are where the record's strings that start with MarkWord are.
-	marks marks
+	// marks are where the record's strings that start with MarkWord are;
+	// scanned says the Reader found them (a record made by hand has none).
+	marks   marks
+	scanned bool
 	// pinned says Data is in a chunk a batch holds, not a copy in the batch.
 	pinned bool
 }
@@ -340,6 +342,7 @@ func (r *Reader) Next() (Record, error) {
 	if len(r.pending) > 0 {
 		rec := r.pendRec
 		rec.Data, rec.keys, rec.Escaped, rec.marks = r.pending[0].data, r.pending[0].keys, r.pending[0].escaped, r.pending[0].marks
+		rec.scanned = true
 		r.pending = r.pending[1:]
 		return rec, nil
 	}
@@ -419,7 +422,7 @@ func (r *Reader) Next() (Record, error) {
 			r.warn(r.line, start, "%d records glued on one line; each is read", len(recs))
 		}
 		r.objs, r.keys = recs, keys
-		rec := Record{Data: recs[0].data, keys: recs[0].keys, Escaped: recs[0].escaped, marks: recs[0].marks, Line: r.line, Offset: start, Last: last}
+		rec := Record{Data: recs[0].data, keys: recs[0].keys, Escaped: recs[0].escaped, marks: recs[0].marks, scanned: true, Line: r.line, Offset: start, Last: last}
 		r.pendRec = rec
 		r.pending = recs[1:]
 		return rec, nil
