@@ -14,6 +14,7 @@ import (
 	"github.com/agentsandbox/sandbox/objstore/s3test"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/discover"
+	"github.com/agentsandbox/sandbox/parse/internal/testhook"
 )
 
 // The benchmarks' bucket is filled once per test binary and its server
@@ -29,6 +30,7 @@ var benchStore struct {
 }
 
 func TestMain(m *testing.M) {
+	testhook.PoisonTests() // records poisoned once read: nothing may keep one
 	code := m.Run()
 	for i := len(benchStore.cleanups) - 1; i >= 0; i-- {
 		benchStore.cleanups[i]()

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/internal/testhook"
 )
 
 // Record is one JSON object read from a transcript. Data aliases the
@@ -484,6 +485,11 @@ func (r *Reader) Each(ctx context.Context, fn func(Record)) (err error) {
 			}
 			n++
 			fn(b.recs[i])
+			if testhook.Poison {
+				for k := range b.recs[i].Data {
+					b.recs[i].Data[k] = '#'
+				}
+			}
 		}
 		if b.err != nil {
 			err = b.err
