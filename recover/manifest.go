@@ -2,6 +2,7 @@ package recover
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -67,8 +68,12 @@ func FileFromManifest(m manifest.File) (*FileResult, error) {
 		return nil, err
 	}
 	for _, h := range m.States {
+		// hex, not fmt.Sscanf("%x"): that fills no array, and every state
+		// read back was dropped, so a host copy behind the session was a
+		// conflict after an export that was an update after a recover.
 		var k [32]byte
-		if _, err := fmt.Sscanf(h, "%x", &k); err == nil {
+		if b, err := hex.DecodeString(h); err == nil && len(b) == len(k) {
+			copy(k[:], b)
 			f.states[k] = true
 		}
 	}
