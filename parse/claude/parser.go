@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/emit"
@@ -262,10 +263,18 @@ func (p *parser) record(rec jsonl.Record) {
 	var side bool
 	var message, tur, dat, snap gjson.Result
 	var update bool
-	// One copy of the line, which the values read below are slices of;
-	// each top-level value is found from the key offsets, not by parsing
-	// the values before it.
-	line := string(data)
+	// The values read below are slices of the line; each top-level value is
+	// found from the key offsets, not by parsing the values before it. The
+	// line is read in place when only operations come of it (Op.Own copies
+	// what they keep, and the parser clones what it keeps itself), and
+	// copied once when the timeline's events, which keep text as read, do
+	// too. The tests poison each record once read (testhook.Poison).
+	var line string
+	if p.calls == nil {
+		line = unsafe.String(unsafe.SliceData(data), len(data))
+	} else {
+		line = string(data)
+	}
 	rec.EachField(func(name []byte, start, end int) {
 		v := func() gjson.Result { return gjson.Parse(line[start:end]) }
 		switch string(name) {
@@ -455,7 +464,7 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 					return true
 				}
 			}
-			p.pending[strings.Clone(id)] = &toolUse{name: name, input: strings.Clone(b.Get("input").Raw), cwd: strings.Clone(cwd),
+			p.pending[strings.Clone(id)] = &toolUse{name: strings.Clone(name), input: strings.Clone(b.Get("input").Raw), cwd: strings.Clone(cwd),
 				line: rec.Line, offset: rec.Offset, time: strings.Clone(ts), sidechain: side, agent: strings.Clone(agent)}
 		case "tool_result":
 			id := b.Get("tool_use_id").Str
