@@ -36,6 +36,7 @@ func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *man
 		return Stats{}, err
 	}
 	rc := hostReconstructor(m, m, fsys, opts.IncludeUnknown)
+	rc.opts.SHA256States = true // the manifest lists them
 	// The start commit, where the repository of the host copies holds it:
 	// the manifest then carries the start recover would use.
 	starts, err := findStarts(headers, rules, opts)

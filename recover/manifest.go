@@ -14,14 +14,18 @@ import (
 )
 
 // ManifestFile returns a reconstructed file as a manifest entry, with its
-// start and final content.
+// start and final content, and the sha256 of every state it went through
+// when it was reconstructed with SHA256States (export does; the keyed
+// hashes of a recovery mean nothing to another process, and are left out).
 func ManifestFile(f *FileResult) manifest.File {
 	m := manifest.File{Path: f.Path, Sessions: f.Sessions, Confidence: string(f.Confidence), Ops: f.Ops,
 		MovedFrom: f.MovedFrom, Reason: f.Reason, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes, Base: f.Base,
 		Start: manifest.NewState(f.Start.Known, f.Start.Exists, f.Start.Text, true, sum),
 		Final: manifest.NewState(f.Final.Known, f.Final.Exists, f.Final.Text, true, sum)}
 	for h := range f.states {
-		m.States = append(m.States, fmt.Sprintf("%x", h))
+		if f.sha {
+			m.States = append(m.States, fmt.Sprintf("%x", h))
+		}
 	}
 	sort.Strings(m.States)
 	return m
@@ -52,7 +56,7 @@ func fromState(s manifest.State, what, path string) (Content, error) {
 // FileFromManifest turns a manifest entry back into a reconstructed file.
 func FileFromManifest(m manifest.File) (*FileResult, error) {
 	f := &FileResult{Path: m.Path, Sessions: m.Sessions, Confidence: Confidence(m.Confidence), Ops: m.Ops,
-		MovedFrom: m.MovedFrom, Reason: m.Reason, Drift: m.Drift, Fuzz: m.Fuzz, Notes: m.Notes, states: map[[32]byte]bool{},
+		MovedFrom: m.MovedFrom, Reason: m.Reason, Drift: m.Drift, Fuzz: m.Fuzz, Notes: m.Notes, states: map[[32]byte]bool{}, sha: true,
 		Kind: m.Kind, Outside: m.Outside, Base: m.Base}
 	if m.Redacted {
 		// Its content is placeholders, not the file's (and no longer matches its sha256).

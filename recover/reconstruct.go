@@ -2,7 +2,9 @@ package recover
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"path"
 	"regexp"
 	"sort"
@@ -114,10 +116,12 @@ type FileResult struct {
 	Base string
 	// Outside says the path leads out of its root whatever the mapping.
 	Outside bool
-	// states holds the sha256 of every content the file is known to have
+	// states holds a digest of every content the file is known to have
 	// had during the session, so that a host copy that is merely behind can
-	// be told from one that moved on.
+	// be told from one that moved on: its sha256 when sha is set (a
+	// manifest lists them), else stateKey's keyed hash.
 	states map[[32]byte]bool
+	sha    bool
 	// order is the file's first appearance, to keep results stable.
 	order int
 }
@@ -198,6 +202,11 @@ type ReconstructOptions struct {
 	// BaseName names what the base reads, for the report: "host" (the
 	// default) or "--base".
 	BaseName string
+	// SHA256States records each state a file goes through by its sha256,
+	// which a manifest lists (export). Otherwise by a keyed hash that only
+	// this process can compare, a tenth of the cost: every state of every
+	// file is hashed, whole.
+	SHA256States bool
 }
 
 // Reconstructor replays operations one at a time, so that a transcript can
@@ -441,7 +450,7 @@ func (r *Reconstructor) file(p string, op *manifest.Op, needBase bool) *fstate {
 	k := r.key(p)
 	f, ok := r.files[k]
 	if !ok {
-		f = &fstate{res: &FileResult{Path: p, order: r.n}}
+		f = &fstate{res: &FileResult{Path: p, order: r.n, sha: r.opts.SHA256States}}
 		r.n++
 		r.files[k] = f
 	}
@@ -534,21 +543,33 @@ func (f *fstate) remember() {
 		if f.res.states == nil {
 			f.res.states = map[[32]byte]bool{}
 		}
-		f.res.states[stateSum(f.output(f.cur).Text)] = true
+		f.res.states[f.res.stateKey(f.output(f.cur).Text)] = true
 		f.last, f.hasLast, f.lastCRLF = f.cur.Text, true, f.crlf
 	}
 }
 
-// stateSum is the sha256 of s, read in place: a []byte(s) conversion
-// would copy whole files once more for every state of every file.
-func stateSum(s string) [32]byte {
-	return sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
+// stateKey is the digest of a state of the file, s read in place (a
+// []byte(s) conversion would copy whole files once more for every state of
+// every file): its sha256 when the file's states are listed in a manifest,
+// else two 64-bit keyed hashes (hash/maphash, seeded afresh by each process,
+// so that no transcript can be made to collide with a host file).
+func (r *FileResult) stateKey(s string) [32]byte {
+	if r.sha {
+		return sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
+	}
+	var k [32]byte
+	binary.LittleEndian.PutUint64(k[:], maphash.String(stateSeeds[0], s))
+	binary.LittleEndian.PutUint64(k[8:], maphash.String(stateSeeds[1], s))
+	return k
 }
+
+// stateSeeds key the states' hashes (stateKey).
+var stateSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
 // HadContent reports whether the file held text at some point of the
 // session (its start, or after any replayed operation).
 func (r *FileResult) HadContent(text string) bool {
-	return r.states[stateSum(text)]
+	return r.states[r.stateKey(text)]
 }
 
 // start records S the first time a file is touched.

@@ -48,11 +48,11 @@ func planStates(t *testing.T, files []*FileResult, a, b string) map[string]*File
 // A host copy that holds a state the session went through is only behind:
 // it is moved forward (or deleted, when the session deleted the file), not
 // called a conflict; one that holds anything else is a conflict. The same
-// whether the states come from the replay (recover) or are read back from a
+// whether the states are keyed hashes (recover) or sha256 read back from a
 // manifest (export, then recover --from).
 func TestHostBehindTheSession(t *testing.T) {
 	fast, _ := Reconstruct(statesOps(), noBase, ReconstructOptions{})
-	exported, _ := Reconstruct(statesOps(), noBase, ReconstructOptions{})
+	exported, _ := Reconstruct(statesOps(), noBase, ReconstructOptions{SHA256States: true})
 	var fromManifest []*FileResult
 	for _, f := range exported {
 		m := ManifestFile(f)
@@ -70,6 +70,11 @@ func TestHostBehindTheSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		fromManifest = append(fromManifest, back)
+	}
+	for _, f := range fast {
+		if m := ManifestFile(f); len(m.States) != 0 {
+			t.Errorf("%s: keyed states written to a manifest: %q", f.Path, m.States)
+		}
 	}
 	for how, files := range map[string][]*FileResult{"recover": fast, "export": exported, "manifest": fromManifest} {
 		p := planStates(t, files, "v2\n", "b1\n")
