@@ -22,12 +22,12 @@ func ManifestFile(f *FileResult) manifest.File {
 		MovedFrom: f.MovedFrom, Reason: f.Reason, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes, Base: f.Base,
 		Start: manifest.NewState(f.Start.Known, f.Start.Exists, f.Start.Text, true, sum),
 		Final: manifest.NewState(f.Final.Known, f.Final.Exists, f.Final.Text, true, sum)}
-	for h := range f.states {
-		if f.sha {
+	if f.sha {
+		for h := range f.states {
 			m.States = append(m.States, fmt.Sprintf("%x", h))
 		}
+		sort.Strings(m.States)
 	}
-	sort.Strings(m.States)
 	return m
 }
 

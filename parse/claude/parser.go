@@ -154,16 +154,8 @@ func (p *parser) wanted(rec jsonl.Record, typ []byte) bool {
 	case n == 0:
 		return false // no string starts with "tool_use"
 	case n == 1:
-		// One: a call's "tool_use", a result's "tool_use_id", or a string
-		// that only starts so. A result's output is not read.
-		rest := data[first+len(`"tool_use`):]
-		switch {
-		case len(rest) > 0 && rest[0] == '"':
-			return true
-		case bytes.HasPrefix(rest, []byte(`_id"`)):
-			return p.waited(rest[len(`_id"`):])
-		}
-		return false
+		// One: decided there. A result's output is not read.
+		return p.toolAt(data[first+len(`"tool_use`):])
 	}
 	return p.toolLine(data[first:])
 }
@@ -182,16 +174,23 @@ func (p *parser) toolLine(data []byte) bool {
 		if i-len(markUse) < len(`"tool`) || string(data[i-len(markUse)-len(`"tool`):i-len(markUse)]) != `"tool` {
 			continue
 		}
-		rest := data[i:]
-		switch {
-		case len(rest) > 0 && rest[0] == '"':
-			return true // "tool_use": a call
-		case bytes.HasPrefix(rest, []byte(`_id"`)):
-			if p.waited(rest[len(`_id"`):]) {
-				return true
-			}
+		if p.toolAt(data[i:]) {
+			return true
 		}
 	}
+}
+
+// toolAt tells, from what follows a `"tool_use` in a line, whether it is a
+// "tool_use" string (a call) or a "tool_use_id" key whose value a tracked
+// call waits for; a string that only starts so is neither.
+func (p *parser) toolAt(rest []byte) bool {
+	switch {
+	case len(rest) > 0 && rest[0] == '"':
+		return true // "tool_use": a call
+	case bytes.HasPrefix(rest, []byte(`_id"`)):
+		return p.waited(rest[len(`_id"`):])
+	}
+	return false
 }
 
 // waited reads the value after a "tool_use_id" key (b starts just after

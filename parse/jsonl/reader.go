@@ -341,9 +341,7 @@ func (r *Reader) line0() []byte {
 // say), after which the records already returned are still good.
 func (r *Reader) Next() (Record, error) {
 	if len(r.pending) > 0 {
-		rec := r.pendRec
-		rec.Data, rec.keys, rec.Escaped, rec.marks = r.pending[0].data, r.pending[0].keys, r.pending[0].escaped, r.pending[0].marks
-		rec.scanned = true
+		rec := r.pending[0].record(r.pendRec)
 		r.pending = r.pending[1:]
 		return rec, nil
 	}
@@ -423,8 +421,8 @@ func (r *Reader) Next() (Record, error) {
 			r.warn(r.line, start, "%d records glued on one line; each is read", len(recs))
 		}
 		r.objs, r.keys = recs, keys
-		rec := Record{Data: recs[0].data, keys: recs[0].keys, Escaped: recs[0].escaped, marks: recs[0].marks, scanned: true, Line: r.line, Offset: start, Last: last}
-		r.pendRec = rec
+		r.pendRec = Record{Line: r.line, Offset: start, Last: last}
+		rec := recs[0].record(r.pendRec)
 		r.pending = recs[1:]
 		return rec, nil
 	}

@@ -21,6 +21,13 @@ type object struct {
 	marks   marks
 }
 
+// record is rec (its line, offset, whether it is the last) with o's bytes
+// and what the scan found of them.
+func (o object) record(rec Record) Record {
+	rec.Data, rec.keys, rec.Escaped, rec.marks, rec.scanned = o.data, o.keys, o.escaped, o.marks, true
+	return rec
+}
+
 // MarkWord is the name the Reader notes every string of a record that
 // starts with: "tool_use" (Claude Code's calls, and the "tool_use_id" of
 // their results). A parser that looks for it in a record finds it at the
