@@ -5,7 +5,7 @@ BENCH ?= .
 BENCHCOUNT ?= 6
 FUZZEXECS ?=
 
-.PHONY: build install test race lint fuzz cover bench bench-big docs demo
+.PHONY: build install test race lint fuzz cover bench bench-big pgo docs demo
 
 # -buildvcs=true: sandbox version names the commit even where GOFLAGS
 # turns VCS stamping off.
@@ -71,6 +71,24 @@ bench-big: build
 	test -f bench/long-200m.jsonl || $(GO) run ./fixtures/cmd/genrollout -size 8M -long-line 200M -o bench/long-200m.jsonl
 	test -d bench/home || $(GO) run ./fixtures/cmd/genhome -o bench/home
 	$(GO) run ./fixtures/cmd/benchbig -bin bin/sandbox -dir bench -runs $(BIGRUNS)
+
+# The profile Go's compiler optimises sandbox with (profile-guided
+# optimisation: cmd/sandbox/default.pgo, which go build finds by itself):
+# `recover --dry-run --json` on a generated transcript of PGOSIZE of each
+# agent, profiled by the cmd benchmark (no generator in it), the four
+# merged: Codex and Claude Code read ten times, the others three (the
+# profile weighs each by its time, and a large transcript is most often
+# one of the first two). Remake it when the hot paths change
+# (docs/performance.md).
+PGOSIZE ?= 256M
+pgo:
+	mkdir -p bench/pgo
+	for a in codex:10 claude:10 gemini:3 pi:3; do n=$${a#*:}; a=$${a%:*}; \
+		test -f bench/pgo/$$a.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent $$a -size $(PGOSIZE) -o bench/pgo/$$a.jsonl || exit 1; \
+		BENCH_TRANSCRIPT=bench/pgo/$$a.jsonl $(GO) test ./cmd -run '^$$' -bench "RecoverDryRunJSON/$$a\$$" -benchtime $${n}x \
+			-o bench/pgo/cmd.test -cpuprofile bench/pgo/$$a.prof || exit 1; \
+	done
+	$(GO) tool pprof -proto bench/pgo/codex.prof bench/pgo/claude.prof bench/pgo/gemini.prof bench/pgo/pi.prof > cmd/sandbox/default.pgo
 
 docs:
 	$(GO) test ./cmd -run TestReference -update

@@ -42,6 +42,11 @@ func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, e
 	name := filepath.Join(dir, "rollout.jsonl")
 	var st gen.Stats
 	if given := os.Getenv("BENCH_TRANSCRIPT"); given != "" {
+		if !filepath.IsAbs(given) {
+			// Named from the module's root, as the command above does;
+			// the test runs in cmd.
+			given = filepath.Join("..", given)
+		}
 		fi, err := os.Stat(given)
 		if err != nil {
 			b.Fatal(err)
