@@ -4,6 +4,8 @@ package golden
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -32,6 +34,14 @@ type Op struct {
 	Evidence []string `json:"evidence,omitempty"`
 	Note     string   `json:"note,omitempty"`
 	Low      bool     `json:"low_confidence,omitempty"`
+	// Time is the operation's time as the transcript gives it.
+	Time string `json:"time,omitempty"`
+	// Digest is a hash of the whole operation as the manifest would write
+	// it: its command, contents, edits, patch and evidence, which the rest
+	// of the record only counts. A parser that keeps a slice of a record
+	// past its call reads '#'s there under test (testhook.Poison), and the
+	// digest differs even where the lengths are the same.
+	Digest string `json:"digest"`
 }
 
 // Session is a golden's whole record.
@@ -61,7 +71,10 @@ func Summarize(s manifest.Session, ops []manifest.Op) *Session {
 	for _, op := range ops {
 		o := Op{Line: op.Provenance.Line, Kind: string(op.Kind), Carrier: op.Provenance.Carrier, Tool: op.Tool,
 			CallID: op.Provenance.CallID, Cwd: op.Cwd, Paths: op.Paths, Outcome: string(op.Outcome), Why: op.OutcomeEvidence,
-			Note: op.Note, Low: op.LowConfidence, Edits: len(op.Edits)}
+			Note: op.Note, Low: op.LowConfidence, Edits: len(op.Edits), Digest: digest(op)}
+		if !op.Provenance.Time.IsZero() {
+			o.Time = op.Provenance.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+		}
 		if op.Patch != nil {
 			for _, h := range op.Patch.Hunks {
 				d := string(h.Kind) + " " + h.Path
@@ -87,6 +100,20 @@ func Summarize(s manifest.Session, ops []manifest.Op) *Session {
 		g.Ops = append(g.Ops, o)
 	}
 	return g
+}
+
+// digest is the first 16 hex digits of the sha256 of what op does, as
+// JSON: where it was read (its provenance, which the record gives apart,
+// and which differs from one form of a transcript to another) is left out.
+func digest(op manifest.Op) string {
+	op.Provenance = manifest.Provenance{}
+	op.Session, op.Seq = "", 0
+	b, err := json.Marshal(op)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }
 
 // Bytes is the golden's file content.
