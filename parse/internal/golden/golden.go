@@ -36,9 +36,9 @@ type Op struct {
 	Low      bool     `json:"low_confidence,omitempty"`
 	// Time is the operation's time as the transcript gives it.
 	Time string `json:"time,omitempty"`
-	// Digest is a hash of the whole operation as the manifest would write
-	// it: its command, contents, edits, patch and evidence, which the rest
-	// of the record only counts. A parser that keeps a slice of a record
+	// Digest is a hash of the operation as the manifest would write it,
+	// less its provenance: its command, contents, edits, patch and
+	// evidence, which the rest of the record only counts. A parser that keeps a slice of a record
 	// past its call reads '#'s there under test (testhook.Poison), and the
 	// digest differs even where the lengths are the same.
 	Digest string `json:"digest"`
@@ -59,11 +59,14 @@ type Session struct {
 	Replay any `json:"replay,omitempty"`
 }
 
+// timeLayout is how a golden writes a time: to the millisecond.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
 // Summarize returns the golden record of a session and its operations.
 func Summarize(s manifest.Session, ops []manifest.Op) *Session {
 	g := &Session{ID: s.ID, Version: s.AgentVersion, Cwd: s.Cwd, EndState: string(s.EndState), Lines: s.Lines, Ops: []Op{}}
 	if !s.Start.IsZero() {
-		g.Start, g.End = s.Start.Format("2006-01-02T15:04:05.000Z07:00"), s.End.Format("2006-01-02T15:04:05.000Z07:00")
+		g.Start, g.End = s.Start.Format(timeLayout), s.End.Format(timeLayout)
 	}
 	for _, w := range s.Warnings {
 		g.Warnings = append(g.Warnings, strings.TrimPrefix(w.String(), w.File))
@@ -73,7 +76,7 @@ func Summarize(s manifest.Session, ops []manifest.Op) *Session {
 			CallID: op.Provenance.CallID, Cwd: op.Cwd, Paths: op.Paths, Outcome: string(op.Outcome), Why: op.OutcomeEvidence,
 			Note: op.Note, Low: op.LowConfidence, Edits: len(op.Edits), Digest: digest(op)}
 		if !op.Provenance.Time.IsZero() {
-			o.Time = op.Provenance.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+			o.Time = op.Provenance.Time.UTC().Format(timeLayout)
 		}
 		if op.Patch != nil {
 			for _, h := range op.Patch.Hunks {
