@@ -656,12 +656,8 @@ func (a *app) writeInspectionJSON(in *inspection) error {
 	}
 	rest := doc.Bytes()
 	w := bufio.NewWriterSize(a.stdout, 1<<20)
-	// Each element is encoded compact, then indented by indentJSON, not
-	// by the encoder (which scans its own output again to indent it).
 	var elem bytes.Buffer
-	enc := json.NewEncoder(&elem)
-	enc.SetEscapeHTML(false)
-	var out []byte
+	enc := jsonEncoder(&elem, "    ")
 	for _, arr := range []struct {
 		key string
 		n   int
@@ -686,8 +682,7 @@ func (a *app) writeInspectionJSON(in *inspection) error {
 				w.WriteByte(',')
 			}
 			w.WriteString("\n    ")
-			out = indentJSON(out[:0], bytes.TrimSuffix(elem.Bytes(), []byte("\n")), "    ", "  ")
-			w.Write(out)
+			w.Write(bytes.TrimSuffix(elem.Bytes(), []byte("\n")))
 		}
 		if arr.n > 0 {
 			w.WriteString("\n  ")
