@@ -227,8 +227,37 @@ func FuzzScanObject(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) > 0 && in[0] == '{' {
 			sameScan(t, in)
+			if _, ok, _, _ := scanObject(in, nil, &marks{}); !ok {
+				// Where a line breaks is told for every line that does.
+				if msg := brokenObject(in, 0); strings.Contains(msg, "could not be read") {
+					t.Fatalf("%q: %s", in, msg)
+				}
+			}
 		}
 	})
+}
+
+// A broken object is told where and how it breaks.
+func TestBrokenObject(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{`{"a":"bcd`, `the JSON object at byte 0 is unfinished: the string opened at byte 5 is still open where the line ends (byte 9)`},
+		{`{"a":"b\"cd`, `the JSON object at byte 0 is unfinished: the string opened at byte 5 is still open where the line ends (byte 11)`},
+		{`{"a":[1,{"b":2}`, `the JSON object at byte 0 is unfinished: the line ends (byte 15) with 2 bracket(s) still open, the innermost '[' from byte 5`},
+		{`{"a":[1,2}`, `the JSON object at byte 0 breaks at byte 9: '}' where the '[' opened at byte 5 needs ']'`},
+		{`{"a":"]"]`, `the JSON object at byte 0 breaks at byte 8: ']' where the '{' opened at byte 0 needs '}'`},
+	} {
+		if _, ok, _, _ := scanObject([]byte(tc.line), nil, &marks{}); ok {
+			t.Fatalf("%s: scanObject reads it whole", tc.line)
+		}
+		if got := brokenObject([]byte(tc.line), 0); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.line, got, tc.want)
+		}
+	}
+	// Past other objects on the line, the offsets are the line's.
+	_, problem, _, _, _ := split([]byte(`{"type":"a"} {"type":"b`), nil, nil)
+	if want := "the JSON object at byte 13 is unfinished: the string opened at byte 21 is still open where the line ends (byte 23)"; problem != want {
+		t.Errorf("split: %s, want %s", problem, want)
+	}
 }
 
 func TestHead(t *testing.T) {

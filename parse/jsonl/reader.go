@@ -391,7 +391,7 @@ func (r *Reader) Next() (Record, error) {
 		}
 		r.flushBlank()
 		r.inChunk = r.fromChunk
-		recs, problem, keys := split(line, r.objs[:0], r.keys[:0])
+		recs, problem, keys, cut, broken := split(line, r.objs[:0], r.keys[:0])
 		if problem != "" && !last {
 			// A damaged line right before the end is a cut-off record too. Peek
 			// may refill the read buffer, so a line in it is copied first (one
@@ -406,11 +406,13 @@ func (r *Reader) Next() (Record, error) {
 			if _, err := r.r.Peek(1); errors.Is(err, io.EOF) {
 				last = true
 			}
-			recs, problem, keys = split(line, r.objs[:0], r.keys[:0])
+			recs, problem, keys, cut, broken = split(line, r.objs[:0], r.keys[:0])
 		}
 		if problem != "" {
-			if last && len(recs) == 0 {
-				problem = "truncated last line (" + problem + "): the transcript was cut off mid-record"
+			if last && (cut || broken >= 0 && unfinished(line[broken:])) {
+				// The last line ends inside a record: the file was cut
+				// there, whatever nested objects of it were read whole.
+				problem = "truncated last line, the transcript was cut off mid-record: " + problem
 			}
 			r.warn(r.line, start, "%s", problem)
 		}

@@ -55,6 +55,38 @@ func TestResync(t *testing.T) {
 	}
 }
 
+// The last line is called truncated when the file ends inside a record,
+// also when nested objects of it were read as records (after damage, an
+// object that opens with "type" is read as one), and only then.
+func TestTruncatedLastLine(t *testing.T) {
+	for _, tc := range []struct {
+		last      string
+		truncated bool
+	}{
+		{`{"timestamp":"t","type":"response_item","payload":{"type":"function_call","name":"shell"}`, true},
+		{`{"timestamp":"t","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"a"}],"enc`, true},
+		{`{"timestamp":"t","payload":{"type":"x","a":[1,2`, true},
+		{`{"a":1} {"timestamp":"t","pay`, true},
+		// A whole record appended after half of one, as a crashed writer
+		// leaves it: the file ends with a whole record.
+		{`{"timestamp":"x","payload":{"text":"half{"timestamp":"y","type":"z"}`, false},
+		{`not json {"type":"a"}`, false},
+		{`{"type":"a"}`, false},
+	} {
+		for _, nl := range []string{"", "\n"} {
+			_, rd := readAll(t, strings.NewReader(`{"type":"first"}`+"\n"+tc.last+nl))
+			var ws []string
+			for _, w := range rd.Warnings() {
+				ws = append(ws, w.Message)
+			}
+			got := strings.HasPrefix(strings.Join(ws, "|"), "truncated last line")
+			if got != tc.truncated {
+				t.Errorf("%s (newline %v): warnings %q, truncated %v", tc.last, nl != "", ws, tc.truncated)
+			}
+		}
+	}
+}
+
 func TestLongLine(t *testing.T) {
 	big := `{"x":"` + strings.Repeat("a", 5<<20) + `"}`
 	got, _ := readAll(t, strings.NewReader(`{"a":1}`+"\n"+big+"\n"+`{"b":2}`+"\n"))

@@ -3,6 +3,8 @@ package jsonl
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/bits"
 )
@@ -45,14 +47,19 @@ type marks struct{ first, n int }
 // split returns the JSON objects on one line and, when the line holds
 // anything else, a description of it. The objects' keys are appended to
 // keys; both slices are returned for the caller to reuse from line to line.
-func split(line []byte, recs []object, keys []int) (_ []object, problem string, _ []int) {
+// cut says the line ends in damage: no whole object follows its last
+// break. broken is where the last object that could not be read starts (-1
+// for none): a record cut off after a nested object of its own closed,
+// which was read as a record, ends in no damage (see Unfinished).
+func split(line []byte, recs []object, keys []int) (_ []object, problem string, _ []int, cut bool, broken int) {
 	i := 0
+	broken = -1
 	for {
 		for i < len(line) && isSpace(line[i]) {
 			i++
 		}
 		if i >= len(line) {
-			return recs, problem, keys
+			return recs, problem, keys, cut, broken
 		}
 		if line[i] == '{' {
 			from := len(keys)
@@ -62,20 +69,83 @@ func split(line []byte, recs []object, keys []int) (_ []object, problem string, 
 				keys = k
 				recs = append(recs, object{data: line[i : i+n], keys: keys[from:len(keys):len(keys)], escaped: esc, marks: m})
 				i += n
+				cut = false
 				continue
 			}
 			if problem == "" {
-				problem = fmt.Sprintf("unterminated JSON object at byte %d", i)
+				problem = brokenObject(line, i)
 			}
+			broken = i
 		} else if problem == "" {
 			problem = fmt.Sprintf("not a JSON object: unexpected %s at byte %d", quoteByte(line[i]), i)
 		}
+		cut = true
 		next := resync(line, i+1)
 		if next < 0 {
-			return recs, problem, keys
+			return recs, problem, keys, cut, broken
 		}
 		i = next
 	}
+}
+
+// brokenObject says where and how the JSON object that starts at byte at
+// of line, which scanObject did not read whole, breaks. It runs only on
+// damage, so it reads byte by byte.
+func brokenObject(line []byte, at int) string {
+	type opener struct {
+		c   byte
+		off int
+	}
+	var open []opener
+	b := line[at:]
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; c {
+		case '"':
+			j := i + 1
+			for j < len(b) && b[j] != '"' {
+				if b[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(b) {
+				return fmt.Sprintf("the JSON object at byte %d is unfinished: the string opened at byte %d is still open where the line ends (byte %d)",
+					at, at+i, len(line))
+			}
+			i = j
+		case '{', '[':
+			open = append(open, opener{c, at + i})
+		case '}', ']':
+			want := byte('}')
+			if o := open[len(open)-1]; o.c == '[' {
+				want = ']'
+			}
+			if c != want {
+				o := open[len(open)-1]
+				return fmt.Sprintf("the JSON object at byte %d breaks at byte %d: %q where the %q opened at byte %d needs %q",
+					at, at+i, rune(c), rune(o.c), o.off, rune(want))
+			}
+			open = open[:len(open)-1]
+			if len(open) == 0 {
+				// scanObject read no further: a caller's mistake, not the line's.
+				return fmt.Sprintf("the JSON object at byte %d could not be read", at)
+			}
+		}
+	}
+	o := open[len(open)-1]
+	return fmt.Sprintf("the JSON object at byte %d is unfinished: the line ends (byte %d) with %d bracket(s) still open, the innermost %q from byte %d",
+		at, len(line), len(open), rune(o.c), o.off)
+}
+
+// unfinished reports whether b is the start of a JSON value that its end
+// cut short: well-formed as far as it goes, and open. A half-written record
+// with a whole one appended after it is not: the two do not make one
+// value's start. It reads b once with encoding/json's validating scanner,
+// which copies nothing, so it is kept for a transcript's last line.
+func unfinished(b []byte) bool {
+	var se *json.SyntaxError
+	err := json.Unmarshal(b, &struct{}{})
+	return errors.As(err, &se) && se.Offset == int64(len(b))
 }
 
 func resync(line []byte, from int) int {

@@ -1,0 +1,73 @@
+package parse
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/emit"
+)
+
+// TestCutAnywhereIsTruncated cuts every real and fixture JSONL transcript
+// here in the middle of a line, at many places, and requires each cut to
+// read as truncated: the end state that tells the user the session was
+// still writing when it died, whatever part of a record the cut left whole
+// (a record's nested objects are read as records after damage).
+func TestCutAnywhereIsTruncated(t *testing.T) {
+	var files []string
+	for _, glob := range []string{"../fixtures/corpus/*/*.jsonl", "../fixtures/sample/*.jsonl", "../../shared/corpus/*/*.jsonl", "../../shared/corpus/*/*/*.jsonl"} {
+		m, _ := filepath.Glob(glob)
+		files = append(files, m...)
+	}
+	cuts := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := data[:min(len(data), 64<<10)]
+		agent, ok := Detect(head)
+		if !ok || agent == manifest.AgentOpencode {
+			continue
+		}
+		for k := 1; k <= 24; k++ {
+			at := len(data) * k / 25
+			// Only a cut inside a record: the line's start to the cut is
+			// neither empty nor a whole object.
+			ls := bytes.LastIndexByte(data[:at], '\n') + 1
+			le := bytes.IndexByte(data[at:], '\n')
+			if le < 0 {
+				le = len(data)
+			} else {
+				le += at
+			}
+			part := bytes.TrimSpace(data[ls:at])
+			whole := bytes.TrimSpace(data[ls:le])
+			if len(part) == 0 || len(part) == len(whole) || !json.Valid(whole) || ls == 0 {
+				continue
+			}
+			s, err := parseAs(context.Background(), agent, bytes.NewReader(data[:at]), "cut.jsonl", nil, emit.Handler{Op: func(manifest.Op) {}})
+			if err != nil {
+				t.Fatalf("%s cut at %d: %v", f, at, err)
+			}
+			cuts++
+			if s.EndState != manifest.EndTruncated {
+				var ws []string
+				for _, w := range s.Warnings {
+					ws = append(ws, w.String())
+				}
+				t.Errorf("%s cut at byte %d (line %d, %q…): end state %s, warnings:\n%s", f, at, bytes.Count(data[:at], []byte("\n"))+1,
+					part[:min(len(part), 60)], s.EndState, strings.Join(ws, "\n"))
+			}
+		}
+	}
+	if cuts < 500 {
+		t.Fatalf("only %d cuts of %d files: the transcripts were not found", cuts, len(files))
+	}
+	t.Logf("%d cuts of %d files", cuts, len(files))
+}
