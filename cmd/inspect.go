@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"sort"
@@ -95,6 +96,75 @@ type inspection struct {
 	// Sandbox is how the harness's runs of the session ended, for a
 	// session run by sandbox run (from its runtime log).
 	Sandbox []sandboxEnd `json:"sandbox,omitempty"`
+	// tl, when set, holds the timeline in place of Timeline.
+	tl *spool
+}
+
+// timeline yields the timeline's events in order, from memory or from the
+// spool; after it, timelineErr says whether the spool could not be read.
+func (in *inspection) timeline() iter.Seq[*entry] {
+	if in.tl != nil {
+		return in.tl.all()
+	}
+	return func(yield func(*entry) bool) {
+		for i := range in.Timeline {
+			if !yield(&in.Timeline[i]) {
+				return
+			}
+		}
+	}
+}
+
+// kinds yields the kind and outcome of every event of the timeline.
+func (in *inspection) kinds() iter.Seq2[manifest.EventKind, manifest.Outcome] {
+	return func(yield func(manifest.EventKind, manifest.Outcome) bool) {
+		if in.tl != nil {
+			for _, it := range in.tl.items {
+				if !yield(it.kind, it.outcome) {
+					return
+				}
+			}
+			return
+		}
+		for _, e := range in.Timeline {
+			if !yield(e.Kind, e.Outcome) {
+				return
+			}
+		}
+	}
+}
+
+// isOpen says whether e is a call that never got its result.
+func isOpen(e *manifest.Event) bool {
+	return e.Kind == manifest.EventCall && e.Ended.IsZero() && e.Outcome == manifest.OutcomeUnknown
+}
+
+// lastOpenAndAborted returns the last call of session id that never got
+// its result and its last aborted turn, nil where there is none.
+func (in *inspection) lastOpenAndAborted(id string) (open, aborted *entry) {
+	if in.tl != nil {
+		return in.tl.lastOpenAndAborted(id)
+	}
+	for i := range in.Timeline {
+		e := &in.Timeline[i]
+		if e.Session != id {
+			continue
+		}
+		if isOpen(&e.Event) {
+			open = e
+		}
+		if e.Kind == manifest.EventAborted {
+			aborted = e
+		}
+	}
+	return open, aborted
+}
+
+func (in *inspection) timelineErr() error {
+	if in.tl != nil {
+		return in.tl.err
+	}
+	return nil
 }
 
 type verdict struct {
@@ -185,8 +255,18 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 		return usagef("--format is text, json or md, not %q", o.Format)
 	}
 	sel = append(sel, parse.SelectedCompanions(sel)...)
+	var sp *spool
+	if o.HTML == "" && o.Format != "md" && !o.Redact && (forceSpool || totalSize(sel) >= spoolAbove) {
+		// The JSON and text reports read the timeline once, in order: a
+		// large one waits in a file. (The HTML and Markdown reports
+		// arrange it, and --redact rewrites it, in memory.)
+		if sp, err = newSpool(); err != nil {
+			return err
+		}
+		defer sp.Close()
+	}
 	bar := a.counting("reading transcripts", sel)
-	in, err := buildInspection(ctx, sel, o.Base, true)
+	in, err := buildInspection(ctx, sel, o.Base, true, sp)
 	bar.end()
 	if err != nil {
 		return err
@@ -215,17 +295,34 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 		return nil
 	}
 	a.printInspection(in)
-	return nil
+	return in.timelineErr()
+}
+
+// totalSize is the size of the selected transcripts as found (compressed,
+// for a compressed one).
+func totalSize(sel []parse.Selected) int64 {
+	var n int64
+	for _, s := range sel {
+		n += s.Size
+	}
+	return n
 }
 
 // buildInspection parses the selected transcripts whole, replays them with
 // history, and states what happened.
-func buildInspection(ctx context.Context, sel []parse.Selected, base string, withDiffs bool) (*inspection, error) {
+func buildInspection(ctx context.Context, sel []parse.Selected, base string, withDiffs bool, sp *spool) (*inspection, error) {
 	in := &inspection{Schema: "sandbox.inspect/v1", Timeline: []entry{}, Files: []fileView{}, Unrecoverable: []issue{}, Warnings: []manifest.Warning{}}
 	var sources []recov.Source
 	var events []entry
 	for i := range sel {
-		col, err := parse.Collect(ctx, &sel[i])
+		from := len(events)
+		add := func(e manifest.Event) { events = append(events, entry{Event: e}) }
+		var done func(string, map[string][]opView, time.Time)
+		if sp != nil {
+			done = sp.session()
+			add = func(e manifest.Event) { sp.add(&e) }
+		}
+		col, err := parse.CollectEvents(ctx, &sel[i], add)
 		if err != nil {
 			return nil, err
 		}
@@ -238,13 +335,17 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 			}
 			byCall[op.Provenance.CallID] = append(byCall[op.Provenance.CallID], opView{Kind: string(op.Kind), Paths: op.Paths, Outcome: string(op.Outcome)})
 		}
-		for _, e := range col.Events {
+		if sp != nil {
+			done(col.Session.ID, byCall, col.Session.Start)
+		}
+		for k := from; k < len(events); k++ {
+			e := &events[k]
 			if e.Time.IsZero() {
 				// Legacy rollouts stamp no line: the session's start is the
 				// best time there is (as replay uses for its operations).
 				e.Time = col.Session.Start
 			}
-			events = append(events, entry{Event: e, Session: col.Session.ID, Ops: byCall[e.CallID]})
+			e.Session, e.Ops = col.Session.ID, byCall[e.CallID]
 		}
 		sources = append(sources, &recov.SliceSource{S: col.Session, Ops: col.Ops})
 	}
@@ -254,20 +355,28 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 		}
 		return events[a].Line < events[b].Line
 	})
-	in.Timeline = append(in.Timeline, events...)
+	if len(events) > 0 {
+		in.Timeline = events // not a copy: the timeline is most of an inspection
+	}
+	if sp != nil {
+		if err := sp.finish(); err != nil {
+			return nil, err
+		}
+		in.tl = sp
+	}
 	rc, files, st, err := replayWithHistory(ctx, sources, base)
 	if err != nil {
 		return nil, err
 	}
 	steps := rc.Histories()
 	in.Warnings = append(in.Warnings, rc.Warnings()...)
-	for _, e := range events {
-		switch e.Kind {
+	for kind, outcome := range in.kinds() {
+		switch kind {
 		case manifest.EventTurn:
 			in.Counts.Turns++
 		case manifest.EventCall:
 			in.Counts.Calls++
-			switch e.Outcome {
+			switch outcome {
 			case manifest.OutcomeFailed:
 				in.Counts.Failed++
 			case manifest.OutcomeRejected:
@@ -330,7 +439,10 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 	in.Counts.Files = len(in.Files)
 	in.FailedWrites = failedWrites(steps, byPath)
 	in.Unrecoverable = append(in.Unrecoverable, unrecordedDeletes(steps)...)
-	in.Verdict = decideVerdict(in.Sessions, events)
+	in.Verdict = decideVerdict(in)
+	if err := in.timelineErr(); err != nil {
+		return nil, err
+	}
 	return in, nil
 }
 
@@ -410,26 +522,15 @@ func replayWithHistory(ctx context.Context, sources []recov.Source, base string)
 }
 
 // decideVerdict states how the session ended, with its evidence.
-func decideVerdict(sessions []manifest.Session, events []entry) verdict {
+func decideVerdict(in *inspection) verdict {
+	sessions := in.Sessions
 	if len(sessions) == 0 {
 		return verdict{State: "unknown", Summary: "no session", Evidence: []string{}}
 	}
 	main := sessions[0]
 	v := verdict{Evidence: []string{}}
 	end := main.End
-	var open []entry
-	var lastAbort *entry
-	for i, e := range events {
-		if e.Session != main.ID {
-			continue
-		}
-		if e.Kind == manifest.EventCall && e.Ended.IsZero() && e.Outcome == manifest.OutcomeUnknown {
-			open = append(open, e)
-		}
-		if e.Kind == manifest.EventAborted {
-			lastAbort = &events[i]
-		}
-	}
+	open, lastAbort := in.lastOpenAndAborted(main.ID)
 	for _, w := range main.Warnings {
 		if strings.HasPrefix(w.Message, "truncated last line") {
 			v.Evidence = append(v.Evidence, w.String())
@@ -439,8 +540,8 @@ func decideVerdict(sessions []manifest.Session, events []entry) verdict {
 	case main.EndState == manifest.EndTruncated:
 		v.State = "truncated"
 		v.Summary = "The transcript is cut off in the middle of a line: the session was still writing when it died."
-	case len(open) > 0:
-		e := open[len(open)-1]
+	case open != nil:
+		e := open
 		v.State = "died-in-tool"
 		v.Summary = fmt.Sprintf("The session died while a tool call was running: %s %s, started %s, %s before the transcript ends.",
 			e.Tool, e.Target, e.Time.UTC().Format("2006-01-02 15:04:05Z"), end.Sub(e.Time).Round(time.Second))
@@ -497,7 +598,7 @@ func (a *app) printInspection(in *inspection) {
 		c.Turns, c.Calls, c.Failed, c.Rejected, c.Unknown, c.FileOps, c.OpsApplied, c.Files, c.Drift)
 	fmt.Fprintln(out, "\ntimeline:")
 	tw := a.table()
-	for _, e := range in.Timeline {
+	for e := range in.timeline() {
 		t := e.Time.Local().Format("15:04:05")
 		switch e.Kind {
 		case manifest.EventTurn:
@@ -660,11 +761,22 @@ func (a *app) writeInspectionJSON(in *inspection) error {
 	enc := jsonEncoder(&elem, "    ")
 	for _, arr := range []struct {
 		key string
-		n   int
-		at  func(int) any
+		all iter.Seq[any]
 	}{
-		{"timeline", len(timeline), func(i int) any { return &timeline[i] }},
-		{"files", len(files), func(i int) any { return &files[i] }},
+		{"timeline", func(yield func(any) bool) {
+			for e := range in.timeline() {
+				if !yield(e) {
+					return
+				}
+			}
+		}},
+		{"files", func(yield func(any) bool) {
+			for i := range files {
+				if !yield(&files[i]) {
+					return
+				}
+			}
+		}},
 	} {
 		// Top-level keys alone are indented by two spaces.
 		marker := []byte("\n  \"" + arr.key + "\": []")
@@ -673,18 +785,27 @@ func (a *app) writeInspectionJSON(in *inspection) error {
 			return fmt.Errorf("internal error: no %q in the inspection's JSON", arr.key)
 		}
 		w.Write(rest[:k+len(marker)-1]) // up to its "["
-		for i := 0; i < arr.n; i++ {
+		n := 0
+		var err error
+		for v := range arr.all {
 			elem.Reset()
-			if err := enc.Encode(arr.at(i)); err != nil {
-				return err
+			if err = enc.Encode(v); err != nil {
+				break
 			}
-			if i > 0 {
+			if n > 0 {
 				w.WriteByte(',')
 			}
+			n++
 			w.WriteString("\n    ")
 			w.Write(bytes.TrimSuffix(elem.Bytes(), []byte("\n")))
 		}
-		if arr.n > 0 {
+		if err == nil {
+			err = in.timelineErr()
+		}
+		if err != nil {
+			return err
+		}
+		if n > 0 {
 			w.WriteString("\n  ")
 		}
 		w.WriteByte(']')

@@ -270,6 +270,17 @@ type Collected struct {
 
 // Collect parses a selected transcript whole, with its timeline events.
 func Collect(ctx context.Context, c *Selected) (*Collected, error) {
+	var events []manifest.Event
+	col, err := CollectEvents(ctx, c, func(e manifest.Event) { events = append(events, e) })
+	if col != nil {
+		col.Events = events
+	}
+	return col, err
+}
+
+// CollectEvents is Collect with the timeline's events handed to event as
+// they are read instead of collected.
+func CollectEvents(ctx context.Context, c *Selected, event func(manifest.Event)) (*Collected, error) {
 	br, _, agent, ok, done, err := openDetect(c)
 	if err != nil {
 		return nil, err
@@ -281,7 +292,7 @@ func Collect(ctx context.Context, c *Selected) (*Collected, error) {
 	out := &Collected{}
 	h := emit.Handler{
 		Op:    func(op manifest.Op) { out.Ops = append(out.Ops, op) },
-		Event: func(e manifest.Event) { out.Events = append(out.Events, e) },
+		Event: event,
 	}
 	var backups func(string, string) ([]byte, bool)
 	if c.Path != "" {
