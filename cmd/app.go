@@ -18,6 +18,8 @@ import (
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// completing says the shell asks for completions (cobra's __complete).
+	completing bool
 
 	json    bool
 	verbose int
@@ -100,7 +102,12 @@ detection, three-way merge and atomic writes.`,
 	root.AddCommand(a.logCommand())
 	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
 		a.gcCommand(), a.snapshotCommand(), a.restoreCommand(), a.execCommand(), a.versionCommand())
-	a.registerCompletions(root)
+	if a.completing {
+		// Cobra keeps completion functions in a map of its own for the
+		// process, which would keep every app a test runs (and its
+		// output) alive: only a completion request needs them.
+		a.registerCompletions(root)
+	}
 	addExitStatus(root)
 	return root
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/cobra"
 	"io"
 	"os"
 	"os/signal"
@@ -94,6 +95,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	done := make(chan struct{})
 	defer close(done)
 	go forceOnSecond(sigs, done, app.ownsInterrupts.Load, stderr)
+	app.completing = len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd)
 	root := app.rootCommand()
 	// A bad flag stops cobra before it reaches --json: the error document
 	// is still wanted (set after the flags are defined, which resets it).
