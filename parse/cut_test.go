@@ -71,3 +71,72 @@ func TestCutAnywhereIsTruncated(t *testing.T) {
 	}
 	t.Logf("%d cuts of %d files", cuts, len(files))
 }
+
+// TestSpliceAnywhereKeepsTheNextRecord cuts a line of every JSONL
+// transcript here at several places and glues the next line to it, as a
+// writer that crashed mid-record and was started again leaves it: every
+// operation that the transcript without the cut line gives must still be
+// read (the glued record is found past the damage), with a warning for
+// the line. A cut inside a string reads the glued record's quotes inside
+// out; brackets alone can balance them.
+func TestSpliceAnywhereKeepsTheNextRecord(t *testing.T) {
+	var files []string
+	for _, glob := range []string{"../fixtures/corpus/*/*.jsonl", "../fixtures/sample/*.jsonl", "../../shared/corpus/*/*.jsonl", "../../shared/corpus/*/*/*.jsonl"} {
+		m, _ := filepath.Glob(glob)
+		files = append(files, m...)
+	}
+	ops := func(agent manifest.Agent, data []byte) (map[string]int, manifest.Session) {
+		got := map[string]int{}
+		s, err := parseAs(context.Background(), agent, bytes.NewReader(data), "splice.jsonl", nil, emit.Handler{Op: func(op manifest.Op) {
+			op.Provenance.Offset, op.Seq = 0, 0
+			b, _ := json.Marshal(op)
+			got[string(b)]++
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, s
+	}
+	splices := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent, ok := Detect(data[:min(len(data), 64<<10)])
+		if !ok || agent == manifest.AgentOpencode {
+			continue
+		}
+		lines := bytes.SplitAfter(data, []byte("\n"))
+		for k := 1; k+1 < len(lines); k += max(1, len(lines)/6) {
+			line := bytes.TrimRight(lines[k], "\r\n")
+			if len(line) < 20 || !bytes.HasSuffix(lines[k], []byte("\n")) {
+				continue
+			}
+			without := bytes.Join(append(append([][]byte{}, lines[:k]...), lines[k+1:]...), nil)
+			want, _ := ops(agent, without)
+			for _, frac := range []int{3, 2} {
+				cut := len(line) * (frac - 1) / frac
+				spliced := bytes.Join(append(append(append([][]byte{}, lines[:k]...), line[:cut]), lines[k+1:]...), nil)
+				got, s := ops(agent, spliced)
+				splices++
+				for op, n := range want {
+					if got[op] < n {
+						t.Errorf("%s: line %d cut at byte %d, line %d glued to it: lost %.300s", f, k+1, cut, k+2, op)
+					}
+				}
+				warned := false
+				for _, w := range s.Warnings {
+					warned = warned || w.Line == k+1
+				}
+				if !warned {
+					t.Errorf("%s: line %d cut at byte %d, line %d glued to it: no warning for line %d", f, k+1, cut, k+2, k+1)
+				}
+			}
+		}
+	}
+	if splices < 500 {
+		t.Fatalf("only %d splices of %d files", splices, len(files))
+	}
+	t.Logf("%d splices of %d files", splices, len(files))
+}

@@ -158,14 +158,15 @@ func refScan(b []byte) (n int, ok bool, keys []int, escaped bool, m marks) {
 			if j-i <= shortString && hasUEscape(b[i+1:j]) {
 				escaped = true
 			}
-			if len(open) == 1 {
-				c := j + 1
-				for c < len(b) && isSpace(b[c]) {
-					c++
-				}
-				if c < len(b) && b[c] == ':' {
-					keys = append(keys, i)
-				}
+			c := j + 1
+			for c < len(b) && isSpace(b[c]) {
+				c++
+			}
+			if c < len(b) && !strings.ContainsRune(":,}]", rune(b[c])) {
+				return 0, false, keys, escaped, m
+			}
+			if len(open) == 1 && c < len(b) && b[c] == ':' {
+				keys = append(keys, i)
 			}
 			i = j
 		case '{':
@@ -245,6 +246,9 @@ func TestBrokenObject(t *testing.T) {
 		{`{"a":[1,{"b":2}`, `the JSON object at byte 0 is unfinished: the line ends (byte 15) with 2 bracket(s) still open, the innermost '[' from byte 5`},
 		{`{"a":[1,2}`, `the JSON object at byte 0 breaks at byte 9: '}' where the '[' opened at byte 5 needs ']'`},
 		{`{"a":"]"]`, `the JSON object at byte 0 breaks at byte 8: ']' where the '{' opened at byte 0 needs '}'`},
+		// Cut inside a string, the next record glued on: its quotes are read
+		// inside out, and the brackets still balance.
+		{`{"type":"text","text":"Now I wil{"type":"x","n":{"a":"b"}}`, `the JSON object at byte 0 breaks at byte 34: 't' after the string opened at byte 22, where a colon, a comma or a closing bracket must be (a line cut inside a string, and the next record glued to it?)`},
 	} {
 		if _, ok, _, _ := scanObject([]byte(tc.line), nil, &marks{}); ok {
 			t.Fatalf("%s: scanObject reads it whole", tc.line)

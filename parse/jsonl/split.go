@@ -112,6 +112,14 @@ func brokenObject(line []byte, at int) string {
 				return fmt.Sprintf("the JSON object at byte %d is unfinished: the string opened at byte %d is still open where the line ends (byte %d)",
 					at, at+i, len(line))
 			}
+			c := j + 1
+			for c < len(b) && isSpace(b[c]) {
+				c++
+			}
+			if c < len(b) && b[c] != ':' && b[c] != ',' && b[c] != '}' && b[c] != ']' {
+				return fmt.Sprintf("the JSON object at byte %d breaks at byte %d: %s after the string opened at byte %d, where a colon, a comma or a closing bracket must be (a line cut inside a string, and the next record glued to it?)",
+					at, at+c, quoteByte(b[c]), at+i)
+			}
 			i = j
 		case '{', '[':
 			open = append(open, opener{c, at + i})
@@ -285,14 +293,23 @@ func scanObject(b []byte, keys []int, m *marks) (n int, ok bool, _ []int, escape
 					escaped = hasUEscape(b[i+1 : j])
 				}
 			}
-			if len(open) == 1 {
-				// A top-level string followed by a colon is a key.
-				c := j + 1
-				for c < len(b) && isSpace(b[c]) {
-					c++
-				}
-				if c < len(b) && b[c] == ':' {
-					keys = append(keys, i)
+			// A string is followed by a colon (a key; at the top level,
+			// one of the record's), a comma or a closer. Anything else is a
+			// line cut inside a string with the next record glued on: its
+			// quotes read inside out, which brackets alone can balance.
+			c := j + 1
+			for c < len(b) && isSpace(b[c]) {
+				c++
+			}
+			if c < len(b) {
+				switch b[c] {
+				case ':':
+					if len(open) == 1 {
+						keys = append(keys, i)
+					}
+				case ',', '}', ']':
+				default:
+					return 0, false, keys, escaped
 				}
 			}
 			i = j
