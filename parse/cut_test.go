@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
+	"github.com/klauspost/compress/zstd"
 )
 
 // TestCutAnywhereIsTruncated cuts every real and fixture JSONL transcript
@@ -139,4 +142,54 @@ func TestSpliceAnywhereKeepsTheNextRecord(t *testing.T) {
 		t.Fatalf("only %d splices of %d files", splices, len(files))
 	}
 	t.Logf("%d splices of %d files", splices, len(files))
+}
+
+// TestCompressedCutIsTruncated cuts the .gz and .zst of every JSONL
+// transcript here at several places: each reads without an error (as the
+// plain file cut short does, inspect included) and ends truncated; the
+// decompressor's unexpected EOF is the file's end, cut off.
+func TestCompressedCutIsTruncated(t *testing.T) {
+	var files []string
+	for _, glob := range []string{"../fixtures/corpus/*/*.jsonl", "../../shared/corpus/*/*.jsonl"} {
+		m, _ := filepath.Glob(glob)
+		files = append(files, m...)
+	}
+	zw, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cuts := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent, ok := Detect(data[:min(len(data), 64<<10)])
+		if !ok || agent == manifest.AgentOpencode || len(data) < 4096 {
+			continue
+		}
+		var gz bytes.Buffer
+		gw := gzip.NewWriter(&gz)
+		gw.Write(data)
+		gw.Close()
+		for name, comp := range map[string][]byte{"gz": gz.Bytes(), "zst": zw.EncodeAll(data, nil)} {
+			for _, frac := range []int{2, 4} {
+				cut := comp[:len(comp)*(frac-1)/frac]
+				rc, err := jsonl.Decompress(bytes.NewReader(cut))
+				if err != nil {
+					t.Fatalf("%s.%s: %v", f, name, err)
+				}
+				s, err := parseAs(context.Background(), agent, rc, "cut.jsonl."+name, nil, emit.Handler{Op: func(manifest.Op) {}})
+				rc.Close()
+				cuts++
+				if err != nil || s.EndState != manifest.EndTruncated {
+					t.Errorf("%s.%s cut at byte %d of %d: end state %s, error %v", f, name, len(cut), len(comp), s.EndState, err)
+				}
+			}
+		}
+	}
+	if cuts < 100 {
+		t.Fatalf("only %d cuts of %d files", cuts, len(files))
+	}
+	t.Logf("%d cuts of %d files", cuts, len(files))
 }

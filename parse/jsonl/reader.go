@@ -90,6 +90,11 @@ type Reader struct {
 	// from the current line are: Each's batches then hold the chunk
 	// instead of copying them.
 	fromChunk, inChunk bool
+	// cutShort says the input ended in the middle of its compressed
+	// stream (io.ErrUnexpectedEOF from the decompressor): a transcript cut
+	// off, read to its end like a plain one. cutTold says a truncated last
+	// line was reported already.
+	cutShort, cutTold bool
 }
 
 // MaxLine is the longest line a Reader holds (--max-line): a longer one is
@@ -165,6 +170,12 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 	r.tooLong, r.measured, r.sized, r.ownLine, r.fromChunk = 0, false, false, false, false
 	for {
 		chunk, err := r.r.ReadSlice('\n')
+		if err == io.ErrUnexpectedEOF {
+			// gzip and zstd say so of a stream cut short: the file was cut,
+			// as a plain one is. (Only that very error: a connection cut
+			// while reading wraps it, and is an error, not an end.)
+			r.cutShort, err = true, io.EOF
+		}
 		if r.tooLong > 0 || r.held()+int64(len(chunk)) > MaxLine+1 {
 			// Past the limit: count the rest of the line, hold none of it.
 			if r.tooLong == 0 {
@@ -354,6 +365,8 @@ func (r *Reader) Next() (Record, error) {
 			r.flushBlank()
 			if !errors.Is(err, io.EOF) {
 				r.warn(r.line+1, r.off, "read error: %v", err)
+			} else if r.cutShort && !r.cutTold {
+				r.warn(max(r.line, 1), r.off, "truncated last line, the compressed stream ends early (unexpected EOF): the transcript was cut off")
 			}
 			r.err = err
 			return Record{}, err
@@ -413,6 +426,7 @@ func (r *Reader) Next() (Record, error) {
 				// The last line ends inside a record: the file was cut
 				// there, whatever nested objects of it were read whole.
 				problem = "truncated last line, the transcript was cut off mid-record: " + problem
+				r.cutTold = true
 			}
 			r.warn(r.line, start, "%s", problem)
 		}
