@@ -16,28 +16,50 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
+// transcriptFile is a JSONL transcript of the corpus or the fixtures, read
+// whole, with its agent.
+type transcriptFile struct {
+	path  string
+	data  []byte
+	agent manifest.Agent
+}
+
+// jsonlTranscripts reads the JSONL transcripts the globs name (opencode's
+// excepted: a database or export, not lines) and at least min of them.
+func jsonlTranscripts(t *testing.T, least int, globs ...string) []transcriptFile {
+	t.Helper()
+	var out []transcriptFile
+	for _, glob := range globs {
+		m, _ := filepath.Glob(glob)
+		for _, f := range m {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agent, ok := Detect(data[:min(len(data), 64<<10)])
+			if ok && agent != manifest.AgentOpencode {
+				out = append(out, transcriptFile{f, data, agent})
+			}
+		}
+	}
+	if len(out) < least {
+		t.Fatalf("%d transcripts: the corpus was not found", len(out))
+	}
+	return out
+}
+
+var allJSONL = []string{"../fixtures/corpus/*/*.jsonl", "../fixtures/sample/*.jsonl", "../../shared/corpus/*/*.jsonl", "../../shared/corpus/*/*/*.jsonl"}
+
 // TestCutAnywhereIsTruncated cuts every real and fixture JSONL transcript
 // here in the middle of a line, at many places, and requires each cut to
 // read as truncated: the end state that tells the user the session was
 // still writing when it died, whatever part of a record the cut left whole
 // (a record's nested objects are read as records after damage).
 func TestCutAnywhereIsTruncated(t *testing.T) {
-	var files []string
-	for _, glob := range []string{"../fixtures/corpus/*/*.jsonl", "../fixtures/sample/*.jsonl", "../../shared/corpus/*/*.jsonl", "../../shared/corpus/*/*/*.jsonl"} {
-		m, _ := filepath.Glob(glob)
-		files = append(files, m...)
-	}
 	cuts := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		head := data[:min(len(data), 64<<10)]
-		agent, ok := Detect(head)
-		if !ok || agent == manifest.AgentOpencode {
-			continue
-		}
+	files := jsonlTranscripts(t, 90, allJSONL...)
+	for _, tf := range files {
+		f, data, agent := tf.path, tf.data, tf.agent
 		for k := 1; k <= 24; k++ {
 			at := len(data) * k / 25
 			// Only a cut inside a record: the line's start to the cut is
@@ -83,11 +105,7 @@ func TestCutAnywhereIsTruncated(t *testing.T) {
 // the line. A cut inside a string reads the glued record's quotes inside
 // out; brackets alone can balance them.
 func TestSpliceAnywhereKeepsTheNextRecord(t *testing.T) {
-	var files []string
-	for _, glob := range []string{"../fixtures/corpus/*/*.jsonl", "../fixtures/sample/*.jsonl", "../../shared/corpus/*/*.jsonl", "../../shared/corpus/*/*/*.jsonl"} {
-		m, _ := filepath.Glob(glob)
-		files = append(files, m...)
-	}
+	files := jsonlTranscripts(t, 90, allJSONL...)
 	ops := func(agent manifest.Agent, data []byte) (map[string]int, manifest.Session) {
 		got := map[string]int{}
 		s, err := parseAs(context.Background(), agent, bytes.NewReader(data), "splice.jsonl", nil, emit.Handler{Op: func(op manifest.Op) {
@@ -101,15 +119,8 @@ func TestSpliceAnywhereKeepsTheNextRecord(t *testing.T) {
 		return got, s
 	}
 	splices := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		agent, ok := Detect(data[:min(len(data), 64<<10)])
-		if !ok || agent == manifest.AgentOpencode {
-			continue
-		}
+	for _, tf := range files {
+		f, data, agent := tf.path, tf.data, tf.agent
 		lines := bytes.SplitAfter(data, []byte("\n"))
 		for k := 1; k+1 < len(lines); k += max(1, len(lines)/6) {
 			line := bytes.TrimRight(lines[k], "\r\n")
@@ -149,23 +160,15 @@ func TestSpliceAnywhereKeepsTheNextRecord(t *testing.T) {
 // plain file cut short does, inspect included) and ends truncated; the
 // decompressor's unexpected EOF is the file's end, cut off.
 func TestCompressedCutIsTruncated(t *testing.T) {
-	var files []string
-	for _, glob := range []string{"../fixtures/corpus/*/*.jsonl", "../../shared/corpus/*/*.jsonl"} {
-		m, _ := filepath.Glob(glob)
-		files = append(files, m...)
-	}
+	files := jsonlTranscripts(t, 60, "../fixtures/corpus/*/*.jsonl", "../../shared/corpus/*/*.jsonl")
 	zw, err := zstd.NewWriter(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cuts := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		agent, ok := Detect(data[:min(len(data), 64<<10)])
-		if !ok || agent == manifest.AgentOpencode || len(data) < 4096 {
+	for _, tf := range files {
+		f, data := tf.path, tf.data
+		if len(data) < 4096 {
 			continue
 		}
 		var gz bytes.Buffer
@@ -179,7 +182,7 @@ func TestCompressedCutIsTruncated(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s.%s: %v", f, name, err)
 				}
-				s, err := parseAs(context.Background(), agent, rc, "cut.jsonl."+name, nil, emit.Handler{Op: func(manifest.Op) {}})
+				s, err := parseAs(context.Background(), tf.agent, rc, "cut.jsonl."+name, nil, emit.Handler{Op: func(manifest.Op) {}})
 				rc.Close()
 				cuts++
 				if err != nil || s.EndState != manifest.EndTruncated {
