@@ -105,7 +105,7 @@ func (s *spool) add(e *manifest.Event) {
 	}
 	s.buf = appendEvent(s.buf[:0], e)
 	if _, err := s.w.Write(s.buf); err != nil {
-		s.err = fmt.Errorf("writing the timeline's spool file: %w", err)
+		s.err = fmt.Errorf("writing the timeline's spool file (TMPDIR sets where it goes): %w", err)
 		return
 	}
 	sec, nsec := e.Time.Unix(), int32(e.Time.Nanosecond())
@@ -119,7 +119,7 @@ func (s *spool) add(e *manifest.Event) {
 func (s *spool) finish() error {
 	if s.err == nil {
 		if err := s.w.Flush(); err != nil {
-			s.err = fmt.Errorf("writing the timeline's spool file: %w", err)
+			s.err = fmt.Errorf("writing the timeline's spool file (TMPDIR sets where it goes): %w", err)
 		}
 	}
 	sort.SliceStable(s.items, func(a, b int) bool {
