@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -58,6 +59,9 @@ type parser struct {
 	// (only when the handler wants events).
 	calls   map[string]*manifest.Event
 	settled jsonobj.HashSet // calls settled, by the hash of their id
+	// seen are the ids of every call read (by hash): a result of a call
+	// not among them lost its call's line, and is read for what it says.
+	seen jsonobj.HashSet
 
 	firstCwd, lastTS, firstTS, maxTS string
 	sessionIDs                       map[string]bool
@@ -231,7 +235,9 @@ func (p *parser) waited(b []byte) bool {
 		return true
 	}
 	_, pending := p.pending[string(id)]
-	return pending
+	// A result whose call was never read lost the call's line: what it
+	// says of the file is read.
+	return pending || !p.seen.Has(p.hash(string(id)))
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
@@ -434,6 +440,9 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				return true
 			}
 			id, name := b.Get("id").Str, b.Get("name").Str
+			if id != "" {
+				p.seen.Add(p.hash(id))
+			}
 			if p.calls != nil && id != "" && p.calls[id] == nil && !p.settled.Has(p.hash(id)) {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
 				ev := &manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: strings.Clone(name),
@@ -469,6 +478,19 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 			id := b.Get("tool_use_id").Str
 			ev, tu := p.calls[id], p.pending[id]
 			if ev == nil && tu == nil {
+				if typ != "user" || id == "" || p.seen.Has(p.hash(id)) {
+					return true // a copy, or a mirror of a subagent's
+				}
+				p.seen.Add(p.hash(id))
+				tr := readTur(tur)
+				if tu = rebuiltUse(tr, cwd, ts, rec, side, agent); tu != nil {
+					p.warn(rec, "the result of call %s is here but not its call (a line lost?): its %s of %s is rebuilt from the result", id, tu.name,
+						tr.Get("filePath").Str)
+					p.settled.Add(p.hash(id))
+					p.result(rec, id, tu, b, tr)
+				} else {
+					p.warn(rec, "the result of call %s is here but not its call (a line lost?): what the call did cannot be told", id)
+				}
 				return true
 			}
 			tr := readTur(tur)
@@ -494,6 +516,34 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 }
 
 func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
+
+// rebuiltUse is the call a result answers, as the result tells it, when
+// the call's own line is lost: a Write (the content written) or an Edit
+// (the strings replaced) of the file it names, or nil when it tells
+// neither. Claude Code records both in the result's toolUseResult.
+func rebuiltUse(tr *turResult, cwd, ts string, rec jsonl.Record, side bool, agent string) *toolUse {
+	fp := tr.Get("filePath")
+	if fp.Type != gjson.String || fp.Str == "" {
+		return nil
+	}
+	var name string
+	var in any
+	c, old, nw := tr.Get("content"), tr.Get("oldString"), tr.Get("newString")
+	switch t := tr.Get("type").Str; {
+	case (t == "create" || t == "update") && c.Type == gjson.String:
+		name, in = "Write", map[string]any{"file_path": fp.Str, "content": c.Str}
+	case old.Type == gjson.String && nw.Type == gjson.String:
+		name, in = "Edit", map[string]any{"file_path": fp.Str, "old_string": old.Str, "new_string": nw.Str, "replace_all": tr.Get("replaceAll").Bool()}
+	default:
+		return nil
+	}
+	raw, err := json.Marshal(in)
+	if err != nil {
+		return nil
+	}
+	return &toolUse{name: name, input: string(raw), cwd: strings.Clone(cwd), line: rec.Line, offset: rec.Offset, time: strings.Clone(ts),
+		sidechain: side, agent: strings.Clone(agent)}
+}
 
 // userText emits a user turn, or an interruption, for the timeline.
 func (p *parser) userText(rec jsonl.Record, content gjson.Result, ts string, side bool) {
