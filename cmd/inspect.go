@@ -448,6 +448,8 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 
 func checkFor(f *recov.FileResult) string {
 	switch {
+	case strings.Contains(f.Reason, "here from"):
+		return "it came from a file the transcript does not hold: copy it from there, on the machine where the session ran"
 	case strings.Contains(f.Reason, "shell"):
 		return "run the shell command again by hand, or take the file from the machine where it ran"
 	case strings.Contains(f.Reason, "unknown") || strings.Contains(f.Reason, "no copy"):
@@ -685,7 +687,10 @@ func allShellFailed(steps []recov.Step) bool {
 func failedWrites(steps map[string][]recov.Step, have map[string]*recov.FileResult) []issue {
 	var out []issue
 	for p, ss := range steps {
-		if have[p] != nil || len(ss) == 0 {
+		if have[p] != nil || len(ss) == 0 || anyApplied(ss) {
+			// (A file that only an applied call named without a result
+			// of its own is the source of a move or copy: read, not
+			// written.)
 			continue
 		}
 		last := ss[len(ss)-1]
@@ -702,6 +707,16 @@ func failedWrites(steps map[string][]recov.Step, have map[string]*recov.FileResu
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Path < out[b].Path })
 	return out
+}
+
+// anyApplied reports whether a call that named the file ran.
+func anyApplied(ss []recov.Step) bool {
+	for _, s := range ss {
+		if s.Op.Outcome == manifest.OutcomeApplied {
+			return true
+		}
+	}
+	return false
 }
 
 func outcomeWords(ss []recov.Step) string {

@@ -215,10 +215,36 @@ func (r *Reconstructor) transfer(op *manifest.Op, e manifest.ShellEffect, src, d
 	for _, q := range files {
 		r.transferFile(op, e, q, dst+strings.TrimPrefix(q, strings.TrimSuffix(src, "/")))
 	}
-	if len(files) == 0 && r.known(dst) {
+	switch {
+	case len(files) > 0:
+	case r.known(dst):
 		// Whatever src was, dst was replaced by something unknown.
 		r.staleFile(dst, op, "replaced by a shell command (%s) whose source is unknown here", e.Verb)
+	case strings.Contains(path.Base(src), ".") && strings.Contains(path.Base(dst), "."):
+		// Brought in from a file the replay knows nothing of (outside the
+		// session's files, or never read): dst exists now, and what it
+		// holds is unknown. Left out, it vanished from the report. (Only
+		// names with an extension: a source the replay knows nothing of
+		// may be a directory, which is not one file to list.)
+		r.arrive(op, e, src, dst)
 	}
+}
+
+// arrive records dst as made by mv or cp from src, a file whose content is
+// unknown here.
+func (r *Reconstructor) arrive(op *manifest.Op, e manifest.ShellEffect, src, dst string) {
+	to := r.file(dst, op, true)
+	to.start(to.cur)
+	to.res.Ops++
+	to.remember()
+	to.cur, to.pinned, to.crlf, to.stale = Content{}, false, false, ""
+	to.remember()
+	verb := "copied"
+	if e.Kind == manifest.ShellMove {
+		verb = "moved"
+	}
+	to.res.Reason = fmt.Sprintf("%s: %s here from %s, whose content is unknown", where(op), verb, src)
+	to.res.Notes = append(to.res.Notes, fmt.Sprintf("%s: %s from %s by a shell command (%s)", where(op), verb, src, firstLine(op.Command)))
 }
 
 func (r *Reconstructor) transferFile(op *manifest.Op, e manifest.ShellEffect, src, dst string) {
