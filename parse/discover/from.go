@@ -241,6 +241,11 @@ func (f *Finder) zipMembers(name string, zr *zip.Reader, reopen func() (*zip.Rea
 	}
 	out = append(out, dbs.open(f, &skipped)...)
 	sortCandidates(out)
+	if out == nil {
+		// An archive with no member worth reading holds no transcript; nil
+		// would make its caller read the archive itself as one.
+		out = []Candidate{}
+	}
 	return out, skipped, nil
 }
 
@@ -336,6 +341,11 @@ func (f *Finder) tarMembers(name string, stream func() (io.Reader, func(), error
 	}
 	out = append(out, dbs.open(f, &skipped)...)
 	sortCandidates(out)
+	if out == nil {
+		// An archive with no member worth reading holds no transcript; nil
+		// would make its caller read the archive itself as one.
+		out = []Candidate{}
+	}
 	return out, skipped, nil
 }
 
