@@ -233,42 +233,48 @@ func (r *Reconstructor) transfer(op *manifest.Op, e manifest.ShellEffect, src, d
 // arrive records dst as made by mv or cp from src, a file whose content is
 // unknown here.
 func (r *Reconstructor) arrive(op *manifest.Op, e manifest.ShellEffect, src, dst string) {
-	to := r.file(dst, op, true)
-	to.start(to.cur)
-	to.res.Ops++
-	to.remember()
-	to.cur, to.pinned, to.crlf, to.stale = Content{}, false, false, ""
-	to.remember()
-	verb := "copied"
-	if e.Kind == manifest.ShellMove {
-		verb = "moved"
-	}
-	to.res.Reason = fmt.Sprintf("%s: %s here from %s, whose content is unknown", where(op), verb, src)
-	to.res.Notes = append(to.res.Notes, fmt.Sprintf("%s: %s from %s by a shell command (%s)", where(op), verb, src, firstLine(op.Command)))
+	r.land(op, e, src, dst, nil)
 }
 
 func (r *Reconstructor) transferFile(op *manifest.Op, e manifest.ShellEffect, src, dst string) {
 	if r.key(src) == r.key(dst) {
 		return
 	}
-	from := r.file(src, op, true)
-	content, pinned, crlf, stale, unknown := from.cur, from.pinned, from.crlf, from.stale, from.unknown
+	r.land(op, e, src, dst, r.file(src, op, true))
+}
+
+// land records dst as made by mv or cp of src: from is the replay's file
+// for src (a move leaves it deleted), or nil for a file the replay knows
+// nothing of, whose content is then unknown and which is not tracked.
+func (r *Reconstructor) land(op *manifest.Op, e manifest.ShellEffect, src, dst string, from *fstate) {
 	to := r.file(dst, op, true)
 	to.start(to.cur)
 	to.res.Ops++
 	to.remember()
-	to.cur, to.pinned, to.crlf, to.stale, to.unknown = content, pinned, crlf, stale, unknown
+	content, unknown := Content{}, to.unknown
+	if from != nil {
+		content, unknown = from.cur, from.unknown
+		to.pinned, to.crlf, to.stale = from.pinned, from.crlf, from.stale
+	} else {
+		to.pinned, to.crlf, to.stale = false, false, ""
+	}
+	to.cur, to.unknown = content, unknown
 	to.remember()
 	verb := "copied"
 	if e.Kind == manifest.ShellMove {
 		verb = "moved"
-		to.res.MovedFrom = from.res.Path
-		from.start(from.cur)
-		from.res.Ops++
-		from.remember()
-		from.cur, from.pinned, from.crlf, from.stale = Content{Known: true}, true, false, ""
+		if from != nil {
+			to.res.MovedFrom = from.res.Path
+			from.start(from.cur)
+			from.res.Ops++
+			from.remember()
+			from.cur, from.pinned, from.crlf, from.stale = Content{Known: true}, true, false, ""
+		}
 	}
-	if !content.Known {
+	switch {
+	case from == nil:
+		to.res.Reason = fmt.Sprintf("%s: %s here from %s, whose content is unknown", where(op), verb, src)
+	case !content.Known:
 		to.res.Reason = fmt.Sprintf("%s: %s from %s, whose content is unknown", where(op), verb, src)
 	}
 	to.res.Notes = append(to.res.Notes, fmt.Sprintf("%s: %s from %s by a shell command (%s)", where(op), verb, src, firstLine(op.Command)))
