@@ -65,6 +65,19 @@ func (r *Reconstructor) note(p string, op *manifest.Op, format string, args ...a
 func (r *Reconstructor) staleFile(p string, op *manifest.Op, format string, args ...any) {
 	f := r.file(p, op, false)
 	why := where(op) + ": " + fmt.Sprintf(format, args...)
+	if f.cur.Known && !f.cur.Exists {
+		// The replay has no such file (deleted, or absent from the start),
+		// yet a command changed it: it may exist now, holding anything.
+		// "The last content known" would be the absence, and recovering it
+		// would delete a host's copy on the strength of a guess.
+		f.start(f.cur)
+		f.cur, f.pinned, f.crlf, f.guess, f.stale = Content{}, false, false, false, ""
+		f.res.Reason = why + "; the replay had no such file before it, so whether it exists now, and what it holds, is unknown"
+		if n := len(f.res.Notes); n == 0 || f.res.Notes[n-1] != why {
+			f.res.Notes = append(f.res.Notes, why)
+		}
+		return
+	}
 	f.stale = why + "; the recovered content is the last one known before it"
 	if n := len(f.res.Notes); n == 0 || f.res.Notes[n-1] != why {
 		f.res.Notes = append(f.res.Notes, why) // once per command, however often it names the file
