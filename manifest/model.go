@@ -237,6 +237,15 @@ type ShellEffect struct {
 	// Cond: the effect runs only under a condition the transcript does not
 	// settle (after ||, in an if), so it may not have happened.
 	Cond bool `json:"cond,omitempty"`
+	// Patterns name files by a shell glob (src/*.go: * and ? within one
+	// path component, never a leading dot; a backslash makes the next byte
+	// stand for itself), Specs by a pattern the command expands itself (a
+	// git pathspec, a prettier glob: * matches a slash too). The effect
+	// applied to every file that matched when it ran, which may be more than
+	// the transcript knows. A move or copy of a pattern has Paths = [the
+	// destination directory].
+	Patterns []string `json:"patterns,omitempty"`
+	Specs    []string `json:"specs,omitempty"`
 }
 
 // Edit is one exact-string replacement.

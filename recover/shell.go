@@ -86,6 +86,10 @@ func (r *Reconstructor) staleFile(p string, op *manifest.Op, format string, args
 
 // effect replays one effect of a shell command that succeeded.
 func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
+	if len(e.Patterns)+len(e.Specs) > 0 {
+		r.globEffect(op, e)
+		return
+	}
 	if e.Cond {
 		// It may or may not have run: nothing about the files is certain.
 		for _, p := range e.Paths {

@@ -425,15 +425,25 @@ func (c *call) paths(ops []arg) []string {
 	return out
 }
 
-// emit adds e when it has paths, or a Write without paths when some
-// operand could not be named (it is then listed as Vague).
+// emit adds e when it has paths, and when some operand could not be named
+// (it is then listed as Vague) an effect of the same kind on the patterns
+// among them, a Write when there are none or e is not a delete.
 func (c *call) emit(e Effect, vague bool) {
-	switch {
-	case len(e.Paths) > 0:
+	pats := c.w.takePatterns()
+	if len(e.Paths) > 0 {
 		c.w.add(e, c.cx)
-	case vague:
-		c.w.add(Effect{Kind: Write, Verb: e.Verb}, c.cx)
 	}
+	if !vague || len(e.Paths) > 0 && len(pats.shell)+len(pats.spec) == 0 {
+		return
+	}
+	v := Effect{Kind: Write, Verb: e.Verb}
+	if len(pats.shell)+len(pats.spec) > 0 {
+		v.Recursive, v.Patterns, v.Specs = e.Recursive, pats.shell, pats.spec
+		if e.Kind == Delete {
+			v.Kind = Delete
+		}
+	}
+	c.w.add(v, c.cx)
 }
 
 // emitPaths adds an effect of kind on the files ops name.
@@ -541,8 +551,24 @@ func (c *call) transfer(kind EffectKind, verb string, opts []opt, ops []arg, rec
 		return // names no file: the command fails
 	}
 	d, _, dok := c.w.pathOf(dst, c.sc)
+	c.w.takePatterns() // a destination is never a pattern
 	for _, s := range srcs {
 		src, slash, sok := c.w.pathOf(s, c.sc)
+		if pats := c.w.takePatterns(); !sok && len(pats.shell)+len(pats.spec) > 0 {
+			// Sources named by a pattern: each file that matched lands in
+			// the directory; into what cannot be told, a move is a delete.
+			switch {
+			case dok && intoDir:
+				c.w.add(Effect{Kind: kind, Verb: verb, Paths: []string{d}, IntoDir: true, Recursive: recursive, Patterns: pats.shell, Specs: pats.spec}, c.cx)
+				continue
+			case kind == Move:
+				c.w.add(Effect{Kind: Delete, Verb: verb, Recursive: true, Patterns: pats.shell, Specs: pats.spec}, c.cx)
+				if dok {
+					c.w.add(Effect{Kind: Write, Verb: verb, Paths: []string{d}}, c.cx)
+				}
+				continue
+			}
+		}
 		switch {
 		case sok && dok:
 			c.w.add(Effect{Kind: kind, Verb: verb, Paths: []string{src, d}, IntoDir: intoDir, Recursive: recursive || slash}, c.cx)

@@ -25,6 +25,7 @@ func FuzzParse(f *testing.F) {
 		"if [ -f a ]; then rm a; fi; case $x in y) mv y z;; esac",
 		"for f in a 'b c' d/e; do cp \"$f\" \"bak/$f\"; rm $f; bash -c \"rm $f\"; done",
 		"f=notes.md; d=sub; cd \"$d\" && rm \"$f\" \"${f}\"/x; if x; then f=y; fi",
+		"cd src && rm -f *.o 'a*'? b\\[x].c && mv docs/*.md \"my dir\"/ && git rm -r 'lib/**' && for f in t/*.sh; do sed -i s/a/b/ \"$f\"; done",
 	} {
 		f.Add(s)
 	}
@@ -70,7 +71,8 @@ func equalResults(a, b Result) bool {
 	for i := range a.Effects {
 		x, y := a.Effects[i], b.Effects[i]
 		if x.Kind != y.Kind || x.Verb != y.Verb || strings.Join(x.Paths, "\x00") != strings.Join(y.Paths, "\x00") ||
-			x.Recursive != y.Recursive || x.IntoDir != y.IntoDir || x.Content != y.Content || x.Cond != y.Cond {
+			x.Recursive != y.Recursive || x.IntoDir != y.IntoDir || x.Content != y.Content || x.Cond != y.Cond ||
+			strings.Join(x.Patterns, "\x00") != strings.Join(y.Patterns, "\x00") || strings.Join(x.Specs, "\x00") != strings.Join(y.Specs, "\x00") {
 			return false
 		}
 	}

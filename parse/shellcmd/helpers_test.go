@@ -59,8 +59,20 @@ func checkResult(script string, r Result) error {
 		if r.Err != nil && len(e.Paths) > 0 {
 			return fmt.Errorf("a path from a script that does not parse: %+v", e)
 		}
-		if (e.Kind == Move || e.Kind == Copy) && len(e.Paths) != 2 {
+		globbed := len(e.Patterns)+len(e.Specs) > 0
+		if (e.Kind == Move || e.Kind == Copy) && !globbed && len(e.Paths) != 2 {
 			return fmt.Errorf("%s with %d paths", e.Kind, len(e.Paths))
+		}
+		if (e.Kind == Move || e.Kind == Copy) && globbed && (len(e.Paths) != 1 || !e.IntoDir) {
+			return fmt.Errorf("%s of a pattern with %d paths, into-dir %v", e.Kind, len(e.Paths), e.IntoDir)
+		}
+		if globbed && e.Kind != Move && e.Kind != Copy && (len(e.Paths) > 0 || e.Kind != Write && e.Kind != Delete) {
+			return fmt.Errorf("%s of a pattern with paths %q", e.Kind, e.Paths)
+		}
+		for _, p := range append(e.Patterns[:len(e.Patterns):len(e.Patterns)], e.Specs...) {
+			if p == "" || strings.ContainsAny(p, "\x00\n") {
+				return fmt.Errorf("bad pattern %q in %+v", p, e)
+			}
 		}
 		for _, p := range e.Paths {
 			switch {
@@ -305,6 +317,12 @@ func describe(r Result) string {
 		fmt.Fprintf(&b, "  %s %q", e.Kind, e.Verb)
 		for _, p := range e.Paths {
 			fmt.Fprintf(&b, " %q", p)
+		}
+		for _, p := range e.Patterns {
+			fmt.Fprintf(&b, " glob=%q", p)
+		}
+		for _, p := range e.Specs {
+			fmt.Fprintf(&b, " spec=%q", p)
 		}
 		for _, f := range []struct {
 			on   bool

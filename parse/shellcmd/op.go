@@ -33,6 +33,12 @@ func Fill(op *manifest.Op, r Result, cwd string, resolve func(cwd, p string) str
 				op.Paths = append(op.Paths, abs)
 			}
 		}
+		for _, p := range e.Patterns {
+			me.Patterns = append(me.Patterns, resolve(cwd, p))
+		}
+		for _, p := range e.Specs {
+			me.Specs = append(me.Specs, resolve(cwd, p))
+		}
 		if !slices.Contains(verbs, e.Verb) {
 			verbs = append(verbs, e.Verb)
 		}

@@ -64,6 +64,16 @@ type Effect struct {
 	// after && whose list is not the script's last), so a successful exit
 	// of the whole script does not prove that it ran.
 	Cond bool
+	// Patterns name files as the shell's pathname expansion does (src/*.go,
+	// joined onto any literal cd like Paths): an unquoted *, ? or [...]
+	// that matches within one path component and not a leading dot,
+	// anything quoted or escaped standing for itself behind a backslash.
+	// Specs are patterns the command expands itself (git pathspecs,
+	// prettier and eslint globs), in which * also matches a slash. Such an
+	// effect applies to every file that matched when it ran, which may be
+	// more than the replay knows; for a Move or Copy, Paths holds only the
+	// destination directory.
+	Patterns, Specs []string
 }
 
 // Result is what a script does to files.
@@ -124,8 +134,11 @@ func parseScript(script string) (res Result) {
 			res = fallback(script, fmt.Errorf("%w: %v", errInternal, v))
 		}
 	}()
-	counts := &struct{ nvague, budget int }{budget: maxUnrolled} // one allocation for both
-	w := &walker{res: &res, nvague: &counts.nvague, budget: &counts.budget}
+	counts := &struct {
+		nvague, budget int
+		pats           patterns
+	}{budget: maxUnrolled} // one allocation for all
+	w := &walker{res: &res, nvague: &counts.nvague, budget: &counts.budget, pats: &counts.pats}
 	if err := w.script(script, &scope{}, ctx{tail: true}); err != nil {
 		return fallback(script, err)
 	}

@@ -32,6 +32,30 @@ func runCases(t *testing.T, cases []parseCase) {
 	}
 }
 
+// TestGlobPatterns: a word that is literal but for unquoted *, ? and [ is
+// kept as the pattern the shell matches, joined onto a literal cd, with
+// what is quoted escaped; a pattern the command expands itself is a spec.
+// Words with anything else to expand are no pattern.
+func TestGlobPatterns(t *testing.T) {
+	runCases(t, []parseCase{
+		{`sed -i 's/a/b/' src/*.go`, "write \"sed -i\" glob=\"src/*.go\"\nvague \"src/*.go\""},
+		{`cd pkg && sed -i 's/a/b/' *.go`, "write \"sed -i\" glob=\"pkg/*.go\"\nvague \"*.go\""},
+		{`sed -i s/a/b/ "my dir"/*.go 'x*'?`, "write \"sed -i\" glob=\"my dir/*.go\" glob=\"x\\\\*?\"\nvague \"\\\"my dir\\\"/*.go\"\nvague \"'x*'?\""},
+		{`rm -f a.txt build/*.o`, "delete \"rm\" \"a.txt\"\ndelete \"rm\" glob=\"build/*.o\"\nvague \"build/*.o\""},
+		{`rm -rf dist/*`, "delete \"rm -r\" glob=\"dist/*\" +recursive\nvague \"dist/*\""},
+		{`rm ~/*.log {a,b}*.txt $X/*.go`, "write \"rm\"\nvague \"~/*.log\"\nvague \"{a,b}*.txt\"\nvague \"$X/*.go\""},
+		{`mv src/*.ts lib/`, "move \"mv\" \"lib\" glob=\"src/*.ts\" +into-dir\nvague \"src/*.ts\""},
+		{`cp -r assets/* public/`, "copy \"cp -r\" \"public\" glob=\"assets/*\" +recursive +into-dir\nvague \"assets/*\""},
+		{`mv *.md docs`, "delete \"mv\" glob=\"*.md\" +recursive\nwrite \"mv\" \"docs\"\nvague \"*.md\""},
+		{`cp *.md docs`, "write \"cp\" \"docs\"\nvague \"*.md\""},
+		{`ls *.go; rm a.txt`, `delete "rm" "a.txt"`},
+		{`for f in src/*.go; do sed -i 's/a/b/' "$f"; done`, "write \"sed -i\" glob=\"src/*.go\" +cond\nvague \"\\\"$f\\\"\""},
+		{`cd pkg; for f in *.go; do cd /x; rm $f; done`, "delete \"rm\" glob=\"pkg/*.go\" +cond\nvague \"$f\""},
+		{`for f in src/*.go; do f=x; rm $f; done`, "write \"rm\" +cond\nvague \"$f\""},
+		{`for f in a/*.go b/*.go; do rm "$f"; done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},
+	})
+}
+
 // TestLiteralWords: a word is a path only when it is literal after quote
 // removal; anything the shell would expand is Vague.
 func TestLiteralWords(t *testing.T) {
@@ -40,8 +64,8 @@ func TestLiteralWords(t *testing.T) {
 		{`rm 'a b.txt' "c d.txt" e\ f.txt`, `delete "rm" "a b.txt" "c d.txt" "e f.txt"`},
 		{`rm "a\"b" 'x'"y"z`, `delete "rm" "a\"b" "xyz"`},
 		{`rm \*.go`, `delete "rm" "*.go"`},
-		{`rm *.go`, "write \"rm\"\nvague \"*.go\""},
-		{`rm a?.go b[12].go`, "write \"rm\"\nvague \"a?.go\"\nvague \"b[12].go\""},
+		{`rm *.go`, "delete \"rm\" glob=\"*.go\"\nvague \"*.go\""},
+		{`rm a?.go b[12].go`, "delete \"rm\" glob=\"a?.go\" glob=\"b[12].go\"\nvague \"a?.go\"\nvague \"b[12].go\""},
 		{`rm "$F" ${G}.bak`, "write \"rm\"\nvague \"\\\"$F\\\"\"\nvague \"${G}.bak\""},
 		{`rm "$(ls | head -1)"`, "write \"rm\"\nvague \"\\\"$(ls | head -1)\\\"\""},
 		{"rm `cat list`", "write \"rm\"\nvague \"`cat list`\""},
@@ -285,7 +309,7 @@ func TestGit(t *testing.T) {
 		{`git rm a.go`, `delete "git rm" "a.go"`},
 		{`git rm -r -f old/`, `delete "git rm -r" "old" +recursive`},
 		{`git rm --cached secret.env`, ``},
-		{`git rm -q -- 'src/*.go'`, "write \"git rm\"\nvague \"'src/*.go'\""},
+		{`git rm -q -- 'src/*.go'`, "delete \"git rm\" spec=\"src/*.go\"\nvague \"'src/*.go'\""},
 		{`git mv a.go b.go`, `move "git mv" "a.go" "b.go"`},
 		{`git mv -f a b dir`, "move \"git mv\" \"a\" \"dir\" +into-dir\nmove \"git mv\" \"b\" \"dir\" +into-dir"},
 		{`git checkout -- a.go b.go`, `write "git checkout" "a.go" "b.go" +recursive`},
@@ -323,7 +347,7 @@ func TestTools(t *testing.T) {
 		{`gofmt -w main.go pkg/`, `write "gofmt -w" "main.go" "pkg" +recursive`},
 		{`gofmt -l .`, ``},
 		{`goimports -w -local example.com x.go`, `write "goimports -w" "x.go" +recursive`},
-		{`prettier --write "src/**/*.ts"`, "write \"prettier --write\"\nvague \"\\\"src/**/*.ts\\\"\""},
+		{`prettier --write "src/**/*.ts"`, "write \"prettier --write\" spec=\"src/**/*.ts\" +recursive\nvague \"\\\"src/**/*.ts\\\"\""},
 		{`prettier --check src`, ``},
 		{`eslint --fix src/a.ts`, `write "eslint --fix" "src/a.ts" +recursive`},
 		{`eslint src`, ``},

@@ -151,7 +151,7 @@ func pathspecs(ops []arg) []arg {
 	out := make([]arg, len(ops))
 	for i, a := range ops {
 		if a.lit && (strings.ContainsAny(a.val, "*?[") || strings.HasPrefix(a.val, ":")) {
-			a.lit = false
+			a.lit, a.spec = false, true
 		}
 		out[i] = a
 	}
@@ -473,7 +473,7 @@ func (c *call) subscript(verb, script, what string, sc *scope) {
 		w.unknown(verb, what, c.cx)
 		return
 	}
-	sub := &walker{depth: w.depth + 1, res: w.res, nvague: w.nvague, budget: w.budget}
+	sub := &walker{depth: w.depth + 1, res: w.res, nvague: w.nvague, budget: w.budget, pats: w.pats}
 	if err := sub.script(script, sc, c.cx); err != nil {
 		// What does not parse is read for its verbs only, as Parse does.
 		if fallback(script, err).Writes() {

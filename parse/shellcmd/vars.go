@@ -33,6 +33,7 @@ const (
 type binding struct {
 	name, val string
 	known     bool
+	glob      string // the pattern a for loop's variable takes each match of
 }
 
 // bind records that name holds val from here on (unknown unless known).
@@ -41,7 +42,42 @@ func (s *scope) bind(name, val string, known bool) {
 }
 
 // literal is literal with the variables bound in s.
-func (s *scope) literal(w *syntax.Word) (string, bool) { return literalIn(w, s.vars) }
+func (s *scope) literal(w *syntax.Word) (string, bool) {
+	v, _, ok := literalIn(w, s.vars, false)
+	return v, ok
+}
+
+// globVar returns the pattern of a loop variable standing alone as a word
+// ($f, "${f}") in the body of a for loop over one glob.
+func (s *scope) globVar(w *syntax.Word) (string, bool) {
+	if w == nil || len(w.Parts) != 1 {
+		return "", false
+	}
+	part := w.Parts[0]
+	if q, ok := part.(*syntax.DblQuoted); ok && len(q.Parts) == 1 {
+		part = q.Parts[0]
+	}
+	p, ok := part.(*syntax.ParamExp)
+	if !ok || p.Param == nil {
+		return "", false
+	}
+	if _, known := lookup(s.vars, p); known {
+		return "", false
+	}
+	for i := len(s.vars) - 1; i >= 0; i-- {
+		if s.vars[i].name == p.Param.Value {
+			return s.vars[i].glob, s.vars[i].glob != ""
+		}
+	}
+	return "", false
+}
+
+// pattern returns the pattern a word names files by when it is literal but
+// for unquoted *, ? and [ (see literalIn).
+func (s *scope) pattern(w *syntax.Word) (string, bool) {
+	v, globbed, ok := literalIn(w, s.vars, true)
+	return v, ok && globbed
+}
 
 // process returns the scope a new shell process (bash -c, bash <<EOF)
 // starts with: the directory, and none of the variables, which it would

@@ -36,7 +36,7 @@ func TestLoops(t *testing.T) {
 		{`for f in a b; do bash -c "rm $f"; done`, "delete \"rm\" \"a\"\ndelete \"rm\" \"b\""},
 		{`for f in a; do x=$(rm "$f"); done`, `delete "rm" "a"`},
 		// Words that may be none, or other words: the variable is Vague.
-		{`for f in *.go; do gofmt -w "$f"; done`, "write \"gofmt -w\" +cond\nvague \"\\\"$f\\\"\""},
+		{`for f in *.go; do gofmt -w "$f"; done`, "write \"gofmt -w\" glob=\"*.go\" +recursive +cond\nvague \"\\\"$f\\\"\""},
 		{`for f in a.go b?.go; do rm "$f"; done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},
 		{`for f in {a,b}.go; do rm "$f"; done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},
 		{`for f in $(ls); do rm "$f"; done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},

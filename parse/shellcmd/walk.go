@@ -17,6 +17,7 @@ type walker struct {
 	depth  int          // how many scripts enclose this one
 	res    *Result
 	nvague *int        // how many times a target was found vague, repeats counted
+	pats   *patterns   // patterns among the vague targets of the command being read
 	budget *int        // how many more bytes of loop bodies may be read again (see loop)
 	vars   *scriptSets // what the script does to variables, once asked (see sets)
 }
@@ -82,6 +83,20 @@ func (w *walker) text(n syntax.Node) string {
 		return ""
 	}
 	return w.src[start:end]
+}
+
+// patterns are the glob operands of one command, found by pathOf and
+// taken by the effect the command makes of them (see call.emit).
+type patterns struct{ shell, spec []string }
+
+// takePatterns returns the patterns found since it was last called.
+func (w *walker) takePatterns() patterns {
+	if w.pats == nil {
+		return patterns{}
+	}
+	p := *w.pats
+	*w.pats = patterns{}
+	return p
 }
 
 // add records an effect of a statement standing at cx.
@@ -234,7 +249,17 @@ func (w *walker) compound(cmd syntax.Command, sc *scope, cx ctx) {
 		// the variable is unknown in it.
 		w.branch(sc, func(sub *scope) {
 			if it, ok := c.Loop.(*syntax.WordIter); ok && it.Name != nil {
-				sub.bind(it.Name.Value, "", false)
+				// Over one glob, $f in the body is each file it matched.
+				g := ""
+				if body := collect(c.Do); len(it.Items) == 1 && !body.any && body.count[it.Name.Value] == 0 && sub.cur.vague == "" {
+					if p, ok := sub.pattern(it.Items[0]); ok {
+						if !strings.HasPrefix(p, "/") && sub.cur.dir != "" {
+							p = sub.cur.dir + "/" + p
+						}
+						g = p
+					}
+				}
+				sub.vars = append(slices.Clip(sub.vars), binding{name: it.Name.Value, glob: g})
 			}
 			w.stmts(c.Do, sub, ctx{cond: true})
 		})
@@ -450,6 +475,7 @@ func (w *walker) path(word *syntax.Word, sc *scope) (string, bool, bool) {
 func (w *walker) pathOf(a arg, sc *scope) (string, bool, bool) {
 	if !a.lit {
 		w.vague(a.text)
+		w.pattern(a, sc)
 		return "", false, false
 	}
 	v := a.val
@@ -482,6 +508,36 @@ func (w *walker) pathOf(a arg, sc *scope) (string, bool, bool) {
 	return v, slash, true
 }
 
+// pattern keeps a vague operand that is a glob, joined onto the directory
+// of any literal cd, for the effect the command makes of it.
+func (w *walker) pattern(a arg, sc *scope) {
+	if w.pats == nil || sc.cur.vague != "" {
+		return
+	}
+	list, p := &w.pats.shell, ""
+	switch {
+	case a.spec:
+		list, p = &w.pats.spec, a.val
+	case a.word != nil:
+		if g, ok := sc.globVar(a.word); ok {
+			*list = append(*list, g) // joined onto the cd of the loop
+			return
+		}
+		v, ok := sc.pattern(a.word)
+		if !ok {
+			return
+		}
+		p = v
+	}
+	if p == "" || len(p) > maxPath || strings.ContainsAny(p, "\x00\n") {
+		return
+	}
+	if !strings.HasPrefix(p, "/") && sc.cur.dir != "" {
+		p = sc.cur.dir + "/" + p // not path.Join: the pattern is not cleaned
+	}
+	*list = append(*list, p)
+}
+
 // callExpr walks a simple command: its expansions, its redirections, then
 // the command itself.
 func (w *walker) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect, sc *scope, cx ctx) {
@@ -497,6 +553,7 @@ func (w *walker) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect, sc *sc
 		v, ok := sc.literal(wd)
 		args[i] = arg{word: wd, val: v, lit: ok, text: w.text(wd)}
 	}
+	w.takePatterns() // what a word of another command left behind is not this one's
 	c := &call{w: w, sc: sc, cx: cx, redirs: redirs}
 	verb, out, certain := "redirect", "", true // "X=1 > f" creates f empty
 	if len(args) > 0 {

@@ -17,33 +17,42 @@ type arg struct {
 	val  string // the word after quote removal, when lit
 	lit  bool   // the word expands to val alone: no expansion but of a variable bound to a literal
 	text string // the word as written, for Vague entries
+	spec bool   // val is a pattern the command expands itself (see pathspecs)
 }
 
 // literal returns the value of w after quote removal when w is a literal:
 // made only of plain text, single quotes and double quotes without
 // expansions, with no glob, brace expansion or tilde for the shell to
 // expand. Anything else may name other files than it spells.
-func literal(w *syntax.Word) (string, bool) { return literalIn(w, nil) }
+func literal(w *syntax.Word) (string, bool) {
+	v, _, ok := literalIn(w, nil, false)
+	return v, ok
+}
 
 // literalIn is literal, where a parameter expansion of a variable that vars
 // binds is taken to be the variable's value (see scope.vars): $f, ${f}
 // and "$f", alone or joined to the rest of the word at a slash or a blank
 // ("src/$f", "$dir/$f", "rm $f"). Unquoted, the value must be one that
 // word splitting and pathname expansion leave alone.
-func literalIn(w *syntax.Word, vars []binding) (string, bool) {
+//
+// With glob set, a word that is literal but for unquoted *, ? and [ is
+// returned as the pattern the shell matches file names against, every
+// quoted or escaped *, ?, [ and \ escaped with a backslash; globbed says
+// that it holds one.
+func literalIn(w *syntax.Word, vars []binding, glob bool) (v string, globbed, ok bool) {
 	if w == nil || len(w.Parts) == 0 {
-		return "", false
+		return "", false, false
 	}
 	// The common case, a plain word, needs no copy.
-	if len(w.Parts) == 1 {
+	if len(w.Parts) == 1 && !glob {
 		switch p := w.Parts[0].(type) {
 		case *syntax.Lit:
 			if !strings.ContainsAny(p.Value, "\\*?[{~") {
-				return p.Value, lossless(p.Value)
+				return p.Value, false, lossless(p.Value)
 			}
 		case *syntax.SglQuoted:
 			if !p.Dollar {
-				return p.Value, lossless(p.Value)
+				return p.Value, false, lossless(p.Value)
 			}
 		}
 	}
@@ -53,15 +62,24 @@ func literalIn(w *syntax.Word, vars []binding) (string, bool) {
 	var shape []byte
 	// edges are where the value of a variable meets other text.
 	var edges []int
+	// quote writes a byte the shell takes as itself: escaped in a pattern
+	// when pattern matching would read it otherwise.
+	quote := func(c byte) {
+		if glob && (c == '*' || c == '?' || c == '[' || c == '\\') {
+			b.WriteByte('\\')
+			shape = append(shape, 'x')
+		}
+		b.WriteByte(c)
+		shape = append(shape, 'x')
+	}
 	subst := func(p *syntax.ParamExp, quoted bool) bool {
 		v, ok := lookup(vars, p)
 		if !ok || !quoted && (v == "" || strings.ContainsAny(v, unsplit)) {
 			return false
 		}
 		edges = append(edges, b.Len(), b.Len()+len(v))
-		b.WriteString(v)
-		for range len(v) {
-			shape = append(shape, 'x')
+		for i := range len(v) {
+			quote(v[i])
 		}
 		return true
 	}
@@ -75,15 +93,19 @@ func literalIn(w *syntax.Word, vars []binding) (string, bool) {
 				case c == '\\' && j+1 < len(v):
 					j++
 					if v[j] != '\n' {
-						b.WriteByte(v[j])
-						shape = append(shape, 'x')
+						quote(v[j])
 					}
 				case c == '*' || c == '?' || c == '[':
-					return "", false
+					if !glob {
+						return "", false, false
+					}
+					globbed = true
+					b.WriteByte(c)
+					shape = append(shape, 'x')
 				case c == '~' && (i == 0 && j == 0 || j > 0 && (v[j-1] == '=' || v[j-1] == ':')):
 					// Tilde expansion: at the start of a word, and after = or :
 					// in words that look like assignments (dd of=~/x).
-					return "", false
+					return "", false, false
 				default:
 					b.WriteByte(c)
 					if c == '{' || c == '}' || c == ',' || c == '.' {
@@ -95,10 +117,11 @@ func literalIn(w *syntax.Word, vars []binding) (string, bool) {
 			}
 		case *syntax.SglQuoted:
 			if p.Dollar && strings.Contains(p.Value, `\`) {
-				return "", false // $'…' escapes: not decoded here
+				return "", false, false // $'…' escapes: not decoded here
 			}
-			b.WriteString(p.Value)
-			shape = append(shape, strings.Repeat("x", len(p.Value))...)
+			for i := range len(p.Value) {
+				quote(p.Value[i])
+			}
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
 				if p, ok := q.(*syntax.ParamExp); ok && subst(p, true) {
@@ -106,7 +129,7 @@ func literalIn(w *syntax.Word, vars []binding) (string, bool) {
 				}
 				l, ok := q.(*syntax.Lit)
 				if !ok {
-					return "", false
+					return "", false, false
 				}
 				v := l.Value
 				for j := 0; j < len(v); j++ {
@@ -118,20 +141,19 @@ func literalIn(w *syntax.Word, vars []binding) (string, bool) {
 						}
 						c = v[j]
 					}
-					b.WriteByte(c)
-					shape = append(shape, 'x')
+					quote(c)
 				}
 			}
 		case *syntax.ParamExp:
 			if !subst(p, false) {
-				return "", false
+				return "", false, false
 			}
 		default:
-			return "", false
+			return "", false, false
 		}
 	}
 	if braces(shape) {
-		return "", false
+		return "", false, false
 	}
 	s := b.String()
 	for _, e := range edges {
@@ -141,10 +163,13 @@ func literalIn(w *syntax.Word, vars []binding) (string, bool) {
 		// is in the script as written. Joined at anything else ($f.bak,
 		// ${c}m), they could.
 		if e > 0 && e < len(s) && !joint(s[e-1]) && !joint(s[e]) {
-			return "", false
+			return "", false, false
 		}
 	}
-	return s, lossless(s)
+	if glob && !globbed {
+		return "", false, false
+	}
+	return s, globbed, lossless(s)
 }
 
 // joint reports whether c may stand where a variable's value meets
