@@ -443,6 +443,7 @@ func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.
 	}
 	if res != nil && !a.planOnly {
 		a.logStreams(ctx, streams)
+		a.logWarnings(res.ReplayWarnings())
 	}
 	return res, err
 }

@@ -2,7 +2,6 @@ package recover
 
 import (
 	"fmt"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -13,23 +12,38 @@ import (
 // globEffect replays an effect on files named by patterns (rm build/*.o,
 // sed -i src/*.go, mv src/*.ts lib/, git rm 'src/*.go'): the pattern
 // matched every file there was when it ran, and of those the replay knows
-// the ones it has not seen deleted. Each is replayed as if named literally.
-// Files it matched that the transcript never spoke of are not recovered,
-// and a warning says so.
+// some. Each is replayed as if named literally, except where the shell's
+// own reading of the pattern is in doubt (** without knowing globstar, a
+// git pathspec that leaves untracked files alone): there the file is
+// stale. Files it matched that the transcript never spoke of are not
+// recovered, and a warning says so.
 func (r *Reconstructor) globEffect(op *manifest.Op, e manifest.ShellEffect) {
-	matched := r.matching(e.Patterns, e.Specs, e.Recursive)
+	g := compileGlobs(e.Patterns, e.Specs)
+	lit := e
+	lit.Patterns, lit.Specs = nil, nil
+	var matched, unsure []string
+	switch e.Kind {
+	case manifest.ShellMove, manifest.ShellCopy:
+		// mv takes directories whole, cp -r too; a file the replay has
+		// absent was not there to match.
+		matched, unsure = r.matching(g, e.Kind == manifest.ShellMove || e.Recursive, false)
+	case manifest.ShellDelete:
+		matched, unsure = r.matching(g, e.Recursive, false)
+	default:
+		// A write to a file the replay has deleted makes it unknown (the
+		// replay may be wrong that it is gone: git checkout brought it
+		// back), so those match too.
+		matched, unsure = r.matching(g, e.Recursive, true)
+	}
 	pats := append(append([]string{}, e.Patterns...), e.Specs...)
-	w := manifest.Warning{File: op.Provenance.Transcript, Line: op.Provenance.Line, Offset: op.Provenance.Offset,
-		Message: fmt.Sprintf("a shell command (%s: %s) named files by a pattern (%s): it is replayed on the %d file(s) of the transcript that match; any other file it matched is not recovered",
-			e.Verb, firstLine(op.Command), strings.Join(pats, " "), len(matched))}
-	if n := len(r.warnings); n == 0 || r.warnings[n-1] != w {
-		r.warnings = append(r.warnings, w) // a loop's body read once per word says it once
+	r.warnOnce(op, "a shell command (%s: %s) named files by a pattern (%s): it is replayed on the %d file(s) of the transcript that match; any other file it matched is not recovered",
+		e.Verb, firstLine(op.Command), strings.Join(pats, " "), len(matched)+len(unsure))
+	for _, p := range unsure {
+		r.staleFile(p, op, "a shell command may have changed it (%s: %s, a pattern whose matches are not certain)", e.Verb, firstLine(op.Command))
 	}
 	if len(matched) == 0 {
 		return
 	}
-	lit := e
-	lit.Patterns, lit.Specs = nil, nil
 	switch e.Kind {
 	case manifest.ShellMove, manifest.ShellCopy:
 		if len(e.Paths) != 1 {
@@ -37,142 +51,301 @@ func (r *Reconstructor) globEffect(op *manifest.Op, e manifest.ShellEffect) {
 		}
 		for _, m := range matched {
 			one := lit
-			one.Paths, one.IntoDir = []string{m, e.Paths[0]}, true
+			// Several sources go into a directory; one goes into it when it
+			// is one, else becomes it (transfer tells).
+			one.Paths, one.IntoDir = []string{m, e.Paths[0]}, e.IntoDir || len(matched) > 1
 			r.effect(op, one)
 		}
-	case manifest.ShellDelete, manifest.ShellWrite:
+	case manifest.ShellDelete:
+		if len(e.Specs) > 0 {
+			// git rm removes tracked files only: one the session made may
+			// never have been added.
+			var sure []string
+			for _, p := range matched {
+				if f, ok := r.files[r.key(p)]; ok && f.res.Start.Known && !f.res.Start.Exists {
+					r.staleFile(p, op, "a shell command may have deleted it (%s: %s; the file was made in the session and may not be tracked)", e.Verb, firstLine(op.Command))
+					continue
+				}
+				sure = append(sure, p)
+			}
+			matched = sure
+		}
+		lit.Paths = matched
+		r.effect(op, lit)
+	case manifest.ShellWrite:
 		lit.Paths = matched
 		r.effect(op, lit)
 	}
 }
 
-// matching returns what the patterns match among the files the replay
-// knows to exist (or whose content it does not know), in a stable order:
-// the files themselves, or with recursive, the directories they lie in
-// when a pattern matches one (rm -r dist/*).
-func (r *Reconstructor) matching(shell, specs []string, recursive bool) []string {
-	var res []*regexp.Regexp
-	for _, s := range specs {
-		if re, err := regexp.Compile(specRegexp(s, recursive)); err == nil {
-			res = append(res, re)
-		}
+// warnOnce adds a warning about op, unless it is the one added last: a
+// loop's body, read once per word, says it once.
+func (r *Reconstructor) warnOnce(op *manifest.Op, format string, args ...any) {
+	w := manifest.Warning{File: op.Provenance.Transcript, Line: op.Provenance.Line, Offset: op.Provenance.Offset, Message: fmt.Sprintf(format, args...)}
+	if n := len(r.warnings); n > 0 && r.warnings[n-1].String() == w.String() {
+		return
 	}
-	seen := map[string]bool{}
-	var out []string
-	for _, f := range r.files {
-		if f.cur.Known && !f.cur.Exists {
-			continue // not there when the command ran: no pattern matched it
-		}
-		name := f.res.Path
-		hit := ""
-		for _, p := range shell {
-			if m, ok := globPrefix(p, name, recursive); ok {
-				hit = m
+	r.warnings = append(r.warnings, w)
+}
+
+// globs are compiled patterns: shell globs one regexp per path component,
+// specs one regexp each.
+type globs struct {
+	shell [][]comp
+	// dirOnly says a shell glob ended in a slash: it matches directories.
+	dirOnly []bool
+	// deep says a shell glob holds **, which bash reads as * unless
+	// globstar is set (zsh always reads it as any depth).
+	deep  []bool
+	specs []*regexp.Regexp
+}
+
+func compileGlobs(shell, specs []string) globs {
+	var g globs
+	for _, p := range shell {
+		dirOnly := strings.HasSuffix(p, "/") && p != "/"
+		comps := strings.Split(strings.TrimSuffix(p, "/"), "/")
+		res := make([]comp, len(comps))
+		ok := true
+		for i, c := range comps {
+			if res[i], ok = compileComp(c); !ok {
 				break
 			}
 		}
-		for _, re := range res {
-			if hit == "" && re.MatchString(name) {
+		if ok {
+			g.shell = append(g.shell, res)
+			g.dirOnly = append(g.dirOnly, dirOnly)
+			g.deep = append(g.deep, strings.Contains(p, "**"))
+		}
+	}
+	for _, s := range specs {
+		if re, err := regexp.Compile(specRegexp(s)); err == nil {
+			g.specs = append(g.specs, re)
+		}
+	}
+	return g
+}
+
+// comp is one component of a shell glob: a literal, or a regexp.
+type comp struct {
+	lit   string
+	re    *regexp.Regexp
+	dot   bool // the pattern starts with a dot, so matches a leading one
+	star2 bool // the component is **
+}
+
+func compileComp(c string) (comp, bool) {
+	if !strings.ContainsAny(c, `*?[\`) {
+		return comp{lit: c}, true
+	}
+	re, err := regexp.Compile("^" + globRegexp(c, false) + "$")
+	if err != nil {
+		return comp{}, false
+	}
+	return comp{re: re, dot: strings.HasPrefix(c, ".") || strings.HasPrefix(c, `\.`), star2: c == "**"}, true
+}
+
+// match matches one path component: a leading dot only by a dot.
+func (c comp) match(s string) bool {
+	if c.re == nil {
+		return s == c.lit
+	}
+	if strings.HasPrefix(s, ".") && !c.dot {
+		return false
+	}
+	return c.re.MatchString(s)
+}
+
+// matching returns what the patterns match among the files the replay
+// knows to exist (with absent, also those it has deleted), in a stable
+// order: the files themselves, or with recursive, the directories they lie
+// in when a pattern matches one (rm -r dist/*). unsure are files that match
+// only if ** crosses directories.
+func (r *Reconstructor) matching(g globs, recursive, absent bool) (matched, unsure []string) {
+	seen := map[string]bool{}
+	for _, f := range r.files {
+		if f.cur.Known && !f.cur.Exists && !absent {
+			continue // not there when the command ran: no pattern matched it
+		}
+		name := f.res.Path
+		hit, deepHit := "", false
+		for i, comps := range g.shell {
+			if m, ok := globPrefix(comps, g.dirOnly[i], name, recursive); ok {
+				hit = m
+				break
+			}
+			if g.deep[i] && deepMatch(comps, name, recursive) {
+				deepHit = true
+			}
+		}
+		for _, re := range g.specs {
+			if hit == "" && (re.MatchString(name) || recursive && specUnder(re, name)) {
 				hit = name
 			}
 		}
-		if hit != "" && !seen[hit] {
+		switch {
+		case hit != "" && !seen[hit]:
 			seen[hit] = true
-			out = append(out, hit)
+			matched = append(matched, hit)
+		case hit == "" && deepHit && !seen[name]:
+			seen[name] = true
+			unsure = append(unsure, name)
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(matched)
+	sort.Strings(unsure)
+	return matched, unsure
 }
 
 // globPrefix matches name against a shell glob component by component, as
-// pathname expansion does: * and ? never match a slash nor a leading dot,
-// [!…] is a negated class. With recursive, a match of the leading
-// components names a directory the command took whole; that directory is
-// returned.
-func globPrefix(pattern, name string, recursive bool) (string, bool) {
-	pc := strings.Split(pattern, "/")
+// pathname expansion does: * and ? never match a slash nor a leading dot.
+// With recursive (or a glob ending in a slash, which matches directories
+// only), a match of the leading components names a directory the command
+// took whole; that directory is returned.
+func globPrefix(comps []comp, dirOnly bool, name string, recursive bool) (string, bool) {
 	nc := strings.Split(name, "/")
-	if len(nc) < len(pc) || len(nc) > len(pc) && !recursive {
+	if len(nc) < len(comps) || len(nc) > len(comps) && !recursive && !dirOnly || dirOnly && len(nc) == len(comps) {
 		return "", false
 	}
-	for i, p := range pc {
-		if !componentMatch(p, nc[i]) {
+	for i, c := range comps {
+		if !c.match(nc[i]) {
 			return "", false
 		}
 	}
-	return strings.Join(nc[:len(pc)], "/"), true
+	return strings.Join(nc[:len(comps)], "/"), true
 }
 
-// componentMatch matches one path component against one pattern component.
-func componentMatch(p, s string) bool {
-	if strings.HasPrefix(s, ".") && !strings.HasPrefix(p, ".") && !strings.HasPrefix(p, `\.`) {
-		return p == s // a leading dot is matched only by a dot
+// deepMatch matches name reading a component that is ** as any number of
+// directories (globstar, zsh).
+func deepMatch(comps []comp, name string, recursive bool) bool {
+	nc := strings.Split(name, "/")
+	failed := map[[2]int]bool{} // so that many ** cost a product, not a power
+	var walk func(i, j int) bool
+	walk = func(i, j int) bool {
+		if i == len(comps) {
+			return j == len(nc) || recursive
+		}
+		if failed[[2]int{i, j}] {
+			return false
+		}
+		defer func() { failed[[2]int{i, j}] = true }() // only reached again if it failed
+		if comps[i].star2 {
+			for k := j; k <= len(nc); k++ {
+				if walk(i+1, k) {
+					return true
+				}
+			}
+			return false
+		}
+		return j < len(nc) && comps[i].match(nc[j]) && walk(i+1, j+1)
 	}
-	ok, err := path.Match(bashClass(p), s)
-	return err == nil && ok
+	return walk(0, 0)
 }
 
-// bashClass spells bash's negated class [!…] as path.Match does, [^…].
-func bashClass(p string) string {
-	if !strings.Contains(p, "[!") {
-		return p
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		b.WriteByte(c)
-		switch {
-		case c == '\\' && i+1 < len(p):
-			i++
-			b.WriteByte(p[i])
-		case c == '[' && i+1 < len(p) && p[i+1] == '!':
-			b.WriteByte('^')
-			i++
+// specUnder reports whether re matches a directory name lies in.
+func specUnder(re *regexp.Regexp, name string) bool {
+	for i := len(name) - 1; i > 0; i-- {
+		if name[i] == '/' && re.MatchString(name[:i]) {
+			return true
 		}
 	}
-	return b.String()
+	return false
 }
 
-// specRegexp turns a pattern a command expands itself (a git pathspec, a
-// prettier glob) into a regular expression in which * and ** match any
-// run of bytes, slashes included: a wider match than the command's own
-// where they differ, which only makes more files stale. With recursive,
-// a match of a directory takes everything under it.
-func specRegexp(p string, recursive bool) string {
+// globRegexp turns a glob into the body of a regular expression: * any run
+// of bytes (but a slash, unless deep), ? one byte, [...] a class as bash
+// reads it ([!…] and [^…] negated, ] first taken as itself, [:upper:] and
+// the other POSIX classes), \x the byte x; an unclosed [ is itself.
+func globRegexp(p string, deep bool) string {
+	any, one := `[^/]*`, `[^/]`
+	if deep {
+		any, one = `.*`, `.`
+	}
 	var b strings.Builder
-	b.WriteString("^")
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch c {
 		case '*':
-			b.WriteString(".*")
+			if deep && strings.HasPrefix(p[i:], "**/") {
+				b.WriteString(`(?:.*/)?`) // **/ matches no directory too
+				i += 2
+				continue
+			}
+			b.WriteString(any)
 		case '?':
-			b.WriteString("[^/]")
+			b.WriteString(one)
 		case '\\':
 			if i+1 < len(p) {
 				i++
-				b.WriteString(regexp.QuoteMeta(p[i : i+1]))
 			}
+			b.WriteString(regexp.QuoteMeta(p[i : i+1]))
 		case '[':
-			end := strings.IndexByte(p[i+1:], ']')
-			if end < 0 {
-				b.WriteString(`\[`)
+			if class, n, ok := bracket(p[i:]); ok {
+				b.WriteString(class)
+				i += n - 1
 				continue
 			}
-			class := p[i+1 : i+1+end]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-			i += end + 1
+			b.WriteString(`\[`)
 		default:
 			b.WriteString(regexp.QuoteMeta(p[i : i+1]))
 		}
 	}
-	if recursive {
-		b.WriteString("(/.*)?")
-	}
-	b.WriteString("$")
 	return b.String()
+}
+
+// bracket reads a bash bracket expression at the start of p: the regexp
+// class it stands for and how many bytes it takes.
+func bracket(p string) (string, int, bool) {
+	i := 1
+	neg := false
+	if i < len(p) && (p[i] == '!' || p[i] == '^') {
+		neg = true
+		i++
+	}
+	var b strings.Builder
+	first := true
+	for i < len(p) {
+		c := p[i]
+		switch {
+		case c == ']' && !first:
+			cls := "[" + b.String() + "]"
+			if neg {
+				cls = "[^/" + b.String() + "]"
+			}
+			return cls, i + 1, true
+		case c == '[' && i+1 < len(p) && p[i+1] == ':':
+			end := strings.Index(p[i+2:], ":]")
+			if end < 0 {
+				return "", 0, false
+			}
+			b.WriteString(p[i : i+2+end+2])
+			i += 2 + end + 2
+		case c == '\\' && i+1 < len(p):
+			b.WriteString(regexp.QuoteMeta(p[i+1 : i+2]))
+			i += 2
+		case c == '-' && !first && i+1 < len(p) && p[i+1] != ']':
+			b.WriteByte('-')
+			i++
+		default:
+			if c == '/' {
+				return "", 0, false // a slash ends no class: the [ is itself
+			}
+			if strings.IndexByte(`\^-[]`, c) >= 0 {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+			i++
+		}
+		first = false
+	}
+	return "", 0, false
+}
+
+// specRegexp turns a pattern a command expands itself (a git pathspec, a
+// prettier glob) into a regular expression in which * and ** match any
+// run of bytes, slashes included, and **/ also no directory at all: a
+// wider match than the command's own where they differ, which only makes
+// more files stale.
+func specRegexp(p string) string {
+	return "^" + globRegexp(p, true) + "$"
 }

@@ -6,10 +6,20 @@ import (
 	"testing"
 )
 
+// shellMatch matches name against one shell glob as matching does.
+func shellMatch(pattern, name string, recursive bool) (string, bool) {
+	g := compileGlobs([]string{pattern}, nil)
+	if len(g.shell) == 0 {
+		return "", false // a pattern that does not compile matches nothing
+	}
+	return globPrefix(g.shell[0], g.dirOnly[0], name, recursive)
+}
+
 // TestGlobPrefix: a shell glob matches as pathname expansion does, one
 // component at a time, never across a slash nor a leading dot, escapes
-// standing for themselves; with recursive, a matched directory is
-// returned for the files under it.
+// standing for themselves, bash's classes as bash reads them; with
+// recursive, a matched directory is returned for the files under it; a
+// glob ending in a slash matches directories only.
 func TestGlobPrefix(t *testing.T) {
 	cases := []struct {
 		pattern, name string
@@ -24,26 +34,52 @@ func TestGlobPrefix(t *testing.T) {
 		{"/w/src/*", "/w/src/sub/a.go", false, "", false},
 		{"/w/src/*", "/w/src/sub/a.go", true, "/w/src/sub", true},
 		{"/w/src/*", "/w/src/.git/config", true, "", false},
+		{"/w/*/", "/w/top.txt", true, "", false},
+		{"/w/*/", "/w/sub/a.txt", true, "/w/sub", true},
+		{"/w/src/*/", "/w/src/sub/a.go", false, "/w/src/sub", true},
 		{"/w/a?.go", "/w/ab.go", false, "/w/ab.go", true},
 		{"/w/a?.go", "/w/a/.go", false, "", false},
 		{"/w/b[12].go", "/w/b2.go", false, "/w/b2.go", true},
 		{"/w/b[!12].go", "/w/b2.go", false, "", false},
 		{"/w/b[!12].go", "/w/b3.go", false, "/w/b3.go", true},
+		{"/w/b[^12].go", "/w/b3.go", false, "/w/b3.go", true},
+		{"/w/[[:upper:]]*.md", "/w/README.md", false, "/w/README.md", true},
+		{"/w/[[:upper:]]*.md", "/w/readme.md", false, "", false},
+		{"/w/[]]*.txt", "/w/]x.txt", false, "/w/]x.txt", true},
+		{"/w/[a-c]x", "/w/bx", false, "/w/bx", true},
+		{"/w/[a-c]x", "/w/dx", false, "", false},
+		{"/w/[-a]x", "/w/-x", false, "/w/-x", true},
 		{`/w/x\*`, "/w/x*", false, "/w/x*", true},
 		{`/w/x\*`, "/w/xy", false, "", false},
-		{"/w/[", "/w/[", false, "", false}, // a bad pattern matches nothing
+		{`/w/app/\[id]/*.tsx`, "/w/app/[id]/page.tsx", false, "/w/app/[id]/page.tsx", true},
+		{`/w/app/\[id]/*.tsx`, "/w/app/i/page.tsx", false, "", false},
+		{"/w/[", "/w/[", false, "/w/[", true}, // an unclosed [ is itself
 		{"/w/*/*.go", "/w/p/q.go", false, "/w/p/q.go", true},
+		{"/w/src/**/*.ts", "/w/src/x/b.ts", false, "/w/src/x/b.ts", true},
+		{"/w/src/**/*.ts", "/w/src/a.ts", false, "", false}, // only with globstar: unsure
 	}
 	for _, c := range cases {
-		got, ok := globPrefix(c.pattern, c.name, c.recursive)
+		got, ok := shellMatch(c.pattern, c.name, c.recursive)
 		if got != c.want || ok != c.ok {
-			t.Errorf("globPrefix(%q, %q, %v) = %q, %v; want %q, %v", c.pattern, c.name, c.recursive, got, ok, c.want, c.ok)
+			t.Errorf("match(%q, %q, %v) = %q, %v; want %q, %v", c.pattern, c.name, c.recursive, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestDeepMatch: ** read as any depth (globstar, zsh) matches no
+// directory, one, or several.
+func TestDeepMatch(t *testing.T) {
+	g := compileGlobs([]string{"/w/src/**/*.ts"}, nil)
+	for name, want := range map[string]bool{"/w/src/a.ts": true, "/w/src/x/y/b.ts": true, "/w/lib/a.ts": false, "/w/src/a.go": false} {
+		if got := deepMatch(g.shell[0], name, false); got != want {
+			t.Errorf("deepMatch(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
 
 // TestSpecRegexp: a pattern a command expands itself matches across
-// slashes, and with recursive whatever lies under a match.
+// slashes, **/ also no directory; with recursive, whatever lies under a
+// match.
 func TestSpecRegexp(t *testing.T) {
 	cases := []struct {
 		spec, name string
@@ -53,8 +89,8 @@ func TestSpecRegexp(t *testing.T) {
 		{"/w/src/*.go", "/w/src/a.go", false, true},
 		{"/w/src/*.go", "/w/src/sub/a.go", false, true},
 		{"/w/src/**/*.ts", "/w/src/x/y/z.ts", false, true},
+		{"/w/src/**/*.ts", "/w/src/z.ts", false, true},
 		{"/w/src/**/*.ts", "/w/lib/z.ts", false, false},
-		{"/w/src/a?.go", "/w/src/a/.go", false, false},
 		{"/w/docs", "/w/docs/a.md", true, true},
 		{"/w/docs", "/w/docsx/a.md", true, false},
 		{"/w/[!a]*.md", "/w/b.md", false, true},
@@ -64,12 +100,12 @@ func TestSpecRegexp(t *testing.T) {
 		{"/w/a.(md)", "/w/a.(md)", false, true},
 	}
 	for _, c := range cases {
-		re, err := regexp.Compile(specRegexp(c.spec, c.recursive))
+		re, err := regexp.Compile(specRegexp(c.spec))
 		if err != nil {
 			t.Errorf("specRegexp(%q): %v", c.spec, err)
 			continue
 		}
-		if got := re.MatchString(c.name); got != c.ok {
+		if got := re.MatchString(c.name) || c.recursive && specUnder(re, c.name); got != c.ok {
 			t.Errorf("spec %q on %q (recursive %v) = %v, want %v", c.spec, c.name, c.recursive, got, c.ok)
 		}
 	}
@@ -83,24 +119,25 @@ func FuzzGlob(f *testing.F) {
 	f.Add("/w/b[!12]?.go", "/w/b3x.go", true)
 	f.Add(`/w/x\*[`, "/w/x*[", false)
 	f.Add("/w/**/[a-", "/w/q/r/a", true)
+	f.Add("/w/[[:alpha:]]]/*/", "/w/a]/b/c", true)
 	f.Fuzz(func(t *testing.T, pattern, name string, recursive bool) {
-		if m, ok := globPrefix(pattern, name, recursive); ok {
+		if m, ok := shellMatch(pattern, name, recursive); ok {
 			if m != name && !strings.HasPrefix(name, m+"/") {
-				t.Fatalf("globPrefix(%q, %q) = %q: not the name nor a directory of it", pattern, name, m)
+				t.Fatalf("match(%q, %q) = %q: not the name nor a directory of it", pattern, name, m)
 			}
 		}
-		plain := !strings.ContainsAny(pattern, `*?[\`)
+		g := compileGlobs([]string{pattern}, []string{pattern})
+		if len(g.shell) > 0 {
+			deepMatch(g.shell[0], name, recursive)
+		}
+		plain := !strings.ContainsAny(pattern, `*?[\`) && !strings.HasSuffix(pattern, "/")
 		if plain && !recursive {
-			if _, ok := globPrefix(pattern, name, false); ok != (pattern == name) {
+			if _, ok := shellMatch(pattern, name, false); ok != (pattern == name) && !strings.Contains(pattern+name, "/.") && !strings.HasPrefix(pattern+name, ".") {
 				t.Fatalf("plain pattern %q on %q: match %v", pattern, name, ok)
 			}
-		}
-		re, err := regexp.Compile(specRegexp(pattern, recursive))
-		if err != nil {
-			return
-		}
-		if plain && !recursive && re.MatchString(name) != (pattern == name) {
-			t.Fatalf("plain spec %q on %q: match %v", pattern, name, !(pattern == name))
+			if len(g.specs) > 0 && g.specs[0].MatchString(name) != (pattern == name) {
+				t.Fatalf("plain spec %q on %q: match %v", pattern, name, pattern != name)
+			}
 		}
 	})
 }

@@ -249,15 +249,15 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	sessions := make([]manifest.Session, len(sources))
+	for i, src := range sources {
+		sessions[i] = src.Session()
+	}
 	files, stats := rc.Finish()
 	files = filterFiles(files, m, opts.Filter)
 	plans, err := Plan(files, m, fsys, opts.OnConflict)
 	if err != nil {
 		return nil, err
-	}
-	sessions := make([]manifest.Session, len(sources))
-	for i, src := range sources {
-		sessions[i] = src.Session()
 	}
 	res := &Result{Plans: plans, Files: files, warnings: rc.Warnings(), Starts: starts}
 	res, err = finishRun(ctx, res, sessions, counts, stats, fsys, opts, NewJournalSet(fsys, time.Now()))
@@ -266,6 +266,10 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	}
 	return res, err
 }
+
+// ReplayWarnings are the warnings of the replay itself (commands whose
+// targets it cannot name, patterns), beside the transcripts' own.
+func (r *Result) ReplayWarnings() []manifest.Warning { return r.warnings }
 
 // finishRun applies a recovery's plans (unless it is a dry run) and builds
 // its report from what was done: a file that changed on the host between

@@ -31,6 +31,19 @@ func (r *Reconstructor) shell(op *manifest.Op, replay bool) {
 		n := 0
 		for _, e := range op.Effects {
 			n += len(e.Paths)
+			if len(e.Patterns)+len(e.Specs) > 0 {
+				// A pattern that matched one file and one that matched
+				// none fail together (sed -i … *.go *.ts), having changed
+				// the file: whatever it matched may have changed.
+				matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), e.Recursive || e.Kind == manifest.ShellMove, false)
+				for _, p := range append(matched, unsure...) {
+					for _, q := range append(r.under(p), p) {
+						if _, known := r.files[r.key(q)]; known {
+							r.staleFile(q, op, "a shell command that failed part-way may have changed it (%s)", firstLine(op.Command))
+						}
+					}
+				}
+			}
 		}
 		for _, e := range op.Effects {
 			for _, p := range e.Paths {
@@ -92,7 +105,15 @@ func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
 	}
 	if e.Cond {
 		// It may or may not have run: nothing about the files is certain.
-		for _, p := range e.Paths {
+		if len(e.Paths) == 0 && e.Kind != manifest.ShellTouch {
+			r.warnOnce(op, "a shell command may have changed files it does not name (%s: %s): files it touched may differ from what is recovered", e.Verb, firstLine(op.Command))
+		}
+		paths := e.Paths
+		if (e.Kind == manifest.ShellMove || e.Kind == manifest.ShellCopy) && len(paths) == 2 && (e.IntoDir || r.isDir(paths[1])) {
+			// Into a directory: the file it may have made is in it.
+			paths = []string{paths[0], path.Join(paths[1], path.Base(paths[0]))}
+		}
+		for _, p := range paths {
 			r.staleFile(p, op, "a shell command may have changed it (%s, under a condition the transcript does not settle)", e.Verb)
 		}
 		return
@@ -145,8 +166,10 @@ func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
 		}
 		for _, p := range e.Paths {
 			if e.Recursive {
-				// gofmt -w ., prettier --write src/: every file known inside.
-				for _, q := range r.under(p) {
+				// gofmt -w ., prettier --write src/: every file known
+				// inside, and those the replay has deleted there (git
+				// checkout -- src/ brings them back).
+				for _, q := range r.underAll(p) {
 					r.staleFile(q, op, "changed by a shell command that cannot be replayed (%s: %s)", e.Verb, firstLine(op.Command))
 				}
 				if _, ok := r.files[r.key(p)]; !ok && !r.known(p) {
@@ -176,6 +199,19 @@ func (r *Reconstructor) under(dir string) []string {
 	var out []string
 	for _, f := range r.files {
 		if strings.HasPrefix(f.res.Path, prefix) && (f.cur.Exists || !f.cur.Known) {
+			out = append(out, f.res.Path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// underAll is under with the files the replay has deleted inside dir.
+func (r *Reconstructor) underAll(dir string) []string {
+	prefix := strings.TrimSuffix(dir, "/") + "/"
+	var out []string
+	for _, f := range r.files {
+		if strings.HasPrefix(f.res.Path, prefix) {
 			out = append(out, f.res.Path)
 		}
 	}

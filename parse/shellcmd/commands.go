@@ -436,6 +436,9 @@ func (c *call) emit(e Effect, vague bool) {
 	if !vague || len(e.Paths) > 0 && len(pats.shell)+len(pats.spec) == 0 {
 		return
 	}
+	if e.Kind == Touch && len(pats.shell)+len(pats.spec) > 0 {
+		return // a glob matches files that exist, whose content touch keeps
+	}
 	v := Effect{Kind: Write, Verb: e.Verb}
 	if len(pats.shell)+len(pats.spec) > 0 {
 		v.Recursive, v.Patterns, v.Specs = e.Recursive, pats.shell, pats.spec
@@ -556,16 +559,15 @@ func (c *call) transfer(kind EffectKind, verb string, opts []opt, ops []arg, rec
 		src, slash, sok := c.w.pathOf(s, c.sc)
 		if pats := c.w.takePatterns(); !sok && len(pats.shell)+len(pats.spec) > 0 {
 			// Sources named by a pattern: each file that matched lands in
-			// the directory; into what cannot be told, a move is a delete.
+			// the directory (or, when it matched one file and d is no
+			// directory, at d: the replay tells); moved to a place that
+			// cannot be told, it is gone from here.
 			switch {
-			case dok && intoDir:
-				c.w.add(Effect{Kind: kind, Verb: verb, Paths: []string{d}, IntoDir: true, Recursive: recursive, Patterns: pats.shell, Specs: pats.spec}, c.cx)
+			case dok:
+				c.w.add(Effect{Kind: kind, Verb: verb, Paths: []string{d}, IntoDir: intoDir, Recursive: recursive, Patterns: pats.shell, Specs: pats.spec}, c.cx)
 				continue
 			case kind == Move:
 				c.w.add(Effect{Kind: Delete, Verb: verb, Recursive: true, Patterns: pats.shell, Specs: pats.spec}, c.cx)
-				if dok {
-					c.w.add(Effect{Kind: Write, Verb: verb, Paths: []string{d}}, c.cx)
-				}
 				continue
 			}
 		}

@@ -63,8 +63,8 @@ func checkResult(script string, r Result) error {
 		if (e.Kind == Move || e.Kind == Copy) && !globbed && len(e.Paths) != 2 {
 			return fmt.Errorf("%s with %d paths", e.Kind, len(e.Paths))
 		}
-		if (e.Kind == Move || e.Kind == Copy) && globbed && (len(e.Paths) != 1 || !e.IntoDir) {
-			return fmt.Errorf("%s of a pattern with %d paths, into-dir %v", e.Kind, len(e.Paths), e.IntoDir)
+		if (e.Kind == Move || e.Kind == Copy) && globbed && len(e.Paths) != 1 {
+			return fmt.Errorf("%s of a pattern with %d paths", e.Kind, len(e.Paths))
 		}
 		if globbed && e.Kind != Move && e.Kind != Copy && (len(e.Paths) > 0 || e.Kind != Write && e.Kind != Delete) {
 			return fmt.Errorf("%s of a pattern with paths %q", e.Kind, e.Paths)

@@ -1,6 +1,7 @@
 package shellcmd
 
 import (
+	"path"
 	"slices"
 	"strings"
 
@@ -34,10 +35,18 @@ func Fill(op *manifest.Op, r Result, cwd string, resolve func(cwd, p string) str
 			}
 		}
 		for _, p := range e.Patterns {
-			me.Patterns = append(me.Patterns, resolve(cwd, p))
+			if q, ok := joinCwd(cwd, p); ok {
+				me.Patterns = append(me.Patterns, q)
+			}
 		}
 		for _, p := range e.Specs {
-			me.Specs = append(me.Specs, resolve(cwd, p))
+			if q, ok := joinCwd(cwd, p); ok {
+				me.Specs = append(me.Specs, q)
+			}
+		}
+		if len(e.Patterns)+len(e.Specs) > 0 && len(me.Patterns)+len(me.Specs) == 0 && len(me.Paths) == 0 {
+			// Patterns that cannot be placed: files it does not name.
+			me = manifest.ShellEffect{Kind: manifest.ShellWrite, Verb: e.Verb, Cond: e.Cond}
 		}
 		if !slices.Contains(verbs, e.Verb) {
 			verbs = append(verbs, e.Verb)
@@ -56,6 +65,25 @@ func Fill(op *manifest.Op, r Result, cwd string, resolve func(cwd, p string) str
 		b.WriteString("; not read as bash (" + firstLineOf(r.Err.Error()) + "): its targets are unknown")
 	}
 	op.Note = b.String()
+}
+
+// joinCwd makes a pattern absolute against the command's directory, whose
+// own *, ?, [ and \ stand for themselves, keeping a final slash (a pattern
+// of directories only). A Windows directory, where \ separates, takes
+// no pattern.
+func joinCwd(cwd, p string) (string, bool) {
+	dirOnly := strings.HasSuffix(p, "/")
+	if !path.IsAbs(p) {
+		if cwd == "" || !path.IsAbs(cwd) || strings.Contains(cwd, `\`) {
+			return "", false
+		}
+		p = escapeGlob(cwd) + "/" + p
+	}
+	p = path.Clean(p)
+	if dirOnly && p != "/" {
+		p += "/"
+	}
+	return p, true
 }
 
 func firstLineOf(s string) string {

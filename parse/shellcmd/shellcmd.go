@@ -72,7 +72,8 @@ type Effect struct {
 	// prettier and eslint globs), in which * also matches a slash. Such an
 	// effect applies to every file that matched when it ran, which may be
 	// more than the replay knows; for a Move or Copy, Paths holds only the
-	// destination directory.
+	// destination (a directory when IntoDir or when the pattern matched
+	// several files). A pattern ending in a slash matches directories only.
 	Patterns, Specs []string
 }
 

@@ -33,7 +33,8 @@ const (
 type binding struct {
 	name, val string
 	known     bool
-	glob      string // the pattern a for loop's variable takes each match of
+	globs     []string // the patterns a for loop's variable takes each match of
+	at        dirState // where the loop ran: its matches are names relative to it
 }
 
 // bind records that name holds val from here on (unknown unless known).
@@ -47,11 +48,12 @@ func (s *scope) literal(w *syntax.Word) (string, bool) {
 	return v, ok
 }
 
-// globVar returns the pattern of a loop variable standing alone as a word
-// ($f, "${f}") in the body of a for loop over one glob.
-func (s *scope) globVar(w *syntax.Word) (string, bool) {
+// globVar returns the patterns of a loop variable standing alone as a word
+// ($f, "${f}") in the body of a for loop over globs (and literal words,
+// as patterns that match only themselves).
+func (s *scope) globVar(w *syntax.Word) ([]string, bool) {
 	if w == nil || len(w.Parts) != 1 {
-		return "", false
+		return nil, false
 	}
 	part := w.Parts[0]
 	if q, ok := part.(*syntax.DblQuoted); ok && len(q.Parts) == 1 {
@@ -59,17 +61,34 @@ func (s *scope) globVar(w *syntax.Word) (string, bool) {
 	}
 	p, ok := part.(*syntax.ParamExp)
 	if !ok || p.Param == nil {
-		return "", false
+		return nil, false
 	}
 	if _, known := lookup(s.vars, p); known {
-		return "", false
+		return nil, false
 	}
 	for i := len(s.vars) - 1; i >= 0; i-- {
-		if s.vars[i].name == p.Param.Value {
-			return s.vars[i].glob, s.vars[i].glob != ""
+		if b := s.vars[i]; b.name == p.Param.Value {
+			// Used elsewhere ((cd src && rm "$f")), a match names another
+			// file than the one that matched.
+			return b.globs, len(b.globs) > 0 && b.at == s.cur
 		}
 	}
-	return "", false
+	return nil, false
+}
+
+// escapeGlob writes s as a pattern that matches only s.
+func escapeGlob(s string) string {
+	if !strings.ContainsAny(s, `*?[\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '*' || c == '?' || c == '[' || c == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // pattern returns the pattern a word names files by when it is literal but
@@ -381,15 +400,13 @@ func (w *walker) loop(c *syntax.ForClause, sc *scope, cx ctx) bool {
 		words[i] = v
 	}
 	name := it.Name.Value
-	body := collect(c.Do)
-	s := w.sets()
-	if body.any || body.count[name] > 0 || s.all.ifs || s.funcs.any || s.funcs.count[name] > 0 {
+	if !w.onlyLoopSets(c, name) {
 		return false
 	}
 	*w.budget -= size * len(it.Items)
 	// The body runs once per word, unless it breaks off; the loop's status
 	// is its last command's, so none is the script's last.
-	bcx := ctx{cond: cx.cond || body.jumps}
+	bcx := ctx{cond: cx.cond || collect(c.Do).jumps}
 	w.branch(sc, func(sub *scope) {
 		start, vars := sub.cur, sub.vars
 		for _, v := range words {
@@ -404,6 +421,15 @@ func (w *walker) loop(c *syntax.ForClause, sc *scope, cx ctx) bool {
 		}
 	})
 	return true
+}
+
+// onlyLoopSets reports whether nothing but the loop itself sets its
+// variable name in its body: no assignment, no function that may, no
+// change of IFS, nothing that sets variables the script does not show.
+func (w *walker) onlyLoopSets(c *syntax.ForClause, name string) bool {
+	body := collect(c.Do)
+	s := w.sets()
+	return !body.any && body.count[name] == 0 && !s.all.ifs && !s.funcs.any && s.funcs.count[name] == 0
 }
 
 // firstPart returns the first part of w, or nil.

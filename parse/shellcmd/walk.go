@@ -39,6 +39,15 @@ type dirState struct {
 	vague string // when set, the directory cannot be told: how it was named
 }
 
+// joinPattern joins a relative pattern onto the directory, whose own *, ?,
+// [ and \\ stand for themselves (cd 'app/[id]' && rm *.tsx).
+func (d dirState) joinPattern(p string) string {
+	if strings.HasPrefix(p, "/") || d.dir == "" {
+		return p
+	}
+	return escapeGlob(d.dir) + "/" + p // not path.Join: the pattern is not cleaned
+}
+
 // scope is the shell state that decides what a word names: the directory
 // a relative path resolves from, and the variables known to hold literal
 // values. A cd that ran is taken to have succeeded: agents cd into
@@ -249,17 +258,24 @@ func (w *walker) compound(cmd syntax.Command, sc *scope, cx ctx) {
 		// the variable is unknown in it.
 		w.branch(sc, func(sub *scope) {
 			if it, ok := c.Loop.(*syntax.WordIter); ok && it.Name != nil {
-				// Over one glob, $f in the body is each file it matched.
-				g := ""
-				if body := collect(c.Do); len(it.Items) == 1 && !body.any && body.count[it.Name.Value] == 0 && sub.cur.vague == "" {
-					if p, ok := sub.pattern(it.Items[0]); ok {
-						if !strings.HasPrefix(p, "/") && sub.cur.dir != "" {
-							p = sub.cur.dir + "/" + p
+				// Over globs and literal words, $f in the body is each
+				// file they matched.
+				var globs []string
+				if !c.Select && it.InPos.IsValid() && len(it.Items) <= maxLoopWords && bindable(it.Name.Value) && sub.cur.vague == "" && w.onlyLoopSets(c, it.Name.Value) {
+					for _, wd := range it.Items {
+						p, ok := sub.pattern(wd)
+						if !ok {
+							v, lit := sub.literal(wd)
+							if !lit || v == "" {
+								globs = nil
+								break
+							}
+							p = escapeGlob(v)
 						}
-						g = p
+						globs = append(globs, sub.cur.joinPattern(p))
 					}
 				}
-				sub.vars = append(slices.Clip(sub.vars), binding{name: it.Name.Value, glob: g})
+				sub.vars = append(slices.Clip(sub.vars), binding{name: it.Name.Value, globs: globs, at: sub.cur})
 			}
 			w.stmts(c.Do, sub, ctx{cond: true})
 		})
@@ -520,7 +536,7 @@ func (w *walker) pattern(a arg, sc *scope) {
 		list, p = &w.pats.spec, a.val
 	case a.word != nil:
 		if g, ok := sc.globVar(a.word); ok {
-			*list = append(*list, g) // joined onto the cd of the loop
+			*list = append(*list, g...) // joined onto the cd of the loop
 			return
 		}
 		v, ok := sc.pattern(a.word)
@@ -532,10 +548,7 @@ func (w *walker) pattern(a arg, sc *scope) {
 	if p == "" || len(p) > maxPath || strings.ContainsAny(p, "\x00\n") {
 		return
 	}
-	if !strings.HasPrefix(p, "/") && sc.cur.dir != "" {
-		p = sc.cur.dir + "/" + p // not path.Join: the pattern is not cleaned
-	}
-	*list = append(*list, p)
+	*list = append(*list, sc.cur.joinPattern(p))
 }
 
 // callExpr walks a simple command: its expansions, its redirections, then
