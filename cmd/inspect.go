@@ -519,6 +519,11 @@ func replayWithHistory(ctx context.Context, sources []recov.Source, base string)
 		op := op
 		rc.Add(&op)
 	}
+	sessions := make([]manifest.Session, len(sources))
+	for i, s := range sources {
+		sessions[i] = s.Session()
+	}
+	rc.Lost(sessions)
 	files, st := rc.Finish()
 	return rc, files, st, nil
 }

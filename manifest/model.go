@@ -70,6 +70,10 @@ type Warning struct {
 	Line    int    `json:"line"`
 	Offset  int64  `json:"offset"`
 	Message string `json:"message"`
+	// Names are the files a line that could not be read mentions (found by
+	// a search of its bytes, not a parse): the files whose changes it may
+	// have held, so that recovery can grade them down.
+	Names []string `json:"names,omitempty"`
 }
 
 // String formats the warning as file:line: message.

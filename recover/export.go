@@ -54,11 +54,12 @@ func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *man
 	if tee.err != nil {
 		return Stats{}, tee.err
 	}
-	files, st := rc.Finish()
 	sessions := make([]manifest.Session, len(sources))
 	for i, src := range sources {
 		sessions[i] = src.Session()
 	}
+	rc.Lost(sessions)
+	files, st := rc.Finish()
 	sort.SliceStable(files, func(a, b int) bool { return files[a].Path < files[b].Path })
 	out := make([]manifest.File, 0, len(files))
 	for _, f := range files {

@@ -258,6 +258,7 @@ func replayManifest(ctx context.Context, res *Result, sessions []manifest.Sessio
 		rc.Add(&ops[i])
 		ops[i] = manifest.Op{} // replayed: let it go
 	}
+	rc.Lost(sessions)
 	files, stats := rc.Finish()
 	for i, f := range files {
 		if mf, ok := fromFiles[f.Path]; ok && (mf.Confidence.rank() > f.Confidence.rank() || isRedacted(mf)) {

@@ -253,6 +253,7 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	for i, src := range sources {
 		sessions[i] = src.Session()
 	}
+	rc.Lost(sessions)
 	files, stats := rc.Finish()
 	files = filterFiles(files, m, opts.Filter)
 	plans, err := Plan(files, m, fsys, opts.OnConflict)

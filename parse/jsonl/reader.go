@@ -74,8 +74,9 @@ type Reader struct {
 	// lineBuffered last looked, and lastNL the offset of its last newline.
 	bufEnd, lastNL int64
 	// tooLong is the length of the line readLine skipped for being longer
-	// than MaxLine, or 0.
-	tooLong int64
+	// than MaxLine, or 0; lostNames the files its start names.
+	tooLong   int64
+	lostNames []string
 	// src, when set, holds the bytes of the input (WithSource): a line
 	// longer than measuredLine is measured there before it is gathered.
 	src *source
@@ -148,7 +149,30 @@ func (r *Reader) Lines() int { return r.line }
 func (r *Reader) Bytes() int64 { return r.bytes }
 
 func (r *Reader) warn(line int, off int64, format string, args ...any) {
-	r.warnings.Add(format, manifest.Warning{File: r.file, Line: line, Offset: off, Message: fmt.Sprintf(format, args...)})
+	r.warnLost(line, off, nil, format, args...)
+}
+
+// warnLost records a warning about a line (or part of one) that was not
+// read, with the files its bytes name.
+func (r *Reader) warnLost(line int, off int64, names []string, format string, args ...any) {
+	r.warnings.Add(format, manifest.Warning{File: r.file, Line: line, Offset: off, Message: fmt.Sprintf(format, args...), Names: names})
+}
+
+// heldPrefix returns the start of the line gathered so far, or of chunk
+// when none is: what is searched for the names of a line too long to keep.
+func (r *Reader) heldPrefix(chunk []byte) []byte {
+	var b []byte
+	switch {
+	case r.inBig:
+		b = r.big.bytes()
+	case len(r.long) > 0:
+		b = r.long
+	case len(r.blocks) > 0:
+		b = r.blocks[0]
+	default:
+		b = chunk
+	}
+	return b[:min(len(b), salvageLimit)]
 }
 
 // readLine returns the next line without its newline, and whether it had one.
@@ -179,6 +203,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		if r.tooLong > 0 || r.held()+int64(len(chunk)) > MaxLine+1 {
 			// Past the limit: count the rest of the line, hold none of it.
 			if r.tooLong == 0 {
+				r.lostNames = Names(r.heldPrefix(chunk))
 				r.tooLong = r.held()
 				r.long, r.blocks, r.inBig = nil, nil, false
 				r.dropBig()
@@ -379,7 +404,7 @@ func (r *Reader) Next() (Record, error) {
 		}
 		if r.tooLong > 0 {
 			r.off += r.tooLong
-			r.warn(r.line, start, "line of %d bytes is longer than --max-line (%d bytes): skipped, not read", r.tooLong, MaxLine)
+			r.warnLost(r.line, start, r.lostNames, "line of %d bytes is longer than --max-line (%d bytes): skipped, not read", r.tooLong, MaxLine)
 			continue
 		}
 		last := !hadNL
@@ -428,7 +453,7 @@ func (r *Reader) Next() (Record, error) {
 				problem = "truncated last line, the transcript was cut off mid-record: " + problem
 				r.cutTold = true
 			}
-			r.warn(r.line, start, "%s", problem)
+			r.warnLost(r.line, start, Names(line), "%s", problem)
 		}
 		if len(recs) == 0 {
 			continue
