@@ -2,6 +2,7 @@ package recover
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -30,16 +31,19 @@ func (r *Reconstructor) globEffect(op *manifest.Op, e manifest.ShellEffect) {
 	case manifest.ShellDelete:
 		matched, unsure = r.matching(g, e.Recursive, false)
 	default:
-		// A write to a file the replay has deleted makes it unknown (the
-		// replay may be wrong that it is gone: git checkout brought it
-		// back), so those match too.
-		matched, unsure = r.matching(g, e.Recursive, true)
+		// git checkout and git restore match the index: a file the replay
+		// has deleted comes back, unknown. Any other write matches only
+		// files that are there.
+		matched, unsure = r.matching(g, e.Recursive, restores(e.Verb))
 	}
 	pats := append(append([]string{}, e.Patterns...), e.Specs...)
 	r.warnOnce(op, "a shell command (%s: %s) named files by a pattern (%s): it is replayed on the %d file(s) of the transcript that match; any other file it matched is not recovered",
 		e.Verb, firstLine(op.Command), strings.Join(pats, " "), len(matched)+len(unsure))
 	for _, p := range unsure {
 		r.staleFile(p, op, "a shell command may have changed it (%s: %s, a pattern whose matches are not certain)", e.Verb, firstLine(op.Command))
+	}
+	if (e.Kind == manifest.ShellMove || e.Kind == manifest.ShellCopy) && len(e.Paths) == 1 && (e.IntoDir || len(matched) > 1 || r.isDir(e.Paths[0])) {
+		r.landedUnknown(op, e, g, matched)
 	}
 	if len(matched) == 0 {
 		return
@@ -78,6 +82,36 @@ func (r *Reconstructor) globEffect(op *manifest.Op, e manifest.ShellEffect) {
 	}
 }
 
+// landedUnknown grades the files of the destination directory of mv or cp
+// of a pattern that a source the transcript does not know may have become:
+// those whose name the pattern's last component matches, but for the ones
+// the matches it knows land on. One the replay has absent may exist now,
+// one it has may hold something else.
+func (r *Reconstructor) landedUnknown(op *manifest.Op, e manifest.ShellEffect, g globs, matched []string) {
+	dir := strings.TrimSuffix(e.Paths[0], "/")
+	landed := map[string]bool{}
+	for _, m := range matched {
+		landed[r.key(path.Join(dir, path.Base(m)))] = true
+	}
+	var hit []string
+	for k, f := range r.files {
+		if landed[k] || path.Dir(f.res.Path) != dir {
+			continue
+		}
+		base := path.Base(f.res.Path)
+		for _, comps := range g.shell {
+			if comps[len(comps)-1].match(base) {
+				hit = append(hit, f.res.Path)
+				break
+			}
+		}
+	}
+	sort.Strings(hit)
+	for _, p := range hit {
+		r.staleFile(p, op, "a shell command may have put a file the transcript does not know here (%s: %s)", e.Verb, firstLine(op.Command))
+	}
+}
+
 // warnOnce adds a warning about op, unless it is the one added last: a
 // loop's body, read once per word, says it once.
 func (r *Reconstructor) warnOnce(op *manifest.Op, format string, args ...any) {
@@ -98,6 +132,10 @@ type globs struct {
 	// globstar is set (zsh always reads it as any depth).
 	deep  []bool
 	specs []*regexp.Regexp
+	// prefix is a directory every match lies in: the patterns' longest
+	// common start before any metacharacter, cut at a slash. A file
+	// outside it is passed over without a regexp.
+	prefix string
 }
 
 func compileGlobs(shell, specs []string) globs {
@@ -121,6 +159,17 @@ func compileGlobs(shell, specs []string) globs {
 	for _, s := range specs {
 		if re, err := regexp.Compile(specRegexp(s)); err == nil {
 			g.specs = append(g.specs, re)
+		}
+	}
+	for i, p := range append(append([]string{}, shell...), specs...) {
+		lit := p[:strings.IndexAny(p+"*", `*?[\`)]
+		lit = lit[:strings.LastIndexByte(lit, '/')+1]
+		if i == 0 {
+			g.prefix = lit
+			continue
+		}
+		for !strings.HasPrefix(lit, g.prefix) {
+			g.prefix = g.prefix[:strings.LastIndexByte(strings.TrimSuffix(g.prefix, "/"), '/')+1]
 		}
 	}
 	return g
@@ -168,6 +217,9 @@ func (r *Reconstructor) matching(g globs, recursive, absent bool) (matched, unsu
 			continue // not there when the command ran: no pattern matched it
 		}
 		name := f.res.Path
+		if !strings.HasPrefix(name, g.prefix) {
+			continue
+		}
 		hit, deepHit := "", false
 		for i, comps := range g.shell {
 			if m, ok := globPrefix(comps, g.dirOnly[i], name, recursive); ok {

@@ -167,9 +167,13 @@ func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
 		for _, p := range e.Paths {
 			if e.Recursive {
 				// gofmt -w ., prettier --write src/: every file known
-				// inside, and those the replay has deleted there (git
-				// checkout -- src/ brings them back).
-				for _, q := range r.underAll(p) {
+				// inside; git checkout -- src/ also brings back those the
+				// replay has deleted there.
+				inside := r.under
+				if restores(e.Verb) {
+					inside = r.underAll
+				}
+				for _, q := range inside(p) {
 					r.staleFile(q, op, "changed by a shell command that cannot be replayed (%s: %s)", e.Verb, firstLine(op.Command))
 				}
 				if _, ok := r.files[r.key(p)]; !ok && !r.known(p) {
@@ -205,6 +209,11 @@ func (r *Reconstructor) under(dir string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// restores reports whether a write of verb brings back files that were
+// deleted (git checkout and git restore from the index), where any other
+// write changes only files that are there.
+func restores(verb string) bool { return verb == "git checkout" || verb == "git restore" }
 
 // underAll is under with the files the replay has deleted inside dir.
 func (r *Reconstructor) underAll(dir string) []string {
