@@ -66,6 +66,7 @@ func (r *Reconstructor) writeWhole(f *fstate, text string) {
 	f.remember()
 	f.cur, f.pinned, f.crlf, f.guess = Content{Known: true, Exists: true, Text: text}, true, false, false
 	f.stale, f.unknown = "", ""
+	f.proven = r.at
 	f.remember()
 }
 

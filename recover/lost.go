@@ -33,17 +33,13 @@ func (r *Reconstructor) Lost(sessions []manifest.Session) {
 
 func (r *Reconstructor) lost(p, session string, w manifest.Warning) {
 	why := fmt.Sprintf("%s:%d could not be read (%s), and it names this file: a change it held may be missing", path.Base(w.File), w.Line, firstLine(w.Message))
-	k := r.key(p)
-	f, ok := r.files[k]
-	if !ok {
-		f = &fstate{res: &FileResult{Path: p, order: r.n, sha: r.opts.SHA256States}}
-		r.n++
-		r.files[k] = f
-	}
-	if !containsString(f.res.Sessions, session) {
-		f.res.Sessions = append(f.res.Sessions, session)
-	}
+	f, ok := r.entry(p, session)
 	if n := len(f.res.Notes); n > 0 && f.res.Notes[n-1] == why {
+		return
+	}
+	if f.proven.line > w.Line && path.Base(f.proven.transcript) == path.Base(w.File) {
+		// Evidence of the whole content came after the lost line: what
+		// the line did is settled.
 		return
 	}
 	observed := ok && f.res.Ops == 0 && f.stale == "" && f.unknown == "" && f.res.Reason == "" && len(f.res.Notes) == 0

@@ -145,6 +145,16 @@ type fstate struct {
 	// the replay (most of it) needs no second hash of the same text.
 	last              string
 	hasLast, lastCRLF bool
+	// proven is where evidence of the whole content (a full Read, an
+	// Edit's original, a Write) was last adopted: a line lost before it
+	// in the same transcript no longer matters (see Lost).
+	proven position
+}
+
+// position is a line of a transcript.
+type position struct {
+	transcript string
+	line       int
 }
 
 // faithful reports whether the content is the one the agent saw, so that
@@ -212,6 +222,8 @@ type ReconstructOptions struct {
 // Reconstructor replays operations one at a time, so that a transcript can
 // be replayed while it is still being read.
 type Reconstructor struct {
+	// at is the line of the operation being replayed.
+	at    position
 	key   func(string) string
 	base  BaseFunc
 	files map[string]*fstate
@@ -333,6 +345,7 @@ func Reconstruct(ops []manifest.Op, base BaseFunc, opts ReconstructOptions) ([]*
 
 // Add replays one operation.
 func (r *Reconstructor) Add(op *manifest.Op) {
+	r.at = position{op.Provenance.Transcript, op.Provenance.Line}
 	st := &r.stats
 	if op.Kind == manifest.KindObserve {
 		st.Observations++
@@ -444,19 +457,26 @@ func where(op *manifest.Op) string {
 	return fmt.Sprintf("%s:%d", path.Base(op.Provenance.Transcript), op.Provenance.Line)
 }
 
-// file returns a file's state, reading the host's copy the first time it is
-// needed as a base.
-func (r *Reconstructor) file(p string, op *manifest.Op, needBase bool) *fstate {
+// entry returns a file's state, made empty the first time, with session
+// among those that touched it; ok says it was there already.
+func (r *Reconstructor) entry(p, session string) (f *fstate, ok bool) {
 	k := r.key(p)
-	f, ok := r.files[k]
+	f, ok = r.files[k]
 	if !ok {
 		f = &fstate{res: &FileResult{Path: p, order: r.n, sha: r.opts.SHA256States}}
 		r.n++
 		r.files[k] = f
 	}
-	if !containsString(f.res.Sessions, op.Session) {
-		f.res.Sessions = append(f.res.Sessions, op.Session)
+	if !containsString(f.res.Sessions, session) {
+		f.res.Sessions = append(f.res.Sessions, session)
 	}
+	return f, ok
+}
+
+// file returns a file's state, reading the host's copy the first time it is
+// needed as a base.
+func (r *Reconstructor) file(p string, op *manifest.Op, needBase bool) *fstate {
+	f, _ := r.entry(p, op.Session)
 	if needBase && !f.cur.Known && f.res.Ops == 0 && !f.res.Start.Known {
 		if data, ok, origin := r.startOf(p); ok {
 			f.res.Start = Content{Known: true, Exists: true, Text: string(data)}
@@ -599,6 +619,7 @@ func (f *fstate) checkpoint(c Content, what string, op *manifest.Op, r *Reconstr
 	f.cur = c
 	f.pinned, f.guess = true, false
 	f.stale, f.unknown = "", "" // the evidence settles what they left open
+	f.proven = r.at
 	f.remember()
 }
 
