@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
+	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
+	recov "github.com/agentsandbox/sandbox/recover"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -73,6 +77,7 @@ detection, three-way merge and atomic writes.`,
 			}
 			jsonl.MaxLine = n
 			tuneMemory()
+			recov.JournalKey = journalKey
 			return nil
 		},
 	}
@@ -179,4 +184,22 @@ func isTerminal(w io.Writer) bool {
 
 func (a *app) color() bool {
 	return !a.noColor && os.Getenv("NO_COLOR") == "" && isTerminal(a.stdout)
+}
+
+// journalKeys holds the journal keys read, by file: an apply of thousands of
+// files seals as many entries.
+var journalKeys sync.Map
+
+// journalKey is the key that seals journals: $SANDBOX_HOME/journal.key.
+func journalKey() ([]byte, error) {
+	file := filepath.Join(harness.DefaultRoot(), "journal.key")
+	if k, ok := journalKeys.Load(file); ok {
+		return k.([]byte), nil
+	}
+	k, err := recov.LoadKey(file)
+	if err != nil {
+		return nil, err
+	}
+	journalKeys.Store(file, k)
+	return k, nil
 }

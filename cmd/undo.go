@@ -17,9 +17,10 @@ import (
 type undoOptions struct {
 	Dest    string
 	Journal string
-	List    bool
-	DryRun  bool
-	Wide    bool
+	List     bool
+	DryRun   bool
+	Wide     bool
+	Unsealed bool
 }
 
 func (a *app) undoCommand() *cobra.Command {
@@ -42,7 +43,14 @@ Journals are kept out of version control: .sandbox/.gitignore holds "*", so
 git add -A never takes one. A journal whose every file was put back is
 removed, and so is .sandbox once it holds nothing else; a journal with a
 refused file is kept, since its before-image is the only copy of what that
-file was.`,
+file was.
+
+Every journal entry is sealed with a key kept in the state directory
+($SANDBOX_HOME/journal.key, made on first use): undo refuses a journal whose
+entries do not carry this user's seal (one planted in a cloned repository,
+or written by another user), changing nothing. --unsealed undoes one anyway,
+for a journal you know the origin of (one written before journals were
+sealed).`,
 		Example: `  sandbox undo --dest ./proj --list
   sandbox undo --dest ./proj --dry-run
   sandbox undo --dest ./proj
@@ -58,6 +66,7 @@ file was.`,
 	c.Flags().StringVar(&o.Dest, "dest", ".", "the destination root `DIR` the apply wrote into")
 	c.Flags().BoolVar(&o.List, "list", false, "list the journals under the destination, undo nothing")
 	c.Flags().BoolVar(&o.DryRun, "dry-run", false, "say what undo would do to each file, change nothing")
+	c.Flags().BoolVar(&o.Unsealed, "unsealed", false, "undo a journal that does not carry this user's seal (see above)")
 	c.Flags().BoolVar(&o.Wide, "wide", false, "with --list, every path and every cell whole")
 	return c
 }
@@ -141,7 +150,7 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 		}
 	}
 	name = filepath.Base(name)
-	res, err := recov.Undo(target, root, name)
+	res, err := recov.Undo(target, root, name, o.Unsealed)
 	var ie *recov.IncompleteError
 	if err != nil && !errors.As(err, &ie) {
 		return err

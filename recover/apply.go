@@ -145,7 +145,7 @@ func (a *applier) fail(t Target, err error) error {
 	ae := &ApplyError{Path: t.Path(), Err: err}
 	if written := a.journals.Written(); len(written) > 0 {
 		for _, j := range written {
-			res, uerr := Undo(a.fsys, j.Root, j.Name)
+			res, uerr := Undo(a.fsys, j.Root, j.Name, false)
 			for _, r := range res {
 				if r.Action == "refused" {
 					ae.Rollback = append(ae.Rollback, fmt.Errorf("%s: %s", r.Path, r.Reason))

@@ -145,7 +145,7 @@ func TestCrashMidApply(t *testing.T) {
 		entries, _ := filepath.Glob(filepath.Join(root, ".sandbox/journal/*/journal.jsonl"))
 		if len(entries) > 0 {
 			name := filepath.Base(filepath.Dir(entries[0]))
-			res, err := Undo(real, root, name)
+			res, err := Undo(real, root, name, false)
 			if err != nil {
 				t.Fatalf("crash at step %d: undo: %v", at, err)
 			}

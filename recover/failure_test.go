@@ -248,7 +248,7 @@ func TestUndoRefusesBrokenBeforeImage(t *testing.T) {
 				t.Fatalf("no before-image of a.txt in %+v", entries)
 			}
 			tc.damage(t, img)
-			res, _ := Undo(fsys, root, name)
+			res, _ := Undo(fsys, root, name, false)
 			got := map[string]UndoResult{}
 			for _, r := range res {
 				got[r.Path] = r
@@ -370,12 +370,12 @@ func TestUndoJournalStates(t *testing.T) {
 		root, name, before, _ := appliedJournal(t)
 		fsys := NewOSFS()
 		defer fsys.Close()
-		if _, err := Undo(fsys, root, name); err != nil {
+		if _, err := Undo(fsys, root, name, false); err != nil {
 			t.Fatal(err)
 		}
 		// A journal whose every file is back is removed with .sandbox:
 		// the project is as it was.
-		if _, err := Undo(fsys, root, name); err == nil || !strings.Contains(err.Error(), "no journal named") {
+		if _, err := Undo(fsys, root, name, false); err == nil || !strings.Contains(err.Error(), "no journal named") {
 			t.Fatalf("a second undo: %v", err)
 		}
 		if _, err := os.Lstat(filepath.Join(root, ".sandbox")); !os.IsNotExist(err) {
@@ -399,7 +399,7 @@ func TestUndoJournalStates(t *testing.T) {
 		f.Close()
 		fsys := NewOSFS()
 		defer fsys.Close()
-		res, err := Undo(fsys, root, name)
+		res, err := Undo(fsys, root, name, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -424,7 +424,7 @@ func TestUndoJournalStates(t *testing.T) {
 		}
 		fsys := NewOSFS()
 		defer fsys.Close()
-		if _, err := Undo(fsys, root, name); err == nil || !strings.Contains(err.Error(), "line 1") {
+		if _, err := Undo(fsys, root, name, false); err == nil || !strings.Contains(err.Error(), "line 1") {
 			t.Fatalf("undo of a damaged journal: %v", err)
 		}
 		if now := tree(t, root); fmt.Sprint(now) != fmt.Sprint(after) {

@@ -138,7 +138,7 @@ func TestFullDiskUndo(t *testing.T) {
 		}
 	}
 	f.Close()
-	_, err = Undo(fsys, root, name)
+	_, err = Undo(fsys, root, name, false)
 	var ie *IncompleteError
 	if !errors.As(err, &ie) {
 		t.Fatalf("undo on a full disk: %v, want an incomplete undo", err)
@@ -152,7 +152,7 @@ func TestFullDiskUndo(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Undo(fsys, root, name)
+	res, err := Undo(fsys, root, name, false)
 	if err != nil {
 		t.Fatalf("undo once space is back: %v", err)
 	}
@@ -198,7 +198,7 @@ func TestUndoKeepsWhatWasThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Undo(fsys, root, name); err != nil {
+	if _, err := Undo(fsys, root, name, false); err != nil {
 		t.Fatal(err)
 	}
 	if after := tree(t, root); fmt.Sprint(before) != fmt.Sprint(after) {

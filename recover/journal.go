@@ -46,6 +46,9 @@ type JournalEntry struct {
 	// removes them (when empty) and no other. Nil in journals written before
 	// it was recorded.
 	Dirs []string `json:"dirs"`
+	// Seal proves the entry was written by a sandbox holding the user's
+	// journal key (see JournalKey); empty in journals written unsealed.
+	Seal string `json:"seal,omitempty"`
 }
 
 // Journal records, under one destination root, what an apply changes, so
@@ -126,6 +129,15 @@ func (j *Journal) missingDirs(rel string) []string {
 }
 
 func (j *Journal) append(e JournalEntry) error {
+	if JournalKey != nil {
+		key, err := JournalKey()
+		if err != nil {
+			return fmt.Errorf("journal key: %w", err)
+		}
+		if e, err = seal(key, j.Name, e); err != nil {
+			return err
+		}
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -272,13 +284,27 @@ func (e *IncompleteError) Error() string {
 // only those. The journal is marked undone only when nothing failed; after
 // a failure it stays pending and undo can be run again: every step is
 // idempotent.
-func Undo(fsys FS, root, name string) ([]UndoResult, error) {
+//
+// With a journal key set (JournalKey), every entry must carry its seal
+// unless unsealed says to undo a journal this sandbox cannot vouch for.
+func Undo(fsys FS, root, name string, unsealed bool) ([]UndoResult, error) {
 	entries, done, err := ReadJournal(fsys, root, name)
 	if err != nil {
 		return nil, err
 	}
 	if done != "" {
 		return nil, fmt.Errorf("journal %s was already %s", name, done)
+	}
+	if JournalKey != nil && !unsealed {
+		key, err := JournalKey()
+		if err != nil {
+			return nil, fmt.Errorf("journal key: %w", err)
+		}
+		for _, e := range entries {
+			if !sealed(key, name, e) {
+				return nil, fmt.Errorf("%s: entry %d of journal %s is %w (a journal planted in the destination, written by another user, or by a sandbox before journals were sealed): nothing was changed", path.Join(root, JournalDir, name), e.Seq, name, ErrUnsealed)
+			}
+		}
 	}
 	var out []UndoResult
 	var failed []error
