@@ -84,7 +84,7 @@ func checkResult(script string, r Result) error {
 				return fmt.Errorf("empty path in %+v", e)
 			case len(p) > maxPath || strings.ContainsAny(p, "\n\x00"):
 				return fmt.Errorf("path %q is not one", p)
-			case strings.HasPrefix(p, "-") && whole[p] && !strings.Contains(script, "--") && !redirected[e.Verb] && !optionValue(script, p) && !(goStyle && strings.Count(script, p) > 1):
+			case strings.HasPrefix(p, "-") && whole[p] && !strings.Contains(script, "--") && !redirected[e.Verb] && !optionValue(script, p) && !(goStyle && strings.Index(script, "-w") < strings.LastIndex(script, p)):
 				// After -- an operand may start with a dash, and so may the
 				// file a redirection names or an option's value (-t -d).
 				return fmt.Errorf("flag %q taken for a path", p)
