@@ -15,8 +15,8 @@ import (
 )
 
 type undoOptions struct {
-	Dest    string
-	Journal string
+	Dest     string
+	Journal  string
 	List     bool
 	DryRun   bool
 	Wide     bool

@@ -44,7 +44,8 @@ func LoadKey(file string) ([]byte, error) {
 		return nil, err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(hex.EncodeToString(k)); err == nil {
+	_, err = tmp.WriteString(hex.EncodeToString(k))
+	if err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {

@@ -19,6 +19,11 @@ func TestNames(t *testing.T) {
 		{`{"payload":{"arguments":"{\"path\": \"/w/g.txt\", \"content\": \"...`, []string{"/w/g.txt"}},
 		{`{"message":{"content":[{"type":"toolCall","name":"edit","arguments":{"path":"h.ts","oldText":"`, []string{"h.ts"}},
 		{`{"toolUseResult":{"filePath":"/w/i.go","originalFile":"`, []string{"/w/i.go"}},
+		{`{"type":"tool_use","name":"Bash","input":{"command":"cd sub && rm a.txt && sed -i s/x/y/ b.txt","description":"x`, []string{"sub/a.txt", "sub/b.txt"}},
+		{`{"payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"cat <<'EOF' > late.txt\\nhi\\nEOF\"],\"workdir\":\"/ws\"}"`, []string{"/ws/late.txt"}},
+		{`{"payload":{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Update File: a.txt\\n@@\",\"workdir\":\"/ws/sub\"`, []string{"/ws/sub/a.txt"}},
+		{`{"payload":{"input":"*** Begin Patch\n*** Add File: caf\u00e9.txt\n+x\n*** Update File: C:\\w\\b.txt\n`, []string{"café.txt", `C:\w\b.txt`}},
+		{`{"arguments":"{\"input\":\"*** Update File: caf\\u00e9.txt\\n`, []string{"café.txt"}},
 		{`{"file_path":"unterminated`, nil},
 		{`not json at all`, nil},
 	}
