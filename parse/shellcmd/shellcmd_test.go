@@ -355,6 +355,10 @@ func TestTools(t *testing.T) {
 	runCases(t, []parseCase{
 		{`gofmt -w main.go pkg/`, `write "gofmt -w" "main.go" "pkg" +recursive`},
 		{`gofmt -l .`, ``},
+		// Go's flag package stops at the first operand: -w after it is a file.
+		{`gofmt -w a.go -w`, `write "gofmt -w" "a.go" "-w" +recursive`},
+		{`gofmt -l a.go -w`, ``},
+		{`gofmt -s -w=true x`, `write "gofmt -w" "x" +recursive`},
 		{`goimports -w -local example.com x.go`, `write "goimports -w" "x.go" +recursive`},
 		{`prettier --write "src/**/*.ts"`, "write \"prettier --write\" spec=\"src/**/*.ts\" +recursive\nvague \"\\\"src/**/*.ts\\\"\""},
 		{`prettier --check src`, ``},

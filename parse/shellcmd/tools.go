@@ -469,11 +469,17 @@ func (c *call) eval(_ string, args []arg) {
 // subscript reads script as a script run at sc, adding its effects.
 func (c *call) subscript(verb, script, what string, sc *scope) {
 	w := c.w
-	if w.depth >= maxDepth || strings.Contains(strings.ReplaceAll(script, "\r\n", ""), "\r") {
+	if w.depth >= maxDepth {
+		w.unknown(verb, what, c.cx)
+		return
+	}
+	if strings.Contains(strings.ReplaceAll(script, "\r\n", ""), "\r") {
 		// A lone carriage return is a blank to the parser (as in a CRLF
 		// script) but part of a word to bash: eval "touch\rb" runs no
-		// touch. What such a script does cannot be told.
-		w.unknown(verb, what, c.cx)
+		// touch. What such a script does cannot be told, if it may write.
+		if mayWrite(script) {
+			w.unknown(verb, what, c.cx)
+		}
 		return
 	}
 	sub := &walker{depth: w.depth + 1, res: w.res, nvague: w.nvague, budget: w.budget, pats: w.pats}
