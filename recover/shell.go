@@ -198,17 +198,7 @@ func (r *Reconstructor) known(p string) bool {
 
 // under returns the agent paths of the files the replay knows inside dir,
 // in a stable order.
-func (r *Reconstructor) under(dir string) []string {
-	prefix := strings.TrimSuffix(dir, "/") + "/"
-	var out []string
-	for _, f := range r.files {
-		if strings.HasPrefix(f.res.Path, prefix) && (f.cur.Exists || !f.cur.Known) {
-			out = append(out, f.res.Path)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+func (r *Reconstructor) under(dir string) []string { return r.inside(dir, false) }
 
 // restores reports whether a write of verb brings back files that were
 // deleted (git checkout and git restore from the index), where any other
@@ -216,11 +206,15 @@ func (r *Reconstructor) under(dir string) []string {
 func restores(verb string) bool { return verb == "git checkout" || verb == "git restore" }
 
 // underAll is under with the files the replay has deleted inside dir.
-func (r *Reconstructor) underAll(dir string) []string {
+func (r *Reconstructor) underAll(dir string) []string { return r.inside(dir, true) }
+
+// inside lists the files of the replay inside dir, sorted: with deleted,
+// also those it has absent.
+func (r *Reconstructor) inside(dir string, deleted bool) []string {
 	prefix := strings.TrimSuffix(dir, "/") + "/"
 	var out []string
 	for _, f := range r.files {
-		if strings.HasPrefix(f.res.Path, prefix) {
+		if strings.HasPrefix(f.res.Path, prefix) && (deleted || f.cur.Exists || !f.cur.Known) {
 			out = append(out, f.res.Path)
 		}
 	}
