@@ -360,8 +360,15 @@ func (a *app) finish(ctx context.Context, res *recov.Result, rerr error, dry boo
 	}
 	if res.Partial() {
 		s := res.Report.Summary
-		return &PartialError{fmt.Sprintf("%d file(s) not recovered: %d conflict(s), %d outside the destination, %d unrecoverable, %d skipped",
-			s.Conflicts+s.OutsideRoot+s.Unrecoverable+s.Skipped, s.Conflicts, s.OutsideRoot, s.Unrecoverable, s.Skipped)}
+		var msg []string
+		if n := s.Conflicts + s.OutsideRoot + s.Unrecoverable + s.Skipped; n > 0 {
+			msg = append(msg, fmt.Sprintf("%d file(s) not recovered: %d conflict(s), %d outside the destination, %d unrecoverable, %d skipped",
+				n, s.Conflicts, s.OutsideRoot, s.Unrecoverable, s.Skipped))
+		}
+		if s.LostCalls > 0 {
+			msg = append(msg, fmt.Sprintf("%d call(s) on lines that could not be read may have changed files they do not name: what they changed is not recovered", s.LostCalls))
+		}
+		return &PartialError{strings.Join(msg, "; ")}
 	}
 	return nil
 }
@@ -616,6 +623,9 @@ func (a *app) printRecover(res *recov.Result, dry bool) {
 	}
 	if s.Stale+s.UnknownOutcome > 0 {
 		fmt.Fprintf(out, "; %d stale, %d of unknown outcome", s.Stale, s.UnknownOutcome)
+	}
+	if s.LostCalls > 0 {
+		fmt.Fprintf(out, "; %d lost call%s may have changed files not named here", s.LostCalls, plural(s.LostCalls))
 	}
 	fmt.Fprintln(out)
 }

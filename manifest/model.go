@@ -74,6 +74,11 @@ type Warning struct {
 	// a search of its bytes, not a parse): the files whose changes it may
 	// have held, so that recovery can grade them down.
 	Names []string `json:"names,omitempty"`
+	// Unnamed marks such a line that holds a call which may have changed
+	// files it does not name: a call to a tool that writes, cut before or
+	// inside its path, command or patch header. What it changed cannot
+	// be listed, so a recovery that reads it is partial.
+	Unnamed bool `json:"unnamed,omitempty"`
 }
 
 // String formats the warning as file:line: message.

@@ -189,7 +189,7 @@ type Result struct {
 // Partial reports whether any file was left unrecovered.
 func (r *Result) Partial() bool {
 	s := r.Report.Summary
-	return s.Conflicts+s.OutsideRoot+s.Unrecoverable+s.Skipped > 0
+	return s.Conflicts+s.OutsideRoot+s.Unrecoverable+s.Skipped+s.LostCalls > 0
 }
 
 // Recover replays the operations of sources (merged in time order), plans
@@ -459,6 +459,11 @@ type Summary struct {
 	Observations       int `json:"observations"`
 	EvidenceChecks     int `json:"evidence_checks"`
 	EvidenceMismatches int `json:"evidence_mismatches"`
+	// LostCalls counts lines that could not be read and hold a call that
+	// may have changed files they do not name (cut before or inside the
+	// names): what they changed is missing from the report, so the run is
+	// partial.
+	LostCalls int `json:"lost_calls,omitempty"`
 }
 
 func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, st Stats, dry bool) Report {
@@ -467,8 +472,13 @@ func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, s
 		r.Sessions = append(r.Sessions, SessionReport{ID: s.ID, Agent: string(s.Agent), Transcript: s.Transcript, Cwd: s.Cwd,
 			Ops: counts[i], Warnings: len(s.Warnings), EndState: string(s.EndState), GitCommit: s.GitCommit, GitBranch: s.GitBranch, Model: s.Model})
 		r.Warnings = append(r.Warnings, s.Warnings...)
+		for _, w := range s.Warnings {
+			if w.Unnamed {
+				r.Summary.LostCalls++
+			}
+		}
 	}
-	r.Summary = Summary{Ops: st.Ops, OpsApplied: st.Applied, OpsFailedInSession: st.Failed, OpsRejected: st.Rejected,
+	r.Summary = Summary{LostCalls: r.Summary.LostCalls, Ops: st.Ops, OpsApplied: st.Applied, OpsFailedInSession: st.Failed, OpsRejected: st.Rejected,
 		OpsUnknown: st.Unknown, OpsShell: st.Shell, OpsDuplicate: st.Duplicates, Observations: st.Observations,
 		EvidenceChecks: st.Checks, EvidenceMismatches: st.Mismatches}
 	sort.SliceStable(plans, func(a, b int) bool { return plans[a].Path() < plans[b].Path() })

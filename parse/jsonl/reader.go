@@ -74,9 +74,11 @@ type Reader struct {
 	// lineBuffered last looked, and lastNL the offset of its last newline.
 	bufEnd, lastNL int64
 	// tooLong is the length of the line readLine skipped for being longer
-	// than MaxLine, or 0; lostNames the files its start names.
-	tooLong   int64
-	lostNames []string
+	// than MaxLine, or 0; lostNames the files its start names, and
+	// lostUnnamed whether it holds a call that may change files unnamed.
+	tooLong     int64
+	lostNames   []string
+	lostUnnamed bool
 	// src, when set, holds the bytes of the input (WithSource): a line
 	// longer than measuredLine is measured there before it is gathered.
 	src *source
@@ -149,13 +151,18 @@ func (r *Reader) Lines() int { return r.line }
 func (r *Reader) Bytes() int64 { return r.bytes }
 
 func (r *Reader) warn(line int, off int64, format string, args ...any) {
-	r.warnLost(line, off, nil, format, args...)
+	r.warnLost(line, off, nil, false, format, args...)
 }
 
 // warnLost records a warning about a line (or part of one) that was not
-// read, with the files its bytes name.
-func (r *Reader) warnLost(line int, off int64, names []string, format string, args ...any) {
-	r.warnings.Add(format, manifest.Warning{File: r.file, Line: line, Offset: off, Message: fmt.Sprintf(format, args...), Names: names})
+// read, with the files its bytes name, and whether it holds a call that
+// may have changed files it does not name.
+func (r *Reader) warnLost(line int, off int64, names []string, unnamed bool, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if unnamed {
+		msg += "; it holds a call that may have changed files it does not name (cut before or inside them)"
+	}
+	r.warnings.Add(format, manifest.Warning{File: r.file, Line: line, Offset: off, Message: msg, Names: names, Unnamed: unnamed})
 }
 
 // heldPrefix returns the start of the line gathered so far, or of chunk
@@ -203,7 +210,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		if r.tooLong > 0 || r.held()+int64(len(chunk)) > MaxLine+1 {
 			// Past the limit: count the rest of the line, hold none of it.
 			if r.tooLong == 0 {
-				r.lostNames = Names(r.heldPrefix(chunk))
+				r.lostNames, r.lostUnnamed = Names(r.heldPrefix(chunk))
 				r.tooLong = r.held()
 				r.long, r.blocks, r.inBig = nil, nil, false
 				r.dropBig()
@@ -404,7 +411,7 @@ func (r *Reader) Next() (Record, error) {
 		}
 		if r.tooLong > 0 {
 			r.off += r.tooLong
-			r.warnLost(r.line, start, r.lostNames, "line of %d bytes is longer than --max-line (%d bytes): skipped, not read", r.tooLong, MaxLine)
+			r.warnLost(r.line, start, r.lostNames, r.lostUnnamed, "line of %d bytes is longer than --max-line (%d bytes): skipped, not read", r.tooLong, MaxLine)
 			continue
 		}
 		last := !hadNL
@@ -453,7 +460,8 @@ func (r *Reader) Next() (Record, error) {
 				problem = "truncated last line, the transcript was cut off mid-record: " + problem
 				r.cutTold = true
 			}
-			r.warnLost(r.line, start, Names(line), "%s", problem)
+			names, unnamed := Names(line)
+			r.warnLost(r.line, start, names, unnamed, "%s", problem)
 		}
 		if len(recs) == 0 {
 			continue

@@ -6,6 +6,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/agentsandbox/sandbox/parse/shellcmd"
 )
@@ -19,31 +21,36 @@ const salvageLimit = 16 << 20
 // maxNames bounds the names kept of one lost line.
 const maxNames = 4096
 
-// The keys whose string values name files, commands and a Codex call's
-// working directory.
+// The keys whose string values name files, commands, a Codex call's
+// working directory and a call's tool.
 var (
 	pathKeys    = []string{"file_path", "filePath", "notebook_path", "absolute_path", "path"}
 	cmdKeys     = []string{"command", "cmd"}
 	workdirKeys = []string{"workdir"}
+	toolKeys    = []string{"name", "tool"}
 )
 
-var (
-	// lostValue matches a string value at the start of what follows a key
-	// and its colon, whatever the spacing; lostValueIn the same in JSON held
-	// in a string (a Codex call's arguments), where every quote and
-	// backslash is escaped once more. arrayAt and arrayIn match an argv.
-	lostValue   = regexp.MustCompile(`^\s*:\s*"((?:[^"\\]|\\.)*)"`)
-	lostValueIn = regexp.MustCompile(`^\s*:\s*\\"((?:[^"\\]|\\\\(?:\\["\\]|[^"\\]))*)\\"`)
-	arrayAt     = regexp.MustCompile(`^\s*:\s*\[([^\]]*)\]`)
-	stringValue = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
-	// patchHeader finds where a file an apply_patch text names begins.
-	patchHeader = regexp.MustCompile(`\*\*\* (?:Add File|Update File|Delete File|Move to): `)
-)
+// callMarkers are the quoted words that make a line a tool call in the
+// JSON Lines formats read here (Claude Code, Codex, Gemini CLI, pi).
+var callMarkers = [][]byte{[]byte(`"tool_use"`), []byte(`"function_call"`), []byte(`"custom_tool_call"`),
+	[]byte(`"local_shell_call"`), []byte(`"functionCall"`), []byte(`"toolCall"`)}
+
+// writeTools are the tools (lower case) some agent's parser replays as
+// file changes: a lost call to one of them may have changed files.
+var writeTools = map[string]bool{
+	"write": true, "edit": true, "multiedit": true, "notebookedit": true, "bash": true, "powershell": true,
+	"shell": true, "container.exec": true, "shell_command": true, "exec_command": true, "exec": true,
+	"apply_patch": true, "patch": true, "create_file": true, "delete_file": true, "local_shell_call": true,
+	"write_file": true, "replace": true, "run_shell_command": true, "bashexecution": true,
+}
+
+// patchHeader finds where a file an apply_patch text names begins.
+var patchHeader = regexp.MustCompile(`\*\*\* (?:Add File|Update File|Delete File|Move to): `)
 
 // valueWindow bounds how far past its key a value is looked for: a value
 // longer than that (a path is at most 4096 bytes; a command may be a long
-// heredoc) is not read, so the search costs what the keys' values do,
-// not the line's length times the number of keys.
+// heredoc) is read as far as the window goes, so the search costs what the
+// keys' values do, not the line's length times the number of keys.
 const valueWindow = 1 << 20
 
 // Names returns the file paths a line that could not be read mentions, as
@@ -54,21 +61,26 @@ const valueWindow = 1 << 20
 // 16 MiB. It is a search, not a parse: a name may belong to a call that
 // only read the file or never ran; what it is for is saying which files a
 // lost line may have changed.
-func Names(line []byte) []string {
+//
+// unnamed reports a line that holds a call which may have changed files
+// it does not name: a call to a tool that writes (or whose tool is cut
+// off) whose path, command or patch header is cut inside itself, or is
+// missing altogether (the line was cut before it). A command cut short
+// still names what its whole commands before the cut write.
+func Names(line []byte) (names []string, unnamed bool) {
 	if len(line) > salvageLimit {
 		line = line[:salvageLimit]
 	}
 	workdir := ""
 	for _, v := range values(line, workdirKeys) {
-		if path.IsAbs(v) {
-			workdir = v
+		if v.whole && path.IsAbs(v.s) {
+			workdir = v.s
 		}
 	}
-	var out []string
 	seen := map[string]bool{}
 	add := func(p string) {
 		p = strings.TrimSpace(p)
-		if p == "" || len(p) > 4096 || len(out) >= maxNames || strings.ContainsAny(p, "\x00\n") {
+		if p == "" || len(p) > 4096 || len(names) >= maxNames || strings.ContainsAny(p, "\x00\n") {
 			return
 		}
 		if workdir != "" && !path.IsAbs(p) {
@@ -76,13 +88,30 @@ func Names(line []byte) []string {
 		}
 		if !seen[p] {
 			seen[p] = true
-			out = append(out, p)
+			names = append(names, p)
 		}
 	}
+	// named: a path, command or header was found; cut: one of them is cut.
+	named, cut := false, false
 	for _, v := range values(line, pathKeys) {
-		add(v)
+		named = true
+		if v.whole {
+			add(v.s)
+		} else {
+			cut = true
+		}
 	}
-	for _, script := range commands(line) {
+	for _, c := range commands(line) {
+		named = true
+		cut = cut || !c.whole
+		if len(names) >= maxNames {
+			continue // what is left to learn is whether one is cut
+		}
+		script := c.s
+		if !c.whole {
+			// What the cut command ran to its last whole word.
+			script = script[:strings.LastIndexAny(script, " \t\n;&|")+1]
+		}
 		for _, e := range shellcmd.Parse(script).Effects {
 			if e.Kind != shellcmd.Dir {
 				for _, p := range e.Paths {
@@ -92,24 +121,63 @@ func Names(line []byte) []string {
 		}
 	}
 	for _, loc := range patchHeader.FindAllIndex(line, -1) {
-		add(headerName(line[loc[1]:]))
+		named = true
+		if name, whole := headerName(line[loc[1]:]); whole {
+			add(name)
+		} else {
+			cut = true
+		}
 	}
-	return out
+	return names, (cut || !named) && writeCall(line)
 }
 
-// values returns the decoded string values of keys, in the line and in
-// JSON held in its strings, found from each key's occurrences.
-func values(line []byte, keys []string) []string {
-	var out []string
-	each(line, keys, func(rest []byte, in bool) {
-		re := lostValue
-		if in {
-			re = lostValueIn
+// writeCall reports a line that holds a tool call to a tool that writes,
+// or one whose tool's name is cut off.
+func writeCall(line []byte) bool {
+	call := false
+	for _, m := range callMarkers {
+		if bytes.Contains(line, m) {
+			call = true
+			break
 		}
-		if m := re.FindSubmatch(rest); m != nil {
-			if v, ok := unquoteN(string(m[1]), in); ok {
-				out = append(out, v)
-			}
+	}
+	if bytes.Contains(line, []byte(`"type":"local_shell_call"`)) {
+		return true
+	}
+	if !call {
+		return false
+	}
+	named := false
+	for _, v := range values(line, toolKeys) {
+		if !v.whole {
+			return true
+		}
+		named = true
+		if writeTools[strings.ToLower(v.s)] {
+			return true
+		}
+	}
+	return !named
+}
+
+// found is a string value found after a key: decoded, and whole unless the
+// line (or the window) ends inside it.
+type found struct {
+	s     string
+	whole bool
+}
+
+// values returns the string values of keys, in the line and in JSON held
+// in its strings, found from each key's occurrences.
+func values(line []byte, keys []string) []found {
+	var out []found
+	each(line, keys, func(rest []byte, in bool) {
+		t := text(rest, in)
+		if c, ok := skipSpace(t); !ok || c != ':' {
+			return
+		}
+		if c, ok := skipSpace(t); ok && c == '"' {
+			out = append(out, readString(t))
 		}
 	})
 	return out
@@ -141,54 +209,216 @@ func each(line []byte, keys []string, fn func(rest []byte, in bool)) {
 	}
 }
 
-// unquoteN decodes a value found in the line (once) or in JSON held in
-// one of its strings (twice).
-func unquoteN(s string, in bool) (string, bool) {
-	v, ok := unquote(s)
-	if ok && in {
-		v, ok = unquote(v)
-	}
-	return v, ok
-}
-
 // commands returns the shell scripts a line's command keys hold: a string,
 // or an argv (["bash", "-lc", script] gives the script; any other its
-// words joined).
-func commands(line []byte) []string {
-	out := values(line, cmdKeys)
+// words joined). A script is whole unless the line ends inside it.
+func commands(line []byte) []found {
+	var out []found
 	each(line, cmdKeys, func(rest []byte, in bool) {
-		if in {
-			rest = bytes.ReplaceAll(rest[:min(len(rest), 1<<16)], []byte(`\"`), []byte(`"`))
-		}
-		m := arrayAt.FindSubmatch(rest)
-		if m == nil {
+		t := text(rest, in)
+		if c, ok := skipSpace(t); !ok || c != ':' {
 			return
 		}
-		var words []string
-		for _, s := range stringValue.FindAllSubmatch(m[1], -1) {
-			if v, ok := unquoteN(string(s[1]), in); ok {
-				words = append(words, v)
-			}
+		c, ok := skipSpace(t)
+		if !ok {
+			return
 		}
-		if len(words) >= 3 && (words[1] == "-lc" || words[1] == "-c") {
-			out = append(out, words[2])
-		} else if len(words) > 0 {
-			out = append(out, strings.Join(words, " "))
+		switch c {
+		case '"':
+			out = append(out, readString(t))
+		case '[':
+			var words []found
+			whole := false // the argv's closing bracket was read
+			for {
+				c, ok := skipSpace(t)
+				if !ok || c != '"' {
+					whole = ok && c == ']'
+					break
+				}
+				w := readString(t)
+				words = append(words, w)
+				if !w.whole {
+					break
+				}
+				if c, ok = skipSpace(t); !ok || c != ',' {
+					whole = ok && c == ']'
+					break
+				}
+			}
+			if len(words) >= 3 && (words[1].s == "-lc" || words[1].s == "-c") {
+				// The script is whole when its own string is: what follows
+				// it in the argv changes nothing it ran.
+				out = append(out, words[2])
+			} else if len(words) > 0 {
+				s := make([]string, len(words))
+				for i, w := range words {
+					s[i] = w.s
+				}
+				out = append(out, found{strings.Join(s, " "), whole})
+			}
 		}
 	})
 	return out
 }
 
+// A stream yields the bytes of a lost line's text at one level of JSON
+// quoting: the line itself, or the body of a string in it, decoded.
+type stream interface {
+	// next returns the next byte, or false at the end of the text.
+	next() (byte, bool)
+}
+
+// raw streams bytes as they are.
+type raw struct {
+	b []byte
+	i int
+}
+
+func (r *raw) next() (byte, bool) {
+	if r.i >= len(r.b) {
+		return 0, false
+	}
+	r.i++
+	return r.b[r.i-1], true
+}
+
+// body decodes the body of a JSON string from the stream under it, which
+// stands after its opening quote; its text ends at the closing quote
+// (closed), at the end of the stream under it, or at a bad escape.
+type body struct {
+	s      stream
+	pend   []byte // decoded bytes of a \u escape not yet returned
+	done   bool
+	closed bool
+}
+
+func (d *body) next() (byte, bool) {
+	if len(d.pend) > 0 {
+		c := d.pend[0]
+		d.pend = d.pend[1:]
+		return c, true
+	}
+	if d.done {
+		return 0, false
+	}
+	c, ok := d.s.next()
+	switch {
+	case !ok:
+	case c == '"':
+		d.closed = true
+	case c != '\\':
+		return c, true
+	default:
+		e, ok := d.s.next()
+		if !ok {
+			break
+		}
+		switch e {
+		case '"', '\\', '/':
+			return e, true
+		case 'b':
+			return '\b', true
+		case 'f':
+			return '\f', true
+		case 'n':
+			return '\n', true
+		case 'r':
+			return '\r', true
+		case 't':
+			return '\t', true
+		case 'u':
+			r, ok := d.hex()
+			if !ok {
+				break
+			}
+			if utf16.IsSurrogate(r) {
+				// A pair is two escapes; a lone half is U+FFFD, as
+				// encoding/json decodes it.
+				r2 := utf8.RuneError
+				if c, ok := d.s.next(); ok && c == '\\' {
+					if c, ok := d.s.next(); ok && c == 'u' {
+						if lo, ok := d.hex(); ok {
+							r2 = utf16.DecodeRune(r, lo)
+						}
+					}
+				}
+				r = r2
+			}
+			d.pend = utf8.AppendRune(d.pend[:0], r)
+			return d.next()
+		}
+	}
+	d.done = true
+	return 0, false
+}
+
+// hex reads the four hex digits of a \u escape.
+func (d *body) hex() (rune, bool) {
+	var r rune
+	for range 4 {
+		c, ok := d.s.next()
+		if !ok {
+			return 0, false
+		}
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// text is what follows a key: the line's bytes, or, for a key in JSON held
+// in a string, that string's body decoded.
+func text(rest []byte, in bool) stream {
+	var s stream = &raw{b: rest}
+	if in {
+		s = &body{s: s}
+	}
+	return s
+}
+
+// skipSpace returns the next byte of s that is not JSON whitespace.
+func skipSpace(s stream) (byte, bool) {
+	for {
+		c, ok := s.next()
+		if !ok || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+			return c, ok
+		}
+	}
+}
+
+// readString reads a string's body from s, which stands after its opening
+// quote.
+func readString(s stream) found {
+	d := &body{s: s}
+	var b []byte
+	for {
+		c, ok := d.next()
+		if !ok {
+			break
+		}
+		b = append(b, c)
+	}
+	return found{string(b), d.closed}
+}
+
 // headerName reads the file name after an apply_patch header up to the
 // end of its line, which in a transcript is an escaped newline (\n in a
 // JSON string, \\n in JSON held in one) or the end of the string, and
-// decodes its escapes.
-func headerName(b []byte) string {
+// decodes its escapes; whole is false when the line ends first.
+func headerName(b []byte) (name string, whole bool) {
 	end := len(b)
 	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if c == '\n' || c == '"' {
-			end = i
+			end, whole = i, true
 			break
 		}
 		if c == '\\' {
@@ -197,13 +427,13 @@ func headerName(b []byte) string {
 				j++
 			}
 			if j < len(b) && (b[j] == 'n' || b[j] == 'r' || b[j] == '"') && (j-i == 1 || j-i == 2 || b[j] == '"') {
-				end = i
+				end, whole = i, true
 				break
 			}
 			i = j - 1 + min(1, len(b)-j) // the escaped byte goes with its backslashes
 		}
 	}
-	name := string(b[:end])
+	name = string(b[:end])
 	for range 2 {
 		if !strings.Contains(name, `\`) {
 			break
@@ -214,7 +444,7 @@ func headerName(b []byte) string {
 		}
 		name = v
 	}
-	return name
+	return name, whole
 }
 
 // unquote decodes the body of a JSON string.
