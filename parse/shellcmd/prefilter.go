@@ -47,7 +47,8 @@ var byFirst = func() (t [256][]needle) {
 // mayWrite reports whether script could hold a write Parse would report.
 // The shell removes quotes and backslashes from a command name ('r'm, r\m,
 // "rm" and $'rm' all run rm), so those bytes are dropped before looking
-// for needles, and case is ignored.
+// for needles, and case is ignored. A script that may hold a brace
+// expansion may write.
 func mayWrite(script string) bool {
 	var buf [1024]byte
 	b := buf[:0]
@@ -71,6 +72,11 @@ func mayWrite(script string) bool {
 			c += 'a' - 'A'
 		}
 		b = append(b, c)
+	}
+	if braces(b) {
+		// Brace expansion can make a needle the script does not spell
+		// ({r,}m, git {check,}out): the parser reads it.
+		return true
 	}
 	for i := range b {
 		for _, n := range byFirst[b[i]] {

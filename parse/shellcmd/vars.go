@@ -383,16 +383,19 @@ func (w *walker) loop(c *syntax.ForClause, sc *scope, cx ctx) bool {
 	it, ok := c.Loop.(*syntax.WordIter)
 	// for NAME; do … loops over the positional parameters, which the
 	// script does not show; select asks the user.
-	if !ok || c.Select || it.Name == nil || !it.InPos.IsValid() || len(it.Items) == 0 ||
-		len(it.Items) > maxLoopWords || w.budget == nil || !bindable(it.Name.Value) {
+	if !ok || c.Select || it.Name == nil || !it.InPos.IsValid() {
+		return false
+	}
+	items := expandBraces(it.Items)
+	if len(items) == 0 || len(items) > maxLoopWords || w.budget == nil || !bindable(it.Name.Value) {
 		return false
 	}
 	size := max(int(c.DonePos.Offset())-int(c.DoPos.Offset()), 1)
-	if size*len(it.Items) > *w.budget {
+	if size*len(items) > *w.budget {
 		return false
 	}
-	words := make([]string, len(it.Items))
-	for i, wd := range it.Items {
+	words := make([]string, len(items))
+	for i, wd := range items {
 		v, ok := literal(wd)
 		if !ok {
 			return false
@@ -403,7 +406,7 @@ func (w *walker) loop(c *syntax.ForClause, sc *scope, cx ctx) bool {
 	if !w.onlyLoopSets(c, name) {
 		return false
 	}
-	*w.budget -= size * len(it.Items)
+	*w.budget -= size * len(items)
 	// The body runs once per word, unless it breaks off; the loop's status
 	// is its last command's, so none is the script's last.
 	bcx := ctx{cond: cx.cond || collect(c.Do).jumps}

@@ -38,7 +38,7 @@ func TestLoops(t *testing.T) {
 		// Words that may be none, or other words: the variable is Vague.
 		{`for f in *.go; do gofmt -w "$f"; done`, "write \"gofmt -w\" glob=\"*.go\" +recursive +cond\nvague \"\\\"$f\\\"\""},
 		{`for f in a.go b?.go; do rm "$f"; done`, "delete \"rm\" glob=\"a.go\" glob=\"b?.go\" +cond\nvague \"\\\"$f\\\"\""},
-		{`for f in {a,b}.go; do rm "$f"; done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},
+		{`for f in {a,b}.go; do rm "$f"; done`, "delete \"rm\" \"a.go\"\ndelete \"rm\" \"b.go\""},
 		{`for f in $(ls); do rm "$f"; done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},
 		{`for f in a "$X"; do rm "$f"; done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},
 		{`for f in ~/a; do rm "$f"; done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},

@@ -131,9 +131,10 @@ func (w *walker) unknown(verb, what string, cx ctx) {
 }
 
 // probe runs fn and replaces what it found by one unknown write when it
-// found any change to files. It reads commands whose targets the script
-// does not fix: xargs rm, find -exec rm, bash -c "$CMD".
-func (w *walker) probe(verb, what string, cx ctx, fn func()) {
+// found any change to files, and reports whether it did. It reads commands
+// whose targets the script does not fix: xargs rm, find -exec rm, bash -c
+// "$CMD".
+func (w *walker) probe(verb, what string, cx ctx, fn func()) bool {
 	ne, nv, vagues := len(w.res.Effects), len(w.res.Vague), *w.nvague
 	fn()
 	writes := *w.nvague > vagues // counted, as the list holds each entry once
@@ -144,6 +145,7 @@ func (w *walker) probe(verb, what string, cx ctx, fn func()) {
 	if writes {
 		w.unknown(verb, what, cx)
 	}
+	return writes
 }
 
 // stmts walks a list of statements run one after the other.
@@ -262,7 +264,7 @@ func (w *walker) compound(cmd syntax.Command, sc *scope, cx ctx) {
 				// file they matched.
 				var globs []string
 				if !c.Select && it.InPos.IsValid() && len(it.Items) <= maxLoopWords && bindable(it.Name.Value) && sub.cur.vague == "" && w.onlyLoopSets(c, it.Name.Value) {
-					for _, wd := range it.Items {
+					for _, wd := range expandBraces(it.Items) {
 						p, ok := sub.pattern(wd)
 						if !ok {
 							v, lit := sub.literal(wd)
@@ -561,10 +563,23 @@ func (w *walker) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect, sc *sc
 		w.substs(a, sc, cx)
 	}
 	w.redirSubsts(redirs, sc, cx)
-	args := make([]arg, len(ce.Args))
-	for i, wd := range ce.Args {
-		v, ok := sc.literal(wd)
-		args[i] = arg{word: wd, val: v, lit: ok, text: w.text(wd)}
+	args := make([]arg, 0, len(ce.Args))
+	for _, wd := range ce.Args {
+		exp := braceWords(wd)
+		if exp == nil {
+			v, ok := sc.literal(wd)
+			args = append(args, arg{word: wd, val: v, lit: ok, text: w.text(wd)})
+			continue
+		}
+		for _, x := range exp {
+			// A word brace expansion made shows as itself when literal.
+			v, ok := sc.literal(x)
+			text := v
+			if !ok {
+				text = w.text(wd)
+			}
+			args = append(args, arg{word: x, val: v, lit: ok, text: text})
+		}
 	}
 	w.takePatterns() // what a word of another command left behind is not this one's
 	c := &call{w: w, sc: sc, cx: cx, redirs: redirs}

@@ -1,9 +1,11 @@
 package shellcmd
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -202,6 +204,66 @@ func braces(shape []byte) bool {
 	}
 	inner := rest[:end]
 	return strings.Contains(inner, ",") || strings.Contains(inner, "..")
+}
+
+// maxBraceWords bounds the words the brace expansion of one word may make;
+// past it the word is kept as written, which is not literal, so vague.
+const maxBraceWords = 1024
+
+// braceWords returns the words bash's brace expansion, which comes before
+// every other expansion, makes of wd: a{b,c}d is abd and acd, {1..3} is 1,
+// 2 and 3, {a..e..2} is a, c and e, and a word it leaves empty is dropped
+// ({-i,} is -i alone). It returns nil when wd has no brace expansion, or
+// would make more than maxBraceWords words. The braces are read by
+// mvdan.cc/sh's own reading (syntax.SplitBraces, expand.BracesSeq), which
+// is its interpreter's: quoted and escaped braces and commas are text, a
+// {x} with no comma or .. is itself, and an unclosed brace is text.
+func braceWords(wd *syntax.Word) []*syntax.Word {
+	if !slices.ContainsFunc(wd.Parts, func(p syntax.WordPart) bool {
+		l, ok := p.(*syntax.Lit)
+		return ok && strings.IndexByte(l.Value, '{') >= 0
+	}) {
+		return nil
+	}
+	cp := &syntax.Word{Parts: slices.Clone(wd.Parts)}
+	if !syntax.SplitBraces(cp) || !slices.ContainsFunc(cp.Parts, func(p syntax.WordPart) bool {
+		_, ok := p.(*syntax.BraceExp)
+		return ok
+	}) {
+		return nil
+	}
+	var out []*syntax.Word
+	for x, err := range expand.BracesSeq(nil, cp) {
+		if err != nil || len(out) == maxBraceWords {
+			return nil
+		}
+		if len(x.Parts) > 0 {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// expandBraces returns words with each brace expansion made (braceWords).
+func expandBraces(words []*syntax.Word) []*syntax.Word {
+	var out []*syntax.Word // nil until a word expands
+	for i, wd := range words {
+		exp := braceWords(wd)
+		if exp == nil {
+			if out != nil {
+				out = append(out, wd)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]*syntax.Word, 0, len(words)+len(exp)), words[:i]...)
+		}
+		out = append(out, exp...)
+	}
+	if out == nil {
+		return words
+	}
+	return out
 }
 
 // printed returns how a Vague entry shows s: its first line, cut to a
