@@ -449,6 +449,27 @@ func (c *call) emit(e Effect, vague bool) {
 	c.w.add(v, c.cx)
 }
 
+// under adds, to the unknown write of a command whose files are chosen at
+// run time, a write on every file under the directories dirs name (find's
+// starting points, git clean's paths): each is a pathspec, dir/* (git's *
+// crosses /), so that recovery grades every file it knows there stale,
+// never exact. A directory that is not literal adds nothing.
+func (c *call) under(verb string, dirs []arg) {
+	specs := make([]arg, 0, len(dirs))
+	for _, d := range dirs {
+		if !d.lit || d.val == "" {
+			return
+		}
+		spec := "*"
+		if p := path.Clean(d.val); p != "." {
+			spec = strings.TrimSuffix(escapeGlob(p), "/") + "/*"
+		}
+		specs = append(specs, arg{val: spec, spec: true, text: verb + " in " + d.text})
+	}
+	c.w.takePatterns()
+	c.emitPaths(Write, verb, true, specs)
+}
+
 // emitPaths adds an effect of kind on the files ops name.
 func (c *call) emitPaths(kind EffectKind, verb string, recursive bool, ops []arg) {
 	nv := *c.w.nvague
@@ -871,9 +892,29 @@ func (c *call) patch(_ string, args []arg) {
 }
 
 // find reads -delete and -exec (-execdir, -ok, -okdir): the files they act
-// on are found at run time.
+// on are found at run time, under the directories find starts from. Those
+// are changed in a way that cannot be told (the tests pick some of them):
+// an unknown write, and a write on every file under them (see under).
 func (c *call) find(_ string, args []arg) {
-	for i := 0; i < len(args); i++ {
+	// Options before the starting points, then the starting points (none
+	// is "."), up to the first word of the expression.
+	i := 0
+	for i < len(args) && args[i].lit && (args[i].val == "-H" || args[i].val == "-L" || args[i].val == "-P" ||
+		strings.HasPrefix(args[i].val, "-O") || args[i].val == "-D") {
+		if args[i].val == "-D" {
+			i++
+		}
+		i++
+	}
+	j := i
+	for j < len(args) && !(args[j].lit && (strings.HasPrefix(args[j].val, "-") || args[j].val == "(" || args[j].val == "!" || args[j].val == ",")) {
+		j++
+	}
+	roots := args[min(i, j):j]
+	if len(roots) == 0 {
+		roots = []arg{{val: ".", lit: true, text: "."}}
+	}
+	for i := j; i < len(args); i++ {
 		a := args[i]
 		if !a.lit {
 			continue
@@ -881,6 +922,7 @@ func (c *call) find(_ string, args []arg) {
 		switch a.val {
 		case "-delete":
 			c.w.unknown("find -delete", "find -delete", c.cx)
+			c.under("find -delete", roots)
 		case "-exec", "-execdir", "-ok", "-okdir":
 			j := i + 1
 			for j < len(args) && !(args[j].lit && (args[j].val == ";" || args[j].val == "+")) {
@@ -893,11 +935,13 @@ func (c *call) find(_ string, args []arg) {
 			}
 			what := "find " + a.val + " " + sub[0].text
 			inner := &call{w: c.w, sc: c.sc, cx: c.cx}
-			c.w.probe(what, what, c.cx, func() {
+			if c.w.probe(what, what, c.cx, func() {
 				if rest := inner.unwrap(sub); len(rest) > 0 {
 					inner.run(rest)
 				}
-			})
+			}) {
+				c.under(what, roots)
+			}
 		}
 	}
 }

@@ -137,8 +137,12 @@ global:
 			c.w.unknown("git apply", what, c.cx)
 		}
 	case "clean":
-		if opts, _ := (flags{shortVal: "e", longVal: []string{"exclude"}}).parse(rest); !has(opts, "n", "dry-run") {
+		if opts, ops := (flags{shortVal: "e", longVal: []string{"exclude"}}).parse(rest); !has(opts, "n", "dry-run") {
+			if len(ops) == 0 {
+				ops = []arg{{val: ".", lit: true, text: "."}}
+			}
 			c.w.unknown("git clean", what, c.cx)
+			c.under("git clean", ops)
 		}
 	case "am", "pull", "merge", "rebase", "cherry-pick", "revert":
 		c.w.unknown("git "+sub, what, c.cx)
