@@ -902,15 +902,16 @@ func (c *call) find(_ string, args []arg) {
 	for i < len(args) && args[i].lit && (args[i].val == "-H" || args[i].val == "-L" || args[i].val == "-P" ||
 		strings.HasPrefix(args[i].val, "-O") || args[i].val == "-D") {
 		if args[i].val == "-D" {
-			i++
+			i++ // its debug options
 		}
 		i++
 	}
+	i = min(i, len(args))
 	j := i
 	for j < len(args) && !(args[j].lit && (strings.HasPrefix(args[j].val, "-") || args[j].val == "(" || args[j].val == "!" || args[j].val == ",")) {
 		j++
 	}
-	roots := args[min(i, j):j]
+	roots := args[i:j]
 	if len(roots) == 0 {
 		roots = []arg{{val: ".", lit: true, text: "."}}
 	}

@@ -1,6 +1,7 @@
 package shellcmd
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -233,6 +234,8 @@ func TestWrappers(t *testing.T) {
 		{`find -L src 'my lib' -type f -delete`, "write \"find -delete\"\nwrite \"find -delete\" spec=\"src/*\" spec=\"my lib/*\" +recursive\nvague \"find -delete\"\nvague \"find -delete in src\"\nvague \"find -delete in 'my lib'\""},
 		{`cd 'a[1]' && find -delete`, "write \"find -delete\"\nwrite \"find -delete\" spec=\"a\\\\[1]/*\" +recursive\nvague \"find -delete\"\nvague \"find -delete in .\""},
 		{`find "$D" -delete`, "write \"find -delete\"\nvague \"find -delete\""},
+		{`find -D`, ""},
+		{`find -D tree -delete`, "write \"find -delete\"\nwrite \"find -delete\" spec=\"*\" +recursive\nvague \"find -delete\"\nvague \"find -delete in .\""},
 		{`find . -exec cat {} \;`, ""},
 		{`find . -name '*.tmp' -exec rm {} \;`, "write \"find -exec rm\"\nwrite \"find -exec rm\" spec=\"*\" +recursive\nvague \"find -exec rm\"\nvague \"find -exec rm in .\""},
 		{`find . -type f -exec grep -l x {} +`, ``},
@@ -530,5 +533,14 @@ func TestPrefilter(t *testing.T) {
 		if mayWrite(s) {
 			t.Errorf("mayWrite(%q) = true", s)
 		}
+	}
+}
+
+// TestBraceBudget: the brace expansions of one command make at most
+// maxBraceWords words; a word past the bound is kept as written, vague.
+func TestBraceBudget(t *testing.T) {
+	r := Parse("rm {1..1000} a{1..30}")
+	if len(r.Effects) != 1 || len(r.Effects[0].Paths) != 1000 || !slices.Contains(r.Vague, "a{1..30}") {
+		t.Fatalf("got %d effects, %d paths, vague %q", len(r.Effects), len(r.Effects[0].Paths), r.Vague)
 	}
 }

@@ -263,8 +263,9 @@ func (w *walker) compound(cmd syntax.Command, sc *scope, cx ctx) {
 				// Over globs and literal words, $f in the body is each
 				// file they matched.
 				var globs []string
-				if !c.Select && it.InPos.IsValid() && len(it.Items) <= maxLoopWords && bindable(it.Name.Value) && sub.cur.vague == "" && w.onlyLoopSets(c, it.Name.Value) {
-					for _, wd := range expandBraces(it.Items) {
+				items := expandBraces(it.Items)
+				if !c.Select && it.InPos.IsValid() && len(items) <= maxLoopWords && bindable(it.Name.Value) && sub.cur.vague == "" && w.onlyLoopSets(c, it.Name.Value) {
+					for _, wd := range items {
 						p, ok := sub.pattern(wd)
 						if !ok {
 							v, lit := sub.literal(wd)
@@ -564,8 +565,13 @@ func (w *walker) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect, sc *sc
 	}
 	w.redirSubsts(redirs, sc, cx)
 	args := make([]arg, 0, len(ce.Args))
+	budget := maxBraceWords // for all the words of the command
 	for _, wd := range ce.Args {
 		exp := braceWords(wd)
+		if len(exp) > budget {
+			exp = nil // past the bound: the word as written, vague
+		}
+		budget -= len(exp)
 		if exp == nil {
 			v, ok := sc.literal(wd)
 			args = append(args, arg{word: wd, val: v, lit: ok, text: w.text(wd)})

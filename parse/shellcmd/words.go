@@ -206,8 +206,9 @@ func braces(shape []byte) bool {
 	return strings.Contains(inner, ",") || strings.Contains(inner, "..")
 }
 
-// maxBraceWords bounds the words the brace expansion of one word may make;
-// past it the word is kept as written, which is not literal, so vague.
+// maxBraceWords bounds the words the brace expansions of one command (or
+// one word of a loop) may make; past it a word is kept as written, which
+// is not literal, so vague.
 const maxBraceWords = 1024
 
 // braceWords returns the words bash's brace expansion, which comes before
