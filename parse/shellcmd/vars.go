@@ -386,8 +386,8 @@ func (w *walker) loop(c *syntax.ForClause, sc *scope, cx ctx) bool {
 	if !ok || c.Select || it.Name == nil || !it.InPos.IsValid() {
 		return false
 	}
-	items := expandBraces(it.Items)
-	if len(items) == 0 || len(items) > maxLoopWords || w.budget == nil || !bindable(it.Name.Value) {
+	items, ok := expandBraces(it.Items, maxLoopWords)
+	if !ok || len(items) == 0 || w.budget == nil || !bindable(it.Name.Value) {
 		return false
 	}
 	size := max(int(c.DonePos.Offset())-int(c.DoPos.Offset()), 1)

@@ -171,3 +171,14 @@ func TestLoopsInCorpus(t *testing.T) {
 		t.Fatalf("found %d of the %d commands in %s", found, len(want), file)
 	}
 }
+
+// TestLoopBraceBound: a loop whose brace words make more than maxLoopWords
+// words is not unrolled.
+func TestLoopBraceBound(t *testing.T) {
+	if r := Parse(`for f in {1..200} {1..100}; do rm "$f"; done`); len(r.Vague) == 0 {
+		t.Fatalf("a loop over 300 words was unrolled: %+v", r.Effects[:1])
+	}
+	if r := Parse(`for f in {1..200} a b; do rm "$f"; done`); len(r.Effects) != 202 {
+		t.Fatalf("a loop over 202 words made %d effects", len(r.Effects))
+	}
+}

@@ -263,8 +263,8 @@ func (w *walker) compound(cmd syntax.Command, sc *scope, cx ctx) {
 				// Over globs and literal words, $f in the body is each
 				// file they matched.
 				var globs []string
-				items := expandBraces(it.Items)
-				if !c.Select && it.InPos.IsValid() && len(items) <= maxLoopWords && bindable(it.Name.Value) && sub.cur.vague == "" && w.onlyLoopSets(c, it.Name.Value) {
+				items, ok := expandBraces(it.Items, maxLoopWords)
+				if ok && !c.Select && it.InPos.IsValid() && bindable(it.Name.Value) && sub.cur.vague == "" && w.onlyLoopSets(c, it.Name.Value) {
 					for _, wd := range items {
 						p, ok := sub.pattern(wd)
 						if !ok {

@@ -245,11 +245,20 @@ func braceWords(wd *syntax.Word) []*syntax.Word {
 	return out
 }
 
-// expandBraces returns words with each brace expansion made (braceWords).
-func expandBraces(words []*syntax.Word) []*syntax.Word {
+// expandBraces returns words with each brace expansion made (braceWords),
+// or false when they would be more than limit.
+func expandBraces(words []*syntax.Word, limit int) ([]*syntax.Word, bool) {
+	if len(words) > limit {
+		return nil, false
+	}
 	var out []*syntax.Word // nil until a word expands
+	n := 0                 // the words made so far
 	for i, wd := range words {
 		exp := braceWords(wd)
+		n += max(len(exp), 1)
+		if n+len(words)-i-1 > limit {
+			return nil, false
+		}
 		if exp == nil {
 			if out != nil {
 				out = append(out, wd)
@@ -262,9 +271,9 @@ func expandBraces(words []*syntax.Word) []*syntax.Word {
 		out = append(out, exp...)
 	}
 	if out == nil {
-		return words
+		return words, true
 	}
-	return out
+	return out, true
 }
 
 // printed returns how a Vague entry shows s: its first line, cut to a
