@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -44,6 +45,9 @@ var writeTools = map[string]bool{
 	"write_file": true, "replace": true, "run_shell_command": true, "bashexecution": true,
 }
 
+// stringArgs finds a call's arguments held as JSON in a string.
+var stringArgs = regexp.MustCompile(`"arguments"\s*:\s*"`)
+
 // patchHeader finds where a file an apply_patch text names begins.
 var patchHeader = regexp.MustCompile(`\*\*\* (?:Add File|Update File|Delete File|Move to): `)
 
@@ -71,9 +75,14 @@ func Names(line []byte) (names []string, unnamed bool) {
 	if len(line) > salvageLimit {
 		line = line[:salvageLimit]
 	}
+	// named: a path, command or header was found; cut: one of them, or
+	// a workdir they resolve under, is cut.
+	named, cut := false, false
 	workdir := ""
 	for _, v := range values(line, workdirKeys) {
-		if v.whole && path.IsAbs(v.s) {
+		if !v.whole {
+			cut = true
+		} else if path.IsAbs(v.s) {
 			workdir = v.s
 		}
 	}
@@ -91,8 +100,6 @@ func Names(line []byte) (names []string, unnamed bool) {
 			names = append(names, p)
 		}
 	}
-	// named: a path, command or header was found; cut: one of them is cut.
-	named, cut := false, false
 	for _, v := range values(line, pathKeys) {
 		named = true
 		if v.whole {
@@ -109,8 +116,10 @@ func Names(line []byte) (names []string, unnamed bool) {
 		}
 		script := c.s
 		if !c.whole {
-			// What the cut command ran to its last whole word.
-			script = script[:strings.LastIndexAny(script, " \t\n;&|")+1]
+			// What the cut command ran to its last whole word, without an
+			// operator or redirection the cut left with nothing after it
+			// (rm a && | echo x >).
+			script = strings.TrimRight(script[:strings.LastIndexAny(script, " \t\n;&|")+1], " \t\n;&|<>")
 		}
 		for _, e := range shellcmd.Parse(script).Effects {
 			if e.Kind != shellcmd.Dir {
@@ -120,6 +129,12 @@ func Names(line []byte) (names []string, unnamed bool) {
 			}
 		}
 	}
+	writes, tools := writeCall(line)
+	if (slices.Contains(tools, "apply_patch") || slices.Contains(tools, "patch")) && bytes.Contains(line, []byte("*** Begin Patch")) {
+		// A patch cut before its end may name more files past the cut.
+		named = true
+		cut = cut || !bytes.Contains(line, []byte("*** End Patch"))
+	}
 	for _, loc := range patchHeader.FindAllIndex(line, -1) {
 		named = true
 		if name, whole := headerName(line[loc[1]:]); whole {
@@ -128,12 +143,13 @@ func Names(line []byte) (names []string, unnamed bool) {
 			cut = true
 		}
 	}
-	return names, (cut || !named) && writeCall(line)
+	return names, (cut || !named) && writes
 }
 
 // writeCall reports a line that holds a tool call to a tool that writes,
-// or one whose tool's name is cut off.
-func writeCall(line []byte) bool {
+// or one whose tool's name is cut off, and the names (lower case) of the
+// tools it calls.
+func writeCall(line []byte) (writes bool, tools []string) {
 	call := false
 	for _, m := range callMarkers {
 		if bytes.Contains(line, m) {
@@ -142,22 +158,23 @@ func writeCall(line []byte) bool {
 		}
 	}
 	if bytes.Contains(line, []byte(`"type":"local_shell_call"`)) {
-		return true
+		return true, nil
 	}
 	if !call {
-		return false
+		return false, nil
 	}
 	named := false
 	for _, v := range values(line, toolKeys) {
 		if !v.whole {
-			return true
+			writes = true
+			continue
 		}
 		named = true
-		if writeTools[strings.ToLower(v.s)] {
-			return true
-		}
+		t := strings.ToLower(v.s)
+		tools = append(tools, t)
+		writes = writes || writeTools[t]
 	}
-	return !named
+	return writes || !named, tools
 }
 
 // found is a string value found after a key: decoded, and whole unless the
@@ -184,10 +201,17 @@ func values(line []byte, keys []string) []found {
 }
 
 // each calls fn with what follows every occurrence of a key ("key" in the
-// line, \"key\" in JSON held in a string), at most valueWindow of it.
+// line, \"key\" in JSON held in a string), at most valueWindow of it. Keys
+// in JSON held in a string are looked for only in a line whose call holds
+// its arguments so (Codex's "arguments":"{…}"): elsewhere such a string is
+// a file's content or a command's output, whose keys name nothing.
 func each(line []byte, keys []string, fn func(rest []byte, in bool)) {
+	levels := []bool{false}
+	if stringArgs.Match(line) {
+		levels = append(levels, true)
+	}
 	for _, k := range keys {
-		for _, in := range []bool{false, true} {
+		for _, in := range levels {
 			needle := []byte(`"` + k + `"`)
 			if in {
 				needle = []byte(`\"` + k + `\"`)

@@ -22,14 +22,11 @@ func TestNames(t *testing.T) {
 		{`{"file_path":"unterminated`, nil},
 		{`not json at all`, nil},
 		{`{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Write","input":{"file_path":"/w/a \"q\".go","content":"xxx`, []string{`/w/a "q".go`}},
-		{`{"type":"response_item","payload":{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Update File: src/b.go\\n@@\\n-x\\n+y\\n*** Add File: /abs/c.go\\n+z`, []string{"src/b.go", "/abs/c.go"}},
-		{`{"payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Delete File: d.txt\n*** Update File: e.txt\n*** Move to: f.txt\n`, []string{"d.txt", "e.txt", "f.txt"}},
 		{`{"payload":{"arguments":"{\"path\": \"/w/g.txt\", \"content\": \"...`, []string{"/w/g.txt"}},
 		{`{"message":{"content":[{"type":"toolCall","name":"edit","arguments":{"path":"h.ts","oldText":"`, []string{"h.ts"}},
 		{`{"toolUseResult":{"filePath":"/w/i.go","originalFile":"`, []string{"/w/i.go"}},
 		{`{"type":"tool_use","name":"Bash","input":{"command":"cd sub && rm a.txt && sed -i s/x/y/ b.txt","description":"x`, []string{"sub/a.txt", "sub/b.txt"}},
 		{`{"payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"cat <<'EOF' > late.txt\\nhi\\nEOF\"],\"workdir\":\"/ws\"}"`, []string{"/ws/late.txt"}},
-		{`{"payload":{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Update File: a.txt\\n@@\",\"workdir\":\"/ws/sub\"`, []string{"/ws/sub/a.txt"}},
 		{`{"payload":{"input":"*** Begin Patch\n*** Add File: caf\u00e9.txt\n+x\n*** Update File: C:\\w\\b.txt\n`, []string{"café.txt", `C:\w\b.txt`}},
 		{`{"arguments":"{\"input\":\"*** Update File: caf\\u00e9.txt\\n`, []string{"café.txt"}},
 	}
@@ -64,7 +61,21 @@ func TestNamesCut(t *testing.T) {
 		{`{"payload":{"type":"function_call","name":"apply_patch","argu`, nil, true},
 		{`{"type":"local_shell_call","action":{"type":"exec","comm`, nil, true},
 		{`{"type":"toolCall","name":"write","arguments":{"path":"/p/q`, nil, true},
+		// A cut command ending in an operator or a redirection with nothing
+		// after it still names what its whole commands write.
+		{`{"type":"tool_use","name":"Bash","input":{"command":"rm kept.txt &&`, []string{"kept.txt"}, true},
+		{`{"type":"tool_use","name":"Bash","input":{"command":"echo hi > out.txt |`, []string{"out.txt"}, true},
+		{`{"type":"tool_use","name":"Bash","input":{"command":"rm a.txt; echo hi > `, []string{"a.txt"}, true},
+		// A workdir cut: the names it resolves are in doubt.
+		{`{"payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"rm kept.txt\"],\"workdir\":\"/ws/su`, []string{"kept.txt"}, true},
+		// apply_patch calls cut before their patch's end.
+		{`{"type":"response_item","payload":{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Update File: src/b.go\\n@@\\n-x\\n+y\\n*** Add File: /abs/c.go\\n+z`, []string{"src/b.go", "/abs/c.go"}, true},
+		{`{"payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Delete File: d.txt\n*** Update File: e.txt\n*** Move to: f.txt\n`, []string{"d.txt", "e.txt", "f.txt"}, true},
+		{`{"payload":{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Update File: a.txt\\n@@\",\"workdir\":\"/ws/sub\"`, []string{"/ws/sub/a.txt"}, true},
 		// Not unnamed.
+		// Keys in a file's content name nothing: only a call's arguments held
+		// in a string are searched inside.
+		{`{"type":"tool_use","name":"Write","input":{"file_path":"/w/tasks.json","content":"{\"tasks\":[{\"command\":\"rm -rf dist && echo done > log.txt\",\"path\":\"/usr/local/lib/x`, []string{"/w/tasks.json"}, false},
 		{`{"type":"tool_use","name":"Read","input":{"file_path":"/w/ab`, nil, false},
 		{`{"type":"tool_use","name":"Bash","input":{"command":"ls -la","description":"li`, nil, false},
 		{`{"type":"tool_use","name":"Bash","input":{"command":"echo x > k.txt","description":"li`, []string{"k.txt"}, false},

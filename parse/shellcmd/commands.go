@@ -450,21 +450,40 @@ func (c *call) emit(e Effect, vague bool) {
 }
 
 // under adds, to the unknown write of a command whose files are chosen at
-// run time, a write on every file under the directories dirs name (find's
-// starting points, git clean's paths): each is a pathspec, dir/* (git's *
-// crosses /), so that recovery grades every file it knows there stale,
-// never exact. A directory that is not literal adds nothing.
+// run time, a write on every file at or under the paths dirs name (find's
+// starting points, git clean's paths, each a file or a directory): each is
+// two pathspecs, p and p/* (git's * crosses /), so that recovery grades
+// every file it knows there stale, never exact. A shell glob or a git
+// pathspec is kept as the pattern it is; a word that is neither (find
+// "$D") adds nothing for itself, and stays in the unknown write.
 func (c *call) under(verb string, dirs []arg) {
-	specs := make([]arg, 0, len(dirs))
+	specs := make([]arg, 0, 2*len(dirs))
 	for _, d := range dirs {
-		if !d.lit || d.val == "" {
-			return
+		var p string
+		switch {
+		case d.lit && d.val != "":
+			p = escapeGlob(path.Clean(d.val))
+		case d.spec:
+			p = d.val // a git pathspec: a pattern already
+		case d.word != nil:
+			g, ok := c.sc.pattern(d.word)
+			if !ok {
+				continue
+			}
+			p = g
+		default:
+			continue
 		}
-		spec := "*"
-		if p := path.Clean(d.val); p != "." {
-			spec = strings.TrimSuffix(escapeGlob(p), "/") + "/*"
+		text := verb + " in " + d.text
+		if p == "." {
+			specs = append(specs, arg{val: "*", spec: true, text: text})
+			continue
 		}
-		specs = append(specs, arg{val: spec, spec: true, text: verb + " in " + d.text})
+		p = strings.TrimSuffix(p, "/")
+		specs = append(specs, arg{val: p, spec: true, text: text}, arg{val: p + "/*", spec: true, text: text})
+	}
+	if len(specs) == 0 {
+		return
 	}
 	c.w.takePatterns()
 	c.emitPaths(Write, verb, true, specs)

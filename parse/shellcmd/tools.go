@@ -142,7 +142,7 @@ global:
 				ops = []arg{{val: ".", lit: true, text: "."}}
 			}
 			c.w.unknown("git clean", what, c.cx)
-			c.under("git clean", ops)
+			c.under("git clean", pathspecs(ops))
 		}
 	case "am", "pull", "merge", "rebase", "cherry-pick", "revert":
 		c.w.unknown("git "+sub, what, c.cx)

@@ -238,11 +238,23 @@ func braceWords(wd *syntax.Word) []*syntax.Word {
 		if err != nil || len(out) == maxBraceWords {
 			return nil
 		}
-		if len(x.Parts) > 0 {
+		if !emptyWord(x) {
 			out = append(out, x)
 		}
 	}
 	return out
+}
+
+// emptyWord reports whether wd is nothing but unquoted empty text, which
+// brace expansion leaves of an empty alternative ({a,b,}): bash drops such
+// a word, where a quoted empty one ("") stays an operand.
+func emptyWord(wd *syntax.Word) bool {
+	for _, p := range wd.Parts {
+		if l, ok := p.(*syntax.Lit); !ok || l.Value != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // expandBraces returns words with each brace expansion made (braceWords),
