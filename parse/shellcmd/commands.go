@@ -427,13 +427,14 @@ func (c *call) paths(ops []arg) []string {
 
 // emit adds e when it has paths, and when some operand could not be named
 // (it is then listed as Vague) an effect of the same kind on the patterns
-// among them, a Write when there are none or e is not a delete.
+// among them, a Write when there are none or e is not a delete: rm b
+// $(cat list) deletes b, and files it does not name.
 func (c *call) emit(e Effect, vague bool) {
 	pats := c.w.takePatterns()
 	if len(e.Paths) > 0 {
 		c.w.add(e, c.cx)
 	}
-	if !vague || len(e.Paths) > 0 && len(pats.shell)+len(pats.spec) == 0 {
+	if !vague {
 		return
 	}
 	if e.Kind == Touch && len(pats.shell)+len(pats.spec) > 0 {

@@ -97,7 +97,7 @@ func TestLiteralWords(t *testing.T) {
 		{`touch {1..2000}`, "write \"touch\"\nvague \"{1..2000}\""},
 		{`rm '{a,b}.txt' a{b}c`, `delete "rm" "{a,b}.txt" "a{b}c"`},
 		{`rm file{1..3}`, `delete "rm" "file1" "file2" "file3"`},
-		{`rm a.txt "$X" b.txt`, "delete \"rm\" \"a.txt\" \"b.txt\"\nvague \"\\\"$X\\\"\""},
+		{`rm a.txt "$X" b.txt`, "delete \"rm\" \"a.txt\" \"b.txt\"\nwrite \"rm\"\nvague \"\\\"$X\\\"\""},
 		{`rm $'a\nb'`, "write \"rm\"\nvague \"$'a\\\\nb'\""},
 		{`rm 'line1` + "\n" + `line2'`, "write \"rm\"\nvague \"'line1…\""},
 		{`dd if=/dev/zero of=~/disk.img`, "write \"dd\"\nvague \"of=~/disk.img\""},
@@ -110,8 +110,8 @@ func TestLiteralWords(t *testing.T) {
 		// are not UTF-8, and NUL (which bash and the parser drop, joining
 		// the bytes around it), make a word that is not what it spells.
 		{`rm -`, ``},
-		{"rm a\x80b c", "delete \"rm\" \"c\"\nvague \"a\uFFFDb\""},
-		{"rm 0\x000 c", "delete \"rm\" \"c\"\nvague \"0\uFFFD0\""},
+		{"rm a\x80b c", "delete \"rm\" \"c\"\nwrite \"rm\"\nvague \"a\uFFFDb\""},
+		{"rm 0\x000 c", "delete \"rm\" \"c\"\nwrite \"rm\"\nvague \"0\uFFFD0\""},
 		{"cat > f <<'EOF'\n\x80\nEOF", `write "redirect" "f"`},
 		{"rm a\\\nb", `delete "rm" "ab"`},
 	})
@@ -199,7 +199,7 @@ func TestDirectories(t *testing.T) {
 		{`x=$(cd sub; rm a); rm b`, "delete \"rm\" \"sub/a\"\ndelete \"rm\" \"b\""},
 		{`cd sub | cat; rm b`, `delete "rm" "b"`},
 		{`pushd sub && rm a && popd && rm b`, "delete \"rm\" \"sub/a\"\ndelete \"rm\" \"b\""},
-		{`cd "$DIR" && rm a /abs/b`, "delete \"rm\" \"/abs/b\"\nvague \"\\\"$DIR\\\"/a\""},
+		{`cd "$DIR" && rm a /abs/b`, "delete \"rm\" \"/abs/b\"\nwrite \"rm\"\nvague \"\\\"$DIR\\\"/a\""},
 		{`cd && rm a`, "write \"rm\"\nvague \"~/a\""},
 		{`cd ~/proj && rm a`, "write \"rm\"\nvague \"~/proj/a\""},
 		{`[ -d sub ] && cd sub; rm a`, "write \"rm\"\nvague \"(. or sub)/a\""},
@@ -545,7 +545,7 @@ func TestPrefilter(t *testing.T) {
 // maxBraceWords words; a word past the bound is kept as written, vague.
 func TestBraceBudget(t *testing.T) {
 	r := Parse("rm {1..1000} a{1..30}")
-	if len(r.Effects) != 1 || len(r.Effects[0].Paths) != 1000 || !slices.Contains(r.Vague, "a{1..30}") {
+	if len(r.Effects) != 2 || len(r.Effects[0].Paths) != 1000 || !slices.Contains(r.Vague, "a{1..30}") {
 		t.Fatalf("got %d effects, %d paths, vague %q", len(r.Effects), len(r.Effects[0].Paths), r.Vague)
 	}
 }
