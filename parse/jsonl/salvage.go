@@ -29,12 +29,18 @@ var (
 	cmdKeys     = []string{"command", "cmd"}
 	workdirKeys = []string{"workdir"}
 	toolKeys    = []string{"name", "tool"}
+	typeKeys    = []string{"type"}
 )
 
 // callMarkers are the quoted words that make a line a tool call in the
 // JSON Lines formats read here (Claude Code, Codex, Gemini CLI, pi).
 var callMarkers = [][]byte{[]byte(`"tool_use"`), []byte(`"function_call"`), []byte(`"custom_tool_call"`),
 	[]byte(`"local_shell_call"`), []byte(`"functionCall"`), []byte(`"toolCall"`)}
+
+// callTypes are the values of "type" that make a record a call (the
+// callMarkers unquoted), and the types of the records that hold one.
+var callTypes = []string{"tool_use", "function_call", "custom_tool_call", "local_shell_call", "functionCall",
+	"toolCall", "assistant", "response_item", "message"}
 
 // writeTools are the tools (lower case) some agent's parser replays as
 // file changes: a lost call to one of them may have changed files.
@@ -161,6 +167,13 @@ func writeCall(line []byte) (writes bool, tools []string) {
 		return true, nil
 	}
 	if !call {
+		// A line cut inside a type that may be a call's ("type":"too)
+		// may be one.
+		for _, v := range values(line, typeKeys) {
+			if !v.whole && slices.ContainsFunc(callTypes, func(t string) bool { return strings.HasPrefix(t, v.s) }) {
+				return true, nil
+			}
+		}
 		return false, nil
 	}
 	named := false

@@ -72,7 +72,12 @@ func TestNamesCut(t *testing.T) {
 		{`{"type":"response_item","payload":{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Update File: src/b.go\\n@@\\n-x\\n+y\\n*** Add File: /abs/c.go\\n+z`, []string{"src/b.go", "/abs/c.go"}, true},
 		{`{"payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Delete File: d.txt\n*** Update File: e.txt\n*** Move to: f.txt\n`, []string{"d.txt", "e.txt", "f.txt"}, true},
 		{`{"payload":{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Update File: a.txt\\n@@\",\"workdir\":\"/ws/sub\"`, []string{"/ws/sub/a.txt"}, true},
+		// Cut inside a type that is, or holds, a call's.
+		{`{"type":"assistant","message":{"content":[{"type":"too`, nil, true},
+		{`{"timestamp":"2026-01-01T00:00:00Z","type":"resp`, nil, true},
 		// Not unnamed.
+		{`{"type":"user","message":{"content":[{"type":"tool_res`, nil, false},
+		{`{"type":"summ`, nil, false},
 		// Keys in a file's content name nothing: only a call's arguments held
 		// in a string are searched inside.
 		{`{"type":"tool_use","name":"Write","input":{"file_path":"/w/tasks.json","content":"{\"tasks\":[{\"command\":\"rm -rf dist && echo done > log.txt\",\"path\":\"/usr/local/lib/x`, []string{"/w/tasks.json"}, false},
