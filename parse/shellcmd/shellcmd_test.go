@@ -88,6 +88,10 @@ func TestLiteralWords(t *testing.T) {
 		{`mv {a,b,}`, `move "mv" "a" "b"`},
 		{`cp {,a,b}`, `copy "cp" "a" "b"`},
 		{`rm ""{c,}`, `delete "rm" "c"`},
+		// sh may be dash, which makes no brace expansion: the word is vague.
+		{`sh -c 'rm {a,b}.txt'`, "write \"rm\"\nvague \"{a,b}.txt\""},
+		{`/bin/sh -c 'bash -c "rm {a,b}.txt"'`, `delete "rm" "a.txt" "b.txt"`},
+		{`bash -c 'rm {a,b}.txt'`, `delete "rm" "a.txt" "b.txt"`},
 		{`mkdir -p src/{api,web}/lib`, `dir "mkdir -p" "src/api/lib" "src/web/lib"`},
 		{`sed {-i,} s/a/b/ f.txt`, `write "sed -i" "f.txt"`},
 		{`git {check,}out -- k.go`, `write "git checkout" "k.go" +recursive`},

@@ -1,6 +1,7 @@
 package shellcmd
 
 import (
+	"path"
 	"slices"
 	"strings"
 
@@ -486,7 +487,13 @@ func (c *call) subscript(verb, script, what string, sc *scope) {
 		}
 		return
 	}
-	sub := &walker{depth: w.depth + 1, res: w.res, nvague: w.nvague, budget: w.budget, pats: w.pats}
+	sub := &walker{depth: w.depth + 1, res: w.res, nvague: w.nvague, budget: w.budget, pats: w.pats, posix: w.posix}
+	switch path.Base(strings.Fields(verb + " x")[0]) {
+	case "sh", "dash":
+		sub.posix = true
+	case "bash", "zsh", "ksh":
+		sub.posix = false
+	}
 	if err := sub.script(script, sc, c.cx); err != nil {
 		// What does not parse is read for its verbs only, as Parse does.
 		if fallback(script, err).Writes() {

@@ -386,7 +386,7 @@ func (w *walker) loop(c *syntax.ForClause, sc *scope, cx ctx) bool {
 	if !ok || c.Select || it.Name == nil || !it.InPos.IsValid() {
 		return false
 	}
-	items, ok := expandBraces(it.Items, maxLoopWords)
+	items, ok := w.expandBraces(it.Items, maxLoopWords)
 	if !ok || len(items) == 0 || w.budget == nil || !bindable(it.Name.Value) {
 		return false
 	}

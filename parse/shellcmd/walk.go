@@ -20,6 +20,9 @@ type walker struct {
 	pats   *patterns   // patterns among the vague targets of the command being read
 	budget *int        // how many more bytes of loop bodies may be read again (see loop)
 	vars   *scriptSets // what the script does to variables, once asked (see sets)
+	// posix is a script run by sh or dash: Debian's sh makes no brace
+	// expansion, macOS's (bash) does, so a brace word there is vague.
+	posix bool
 }
 
 // ctx is where a statement stands in the script's control flow.
@@ -263,7 +266,7 @@ func (w *walker) compound(cmd syntax.Command, sc *scope, cx ctx) {
 				// Over globs and literal words, $f in the body is each
 				// file they matched.
 				var globs []string
-				items, ok := expandBraces(it.Items, maxLoopWords)
+				items, ok := w.expandBraces(it.Items, maxLoopWords)
 				if ok && !c.Select && it.InPos.IsValid() && bindable(it.Name.Value) && sub.cur.vague == "" && w.onlyLoopSets(c, it.Name.Value) {
 					for _, wd := range items {
 						p, ok := sub.pattern(wd)
@@ -567,7 +570,7 @@ func (w *walker) callExpr(ce *syntax.CallExpr, redirs []*syntax.Redirect, sc *sc
 	args := make([]arg, 0, len(ce.Args))
 	budget := maxBraceWords // for all the words of the command
 	for _, wd := range ce.Args {
-		exp := braceWords(wd)
+		exp := w.braceWords(wd)
 		if len(exp) > budget {
 			exp = nil // past the bound: the word as written, vague
 		}

@@ -257,16 +257,25 @@ func emptyWord(wd *syntax.Word) bool {
 	return true
 }
 
+// braceWords is braceWords where the script's shell makes brace
+// expansion: nil in one run by sh (see walker.posix).
+func (w *walker) braceWords(wd *syntax.Word) []*syntax.Word {
+	if w.posix {
+		return nil
+	}
+	return braceWords(wd)
+}
+
 // expandBraces returns words with each brace expansion made (braceWords),
 // or false when they would be more than limit.
-func expandBraces(words []*syntax.Word, limit int) ([]*syntax.Word, bool) {
+func (w *walker) expandBraces(words []*syntax.Word, limit int) ([]*syntax.Word, bool) {
 	if len(words) > limit {
 		return nil, false
 	}
 	var out []*syntax.Word // nil until a word expands
 	n := 0                 // the words made so far
 	for i, wd := range words {
-		exp := braceWords(wd)
+		exp := w.braceWords(wd)
 		n += max(len(exp), 1)
 		if n+len(words)-i-1 > limit {
 			return nil, false
