@@ -122,10 +122,7 @@ func Names(line []byte) (names []string, unnamed bool) {
 		}
 		script := c.s
 		if !c.whole {
-			// What the cut command ran to its last whole word, without an
-			// operator or redirection the cut left with nothing after it
-			// (rm a && | echo x >).
-			script = strings.TrimRight(script[:strings.LastIndexAny(script, " \t\n;&|")+1], " \t\n;&|<>")
+			script = wholeWords(script)
 		}
 		for _, e := range shellcmd.Parse(script).Effects {
 			if e.Kind != shellcmd.Dir {
@@ -296,6 +293,31 @@ func commands(line []byte) []found {
 		}
 	})
 	return out
+}
+
+// wholeWords returns what a cut script ran to its last whole word, without
+// an operator or redirection the cut left with nothing after it (rm a &&,
+// echo x >). A blank or operator escaped by a backslash is part of a word
+// (>a\&b), not its end.
+func wholeWords(s string) string {
+	const seps = " \t\n;&|<>"
+	unescaped := func(i int) bool {
+		j := i
+		for j > 0 && s[j-1] == '\\' {
+			j--
+		}
+		return (i-j)%2 == 0
+	}
+	// Back to the last separator that ends a word.
+	i := len(s) - 1
+	for i >= 0 && !(strings.IndexByte(seps, s[i]) >= 0 && unescaped(i)) {
+		i--
+	}
+	s = s[:i+1]
+	for len(s) > 0 && strings.IndexByte(seps, s[len(s)-1]) >= 0 && unescaped(len(s)-1) {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // A stream yields the bytes of a lost line's text at one level of JSON

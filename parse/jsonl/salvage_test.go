@@ -182,3 +182,24 @@ func mustQuote(file string, twice bool) []byte {
 	}
 	return b
 }
+
+// TestWholeWords: a cut script keeps its whole words, and loses the word the
+// cut split and any operator or redirection left with nothing after it; an
+// escaped blank or operator is part of a word.
+func TestWholeWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"rm a.txt b.t":          "rm a.txt",
+		"rm a.txt &&":           "rm a.txt",
+		"echo hi > ":            "echo hi",
+		"echo hi > out.txt |":   "echo hi > out.txt",
+		`>000\&&00`:             `>000\&`,
+		`rm a\ b c`:             `rm a\ b`,
+		`rm a\\ b`:              `rm a\\`,
+		"cat > f <<'EOF'\nx\ny": "cat > f <<'EOF'\nx",
+		"single":                "",
+	} {
+		if got := wholeWords(in); got != want {
+			t.Errorf("wholeWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
