@@ -297,8 +297,9 @@ func commands(line []byte) []found {
 
 // wholeWords returns what a cut script ran to its last whole word, without
 // an operator or redirection the cut left with nothing after it (rm a &&,
-// echo x >). A blank or operator escaped by a backslash is part of a word
-// (>a\&b), not its end.
+// echo x >, rm a 0<), with the file descriptor of such a redirection. A
+// blank or operator escaped by a backslash is part of a word (>a\&b), not
+// its end.
 func wholeWords(s string) string {
 	const seps = " \t\n;&|<>"
 	unescaped := func(i int) bool {
@@ -315,7 +316,19 @@ func wholeWords(s string) string {
 	}
 	s = s[:i+1]
 	for len(s) > 0 && strings.IndexByte(seps, s[len(s)-1]) >= 0 && unescaped(len(s)-1) {
+		c := s[len(s)-1]
 		s = s[:len(s)-1]
+		if c == '<' || c == '>' {
+			// Digits right before a redirection are its file descriptor
+			// (rm a 0<f, 2>), not a word.
+			j := len(s)
+			for j > 0 && '0' <= s[j-1] && s[j-1] <= '9' {
+				j--
+			}
+			if j < len(s) && (j == 0 || strings.IndexByte(seps, s[j-1]) >= 0 && unescaped(j-1)) {
+				s = s[:j]
+			}
+		}
 	}
 	return s
 }

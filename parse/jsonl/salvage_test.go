@@ -196,6 +196,9 @@ func TestWholeWords(t *testing.T) {
 		`rm a\ b c`:             `rm a\ b`,
 		`rm a\\ b`:              `rm a\\`,
 		"cat > f <<'EOF'\nx\ny": "cat > f <<'EOF'\nx",
+		"rm 000<0":              "rm",
+		"echo x 2>":             "echo x",
+		"echo x2>":              "echo x2",
 		"single":                "",
 	} {
 		if got := wholeWords(in); got != want {
