@@ -301,7 +301,7 @@ func commands(line []byte) []found {
 // blank or operator escaped by a backslash is part of a word (>a\&b), not
 // its end.
 func wholeWords(s string) string {
-	const seps = " \t\n;&|<>"
+	const seps = " \t\r\n;&|<>" // a lone CR is a blank to the shell parser
 	unescaped := func(i int) bool {
 		j := i
 		for j > 0 && s[j-1] == '\\' {

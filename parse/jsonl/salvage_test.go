@@ -118,8 +118,9 @@ func FuzzNames(f *testing.F) {
 
 // FuzzNamesCut: a call's line cut anywhere names no file that the whole
 // line does not (a cut never invents a name from a split word or an
-// escape cut in half; but a prefix of a script that does not parse may
-// parse, and name what its whole commands write), the whole line is never unnamed, and a cut inside
+// escape cut in half; but a prefix of a script that does not parse, or
+// that the reader finds vague (>A>()), may be read, and name what its
+// whole commands write), the whole line is never unnamed, and a cut inside
 // the path of a call to a tool that writes always is. Both a Claude Code
 // call and a Codex call (its arguments JSON held in a string) are cut.
 func FuzzNamesCut(f *testing.F) {
@@ -144,8 +145,8 @@ func FuzzNamesCut(f *testing.F) {
 		k := int(cut % uint(len(line)+1))
 		got, unnamed := Names(line[:k])
 		for _, n := range got {
-			if shellcmd.Parse(command).Err != nil {
-				break // a prefix of a script that does not parse may
+			if r := shellcmd.Parse(command); r.Err != nil || len(r.Vague) > 0 {
+				break // a prefix of a script that does not parse, or is vague, may
 			}
 			// The cut may come before the workdir, which Codex's
 			// arguments hold after the command.
