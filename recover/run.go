@@ -468,17 +468,18 @@ type Summary struct {
 
 func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, st Stats, dry bool) Report {
 	r := Report{Schema: Schema, DryRun: dry, Sessions: []SessionReport{}, Files: []FileReport{}, Warnings: []manifest.Warning{}}
+	lost := 0
 	for i, s := range sessions {
 		r.Sessions = append(r.Sessions, SessionReport{ID: s.ID, Agent: string(s.Agent), Transcript: s.Transcript, Cwd: s.Cwd,
 			Ops: counts[i], Warnings: len(s.Warnings), EndState: string(s.EndState), GitCommit: s.GitCommit, GitBranch: s.GitBranch, Model: s.Model})
 		r.Warnings = append(r.Warnings, s.Warnings...)
 		for _, w := range s.Warnings {
 			if w.Unnamed {
-				r.Summary.LostCalls++
+				lost++
 			}
 		}
 	}
-	r.Summary = Summary{LostCalls: r.Summary.LostCalls, Ops: st.Ops, OpsApplied: st.Applied, OpsFailedInSession: st.Failed, OpsRejected: st.Rejected,
+	r.Summary = Summary{LostCalls: lost, Ops: st.Ops, OpsApplied: st.Applied, OpsFailedInSession: st.Failed, OpsRejected: st.Rejected,
 		OpsUnknown: st.Unknown, OpsShell: st.Shell, OpsDuplicate: st.Duplicates, Observations: st.Observations,
 		EvidenceChecks: st.Checks, EvidenceMismatches: st.Mismatches}
 	sort.SliceStable(plans, func(a, b int) bool { return plans[a].Path() < plans[b].Path() })

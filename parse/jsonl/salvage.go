@@ -2,7 +2,6 @@ package jsonl
 
 import (
 	"bytes"
-	"encoding/json"
 	"path"
 	"regexp"
 	"slices"
@@ -432,16 +431,11 @@ func (d *body) hex() (rune, bool) {
 		if !ok {
 			return 0, false
 		}
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
+		h := unhex(c)
+		if h < 0 {
 			return 0, false
 		}
+		r = r<<4 | rune(h)
 	}
 	return r, true
 }
@@ -519,14 +513,8 @@ func headerName(b []byte) (name string, whole bool) {
 	return name, whole
 }
 
-// unquote decodes the body of a JSON string.
+// unquote decodes the body of a JSON string (String, without the quotes).
 func unquote(s string) (string, bool) {
-	if !strings.Contains(s, `\`) {
-		return s, true
-	}
-	var v string
-	if json.Unmarshal([]byte(`"`+s+`"`), &v) != nil {
-		return "", false
-	}
-	return v, true
+	v, ok := String([]byte(`"` + s + `"`))
+	return string(v), ok
 }
