@@ -255,6 +255,13 @@ type ShellEffect struct {
 	// destination directory].
 	Patterns []string `json:"patterns,omitempty"`
 	Specs    []string `json:"specs,omitempty"`
+	// Bound: the command changed files it chose when it ran (find -delete,
+	// git clean, git reset --hard, git stash, git checkout BRANCH, git
+	// merge …), all at or under what Specs name. None can be replayed:
+	// every file the replay knows there is stale. Verb tells them apart; a
+	// "git stash" and the "git stash pop" or "git stash apply" after it,
+	// with nothing between them touching those files, changed nothing.
+	Bound bool `json:"bound,omitempty"`
 }
 
 // Edit is one exact-string replacement.

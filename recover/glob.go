@@ -217,24 +217,7 @@ func (r *Reconstructor) matching(g globs, recursive, absent bool) (matched, unsu
 			continue // not there when the command ran: no pattern matched it
 		}
 		name := f.res.Path
-		if !strings.HasPrefix(name, g.prefix) {
-			continue
-		}
-		hit, deepHit := "", false
-		for i, comps := range g.shell {
-			if m, ok := globPrefix(comps, g.dirOnly[i], name, recursive); ok {
-				hit = m
-				break
-			}
-			if g.deep[i] && deepMatch(comps, name, recursive) {
-				deepHit = true
-			}
-		}
-		for _, re := range g.specs {
-			if hit == "" && (re.MatchString(name) || recursive && specUnder(re, name)) {
-				hit = name
-			}
-		}
+		hit, deepHit := g.match(name, recursive)
 		switch {
 		case hit != "" && !seen[hit]:
 			seen[hit] = true
@@ -247,6 +230,29 @@ func (r *Reconstructor) matching(g globs, recursive, absent bool) (matched, unsu
 	sort.Strings(matched)
 	sort.Strings(unsure)
 	return matched, unsure
+}
+
+// match says which path a file's name matches as (itself, or the
+// directory above it that a shell glob matched), or, when none, whether
+// a ** that bash may read deeper matches it.
+func (g globs) match(name string, recursive bool) (hit string, deep bool) {
+	if !strings.HasPrefix(name, g.prefix) {
+		return "", false
+	}
+	for i, comps := range g.shell {
+		if m, ok := globPrefix(comps, g.dirOnly[i], name, recursive); ok {
+			return m, false
+		}
+		if g.deep[i] && deepMatch(comps, name, recursive) {
+			deep = true
+		}
+	}
+	for _, re := range g.specs {
+		if re.MatchString(name) || recursive && specUnder(re, name) {
+			return name, false
+		}
+	}
+	return "", deep
 }
 
 // globPrefix matches name against a shell glob component by component, as

@@ -234,6 +234,8 @@ type Reconstructor struct {
 	steps map[string][]Step
 	// warnings are things the report must say that belong to no one file.
 	warnings []manifest.Warning
+	// stash is a git stash waiting for its pop (see bound).
+	stash *stash
 }
 
 // Warnings returns what the replay found that belongs to no one file (a
@@ -391,6 +393,7 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 
 // Finish returns every file touched, in order of first appearance.
 func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
+	r.settleStash()
 	out := make([]*FileResult, 0, len(r.files))
 	for _, f := range r.files {
 		if f.res.Ops == 0 && len(f.res.Notes) == 0 && f.res.Reason == "" && f.unknown == "" && f.stale == "" {
@@ -460,6 +463,7 @@ func where(op *manifest.Op) string {
 // entry returns a file's state, made empty the first time, with session
 // among those that touched it; ok says it was there already.
 func (r *Reconstructor) entry(p, session string) (f *fstate, ok bool) {
+	r.touch(p)
 	k := r.key(p)
 	f, ok = r.files[k]
 	if !ok {

@@ -31,6 +31,9 @@ func (r *Reconstructor) shell(op *manifest.Op, replay bool) {
 		n := 0
 		for _, e := range op.Effects {
 			n += len(e.Paths)
+			if e.Bound {
+				r.settleStash() // a git stash pop that failed left its stash in doubt
+			}
 			if len(e.Patterns)+len(e.Specs) > 0 {
 				// A pattern that matched one file and one that matched
 				// none fail together (sed -i … *.go *.ts), having changed
@@ -99,6 +102,10 @@ func (r *Reconstructor) staleFile(p string, op *manifest.Op, format string, args
 
 // effect replays one effect of a shell command that succeeded.
 func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
+	if e.Bound {
+		r.bound(op, e)
+		return
+	}
 	if len(e.Patterns)+len(e.Specs) > 0 {
 		r.globEffect(op, e)
 		return
@@ -346,6 +353,12 @@ func (r *Reconstructor) unknownOutcome(op *manifest.Op, replayed bool) {
 	for _, p := range touched(op) {
 		f := r.file(p, op, false)
 		f.unknown = fmt.Sprintf("%s: the %s call that touched it never got its result; it %s", where(op), op.Tool, what)
+	}
+	for _, e := range op.Effects {
+		if e.Bound {
+			r.settleStash()
+			r.boundUnknown(op, e, what)
+		}
 	}
 }
 

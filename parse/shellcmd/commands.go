@@ -450,13 +450,15 @@ func (c *call) emit(e Effect, vague bool) {
 	c.w.add(v, c.cx)
 }
 
-// under adds, to the unknown write of a command whose files are chosen at
-// run time, a write on every file at or under the paths dirs name (find's
-// starting points, git clean's paths, each a file or a directory): each is
-// two pathspecs, p and p/* (git's * crosses /), so that recovery grades
+// under replaces the unknown write of verb just recorded (a command whose
+// files are chosen when it runs) by a bound write on every file at or
+// under the paths dirs name (find's starting points, git clean's paths,
+// the working tree of git reset --hard), each a file or a directory: each
+// is two pathspecs, p and p/* (git's * crosses /), so that recovery grades
 // every file it knows there stale, never exact. A shell glob or a git
 // pathspec is kept as the pattern it is; a word that is neither (find
-// "$D") adds nothing for itself, and stays in the unknown write.
+// "$D") adds nothing for itself. With no pattern at all, the unknown
+// write stays.
 func (c *call) under(verb string, dirs []arg) {
 	specs := make([]arg, 0, 2*len(dirs))
 	for _, d := range dirs {
@@ -487,7 +489,28 @@ func (c *call) under(verb string, dirs []arg) {
 		return
 	}
 	c.w.takePatterns()
-	c.emitPaths(Write, verb, true, specs)
+	nv, vague := *c.w.nvague, len(c.w.res.Vague)
+	c.paths(specs) // each is a pattern, kept as one, not a vague name
+	*c.w.nvague, c.w.res.Vague = nv, c.w.res.Vague[:vague]
+	pats := c.w.takePatterns()
+	if len(pats.spec) == 0 {
+		return // under a cd the script does not name
+	}
+	effs := c.w.res.Effects
+	if n := len(effs); n > 0 {
+		if e := effs[n-1]; e.Kind == Write && e.Verb == verb && len(e.Paths)+len(e.Patterns)+len(e.Specs) == 0 && !e.Bound {
+			c.w.res.Effects = effs[:n-1]
+		}
+	}
+	c.w.add(Effect{Kind: Write, Verb: verb, Recursive: true, Specs: pats.spec, Bound: true}, c.cx)
+}
+
+// tree is under for a git command that rewrites tracked files of the
+// work tree it runs in, wholesale: it is read as one rooted at the
+// working directory.
+func (c *call) tree(verb, what string) {
+	c.w.unknown(verb, what, c.cx)
+	c.under(verb, []arg{{val: ".", lit: true, text: "."}})
 }
 
 // emitPaths adds an effect of kind on the files ops name.

@@ -66,7 +66,10 @@ func checkResult(script string, r Result) error {
 		if (e.Kind == Move || e.Kind == Copy) && globbed && len(e.Paths) != 1 {
 			return fmt.Errorf("%s of a pattern with %d paths", e.Kind, len(e.Paths))
 		}
-		if globbed && e.Kind != Move && e.Kind != Copy && (len(e.Paths) > 0 || e.Kind != Write && e.Kind != Delete) {
+		if e.Bound && (e.Kind != Write || len(e.Specs) == 0 || len(e.Patterns) > 0 || len(e.Paths) > 0 && (e.Verb != "git checkout" || len(e.Paths) > 1)) {
+			return fmt.Errorf("bound %s %q with paths %q, patterns %q, specs %q", e.Kind, e.Verb, e.Paths, e.Patterns, e.Specs)
+		}
+		if globbed && !e.Bound && e.Kind != Move && e.Kind != Copy && (len(e.Paths) > 0 || e.Kind != Write && e.Kind != Delete) {
 			return fmt.Errorf("%s of a pattern with paths %q", e.Kind, e.Paths)
 		}
 		for _, p := range append(e.Patterns[:len(e.Patterns):len(e.Patterns)], e.Specs...) {
@@ -332,7 +335,7 @@ func describe(r Result) string {
 		for _, f := range []struct {
 			on   bool
 			name string
-		}{{e.Recursive, "recursive"}, {e.IntoDir, "into-dir"}, {e.Cond, "cond"}} {
+		}{{e.Recursive, "recursive"}, {e.IntoDir, "into-dir"}, {e.Cond, "cond"}, {e.Bound, "bound"}} {
 			if f.on {
 				b.WriteString(" +" + f.name)
 			}

@@ -21,7 +21,7 @@ func Fill(op *manifest.Op, r Result, cwd string, resolve func(cwd, p string) str
 		if e.Kind == Dir {
 			continue
 		}
-		me := manifest.ShellEffect{Kind: manifest.ShellEffectKind(e.Kind), Verb: e.Verb, Recursive: e.Recursive, IntoDir: e.IntoDir, Cond: e.Cond}
+		me := manifest.ShellEffect{Kind: manifest.ShellEffectKind(e.Kind), Verb: e.Verb, Recursive: e.Recursive, IntoDir: e.IntoDir, Cond: e.Cond, Bound: e.Bound}
 		if e.Kind == Create || e.Kind == Append {
 			c := e.Content
 			me.Content = &c

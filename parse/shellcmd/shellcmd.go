@@ -75,6 +75,13 @@ type Effect struct {
 	// destination (a directory when IntoDir or when the pattern matched
 	// several files). A pattern ending in a slash matches directories only.
 	Patterns, Specs []string
+	// Bound says that the command changed files it chose when it ran
+	// (find -delete, git clean, git reset --hard, git stash, git checkout
+	// BRANCH, git merge …), all of them at or under the places its Specs
+	// name: no file there can be replayed, and every one the replay knows
+	// is graded stale. Verb tells them apart (git stash and git stash pop
+	// are read as a pair).
+	Bound bool
 }
 
 // Result is what a script does to files.

@@ -96,14 +96,23 @@ global:
 			return
 		}
 		opts, ops := flags{shortVal: "bBt", longVal: []string{"orphan", "conflict"}}.parse(rest)
-		if has(opts, "p", "patch", "pathspec-from-file") || len(ops) > 0 || has(opts, "f", "force", "m", "merge") {
-			c.w.unknown("git checkout", what, c.cx)
+		switch {
+		case has(opts, "p", "patch", "pathspec-from-file"):
+			c.tree("git checkout", what)
+		case len(ops) == 1:
+			c.checkoutOne(ops[0], what)
+		case len(ops) > 1:
+			// git checkout TREE PATHS…, or only paths: the first may be a
+			// tree-ish, which a path of that name stands in for harmlessly.
+			c.emitPaths(Write, "git checkout", true, pathspecs(ops))
+		case has(opts, "f", "force", "m", "merge"):
+			c.tree("git checkout", what)
 		}
 		// git checkout -b NEW starts a branch where HEAD is: no file changes.
 	case "switch":
 		opts, ops := flags{shortVal: "cCt", longVal: []string{"orphan", "conflict"}}.parse(rest)
 		if len(ops) > 0 || has(opts, "discard-changes", "f", "force", "m", "merge", "orphan") {
-			c.w.unknown("git switch", what, c.cx)
+			c.tree("git switch", what)
 		}
 	case "restore":
 		var pathArgs []arg
@@ -116,26 +125,19 @@ global:
 			return // --staged alone changes only the index
 		}
 		if has(opts, "p", "patch", "pathspec-from-file") {
-			c.w.unknown("git restore", what, c.cx)
+			c.tree("git restore", what)
 			return
 		}
 		c.emitPaths(Write, "git restore", true, pathspecs(ops))
 	case "stash":
-		_, ops := flags{shortVal: "m", longVal: []string{"message", "pathspec-from-file"}, posix: true}.parse(rest)
-		if len(ops) > 0 && ops[0].lit {
-			switch ops[0].val {
-			case "list", "show", "create", "store", "drop", "clear":
-				return
-			}
-		}
-		c.w.unknown("git stash", what, c.cx)
+		c.stash(rest, what)
 	case "reset":
 		if opts, _ := (flags{}).parse(rest); has(opts, "hard", "merge", "keep") {
-			c.w.unknown("git reset", what, c.cx)
+			c.tree("git reset", what)
 		}
 	case "apply":
 		if opts, _ := (flags{shortVal: "pC", longVal: []string{"exclude", "include", "directory", "whitespace"}}).parse(rest); !has(opts, "check", "stat", "numstat", "summary", "cached") {
-			c.w.unknown("git apply", what, c.cx)
+			c.tree("git apply", what)
 		}
 	case "clean":
 		if opts, ops := (flags{shortVal: "e", longVal: []string{"exclude"}}).parse(rest); !has(opts, "n", "dry-run") {
@@ -146,8 +148,56 @@ global:
 			c.under("git clean", pathspecs(ops))
 		}
 	case "am", "pull", "merge", "rebase", "cherry-pick", "revert":
-		c.w.unknown("git "+sub, what, c.cx)
+		c.tree("git "+sub, what)
 	}
+}
+
+// checkoutOne reads git checkout X, which switches to the branch or
+// commit X, or, when X is no such thing, restores the file or directory
+// X. The script cannot tell: the effect rewrites the whole tree, with X in
+// its Paths for recovery, which reads it as a path when it knows a file or
+// directory there. A pattern is always a path.
+func (c *call) checkoutOne(x arg, what string) {
+	if p := pathspecs([]arg{x}); p[0].spec {
+		c.emitPaths(Write, "git checkout", true, p)
+		return
+	}
+	c.tree("git checkout", what)
+	if n := len(c.w.res.Effects); n > 0 && c.w.res.Effects[n-1].Bound && x.lit {
+		c.w.res.Effects[n-1].Paths = c.paths([]arg{x})
+	}
+}
+
+// stash reads git stash. Its push (also with no subcommand) sets every
+// change of the work tree aside, pop and apply bring them back: recovery
+// reads a push of the whole tree and the pop or apply that follows with
+// nothing in between as a pair that changed nothing. A push of some paths
+// only, and git stash branch, are read as any other wholesale rewrite.
+func (c *call) stash(rest []arg, what string) {
+	opts, ops := flags{shortVal: "m", longVal: []string{"message", "pathspec-from-file"}, posix: true}.parse(rest)
+	verb := "git stash"
+	if len(ops) > 0 {
+		if !ops[0].lit {
+			c.tree(verb, what)
+			return
+		}
+		switch ops[0].val {
+		case "list", "show", "create", "store", "drop", "clear":
+			return
+		case "pop", "apply":
+			verb = "git stash " + ops[0].val
+		case "push", "save":
+			if o, paths := (flags{shortVal: "m", longVal: []string{"message", "pathspec-from-file"}}).parse(ops[1:]); len(paths) > 0 && ops[0].val == "push" || has(o, "p", "patch", "pathspec-from-file") {
+				verb = "git stash push"
+			}
+		default:
+			verb = "git stash " + ops[0].val
+		}
+	}
+	if has(opts, "p", "patch", "pathspec-from-file") {
+		verb = "git stash push"
+	}
+	c.tree(verb, what)
 }
 
 // pathspecs marks as not literal the operands a program expands itself,
