@@ -82,36 +82,74 @@ func (r *Reconstructor) staleUnder(op *manifest.Op, e manifest.ShellEffect) {
 	back := strings.HasPrefix(e.Verb, "git ") && e.Verb != "git clean"
 	matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), true, back)
 	all := append(matched, unsure...)
+	where, rel := places(e.Specs)
 	if len(all) == 0 {
-		r.warnOnce(op, "a shell command changed files it chose when it ran (%s: %s): no file of the transcript is at or under %s; what it changed is not recovered",
-			e.Verb, firstLine(op.Command), places(e.Specs))
+		none := "is at or under"
+		if rel == "that match" {
+			none = "matches"
+		}
+		r.warnOnce(op, "a shell command changed files it does not name (%s: %s): no file of the transcript %s %s; what it changed is not recovered",
+			e.Verb, firstLine(op.Command), none, where)
 	} else {
-		r.warnOnce(op, "a shell command changed files it chose when it ran (%s: %s): the %d file(s) of the transcript at or under %s are graded stale; any other file it changed is not recovered",
-			e.Verb, firstLine(op.Command), len(all), places(e.Specs))
+		r.warnOnce(op, "a shell command changed files it does not name (%s: %s): the %d file(s) of the transcript %s %s are graded stale; any other file it changed is not recovered",
+			e.Verb, firstLine(op.Command), len(all), rel, where)
 	}
 	for _, p := range all {
-		r.staleFile(p, op, "a shell command may have changed it (%s: %s, which changes files it chooses when it runs)", e.Verb, firstLine(op.Command))
+		r.staleFile(p, op, "a shell command may have changed it (%s: %s, which names its files only when it runs)", e.Verb, firstLine(op.Command))
 	}
 }
 
-// places names the directories and files of a bound effect's specs (p
-// and p/*) as a user wrote them.
-func places(specs []string) string {
+// places names the places of a bound effect's specs as a user wrote them,
+// and how a file stands to them: the directories and files at or under
+// which it acts (p and p/*), or the patterns files match (rm "$f.txt":
+// *.txt, anywhere).
+func places(specs []string) (names, rel string) {
 	var out []string
+	rel = "at or under"
 	for _, s := range specs {
 		s = strings.TrimSuffix(s, "/*")
-		var b strings.Builder
-		for i := 0; i < len(s); i++ {
-			if s[i] == '\\' && i+1 < len(s) {
-				i++
-			}
-			b.WriteByte(s[i])
+		if meta(s) {
+			rel = "that match"
 		}
-		if s = b.String(); !slices.Contains(out, s) {
+	}
+	for _, s := range specs {
+		if rel == "at or under" {
+			s = unescapeGlob(strings.TrimSuffix(s, "/*"))
+		} else {
+			if strings.HasPrefix(s, "/*") {
+				s = s[1:] // a name that starts anywhere
+			}
+		}
+		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}
-	return strings.Join(out, ", ")
+	return strings.Join(out, ", "), rel
+}
+
+// meta reports whether a pattern holds a *, ? or [ that is not escaped.
+func meta(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?', '[':
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeGlob drops the backslashes that make a pattern's bytes literal.
+func unescapeGlob(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // boundUnknown grades a bound effect of a call that never got its result:

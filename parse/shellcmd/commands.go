@@ -437,17 +437,25 @@ func (c *call) emit(e Effect, vague bool) {
 	if !vague {
 		return
 	}
-	if e.Kind == Touch && len(pats.shell)+len(pats.spec) > 0 {
+	globs := len(pats.shell)+len(pats.spec) > 0
+	if e.Kind == Touch && (globs || len(pats.maybe) > 0 && !pats.open) {
 		return // a glob matches files that exist, whose content touch keeps
 	}
-	v := Effect{Kind: Write, Verb: e.Verb}
-	if len(pats.shell)+len(pats.spec) > 0 {
-		v.Recursive, v.Patterns, v.Specs = e.Recursive, pats.shell, pats.spec
-		if e.Kind == Delete {
-			v.Kind = Delete
+	if globs || pats.open || len(pats.maybe) == 0 {
+		v := Effect{Kind: Write, Verb: e.Verb}
+		if globs {
+			v.Recursive, v.Patterns, v.Specs = e.Recursive, pats.shell, pats.spec
+			if e.Kind == Delete {
+				v.Kind = Delete
+			}
 		}
+		c.w.add(v, c.cx)
 	}
-	c.w.add(v, c.cx)
+	if len(pats.maybe) > 0 && e.Kind != Touch {
+		// rm "$f.txt", sed -i … "src/$f": some file that matches may have
+		// changed, which one is not known: every one is stale, none deleted.
+		c.w.add(Effect{Kind: Write, Verb: e.Verb, Recursive: e.Recursive, Specs: pats.maybe, Bound: true}, c.cx)
+	}
 }
 
 // under replaces the unknown write of verb just recorded (a command whose

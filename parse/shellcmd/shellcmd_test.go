@@ -44,7 +44,7 @@ func TestGlobPatterns(t *testing.T) {
 		{`sed -i s/a/b/ "my dir"/*.go 'x*'?`, "write \"sed -i\" glob=\"my dir/*.go\" glob=\"x\\\\*?\"\nvague \"\\\"my dir\\\"/*.go\"\nvague \"'x*'?\""},
 		{`rm -f a.txt build/*.o`, "delete \"rm\" \"a.txt\"\ndelete \"rm\" glob=\"build/*.o\"\nvague \"build/*.o\""},
 		{`rm -rf dist/*`, "delete \"rm -r\" glob=\"dist/*\" +recursive\nvague \"dist/*\""},
-		{`rm ~/*.log {a,b}*.txt $X/*.go`, "delete \"rm\" glob=\"a*.txt\" glob=\"b*.txt\"\nvague \"~/*.log\"\nvague \"{a,b}*.txt\"\nvague \"$X/*.go\""},
+		{`rm ~/*.log {a,b}*.txt $X/*.go`, "delete \"rm\" glob=\"a*.txt\" glob=\"b*.txt\"\nwrite \"rm\" spec=\"/*/*.log\" spec=\"/*/*.go\" +bound\nvague \"~/*.log\"\nvague \"{a,b}*.txt\"\nvague \"$X/*.go\""},
 		{`mv src/*.ts lib/`, "move \"mv\" \"lib\" glob=\"src/*.ts\" +into-dir\nvague \"src/*.ts\""},
 		{`cp -r assets/* public/`, "copy \"cp -r\" \"public\" glob=\"assets/*\" +recursive +into-dir\nvague \"assets/*\""},
 		{`mv *.md docs`, "move \"mv\" \"docs\" glob=\"*.md\"\nvague \"*.md\""},
@@ -60,7 +60,7 @@ func TestGlobPatterns(t *testing.T) {
 		{`cd pkg; for f in *.go; do rm $f; done`, "delete \"rm\" glob=\"pkg/*.go\" +cond\nvague \"$f\""},
 		{`for f in src/*.go; do f=x; rm $f; done`, "write \"rm\" +cond\nvague \"$f\""},
 		{`for f in a/*.go b/*.go; do rm "$f"; done`, "delete \"rm\" glob=\"a/*.go\" glob=\"b/*.go\" +cond\nvague \"\\\"$f\\\"\""},
-		{`for f in *.ts; do rm "src/$f"; done`, "write \"rm\" +cond\nvague \"\\\"src/$f\\\"\""},
+		{`for f in *.ts; do rm "src/$f"; done`, "write \"rm\" spec=\"src/*\" +cond +bound\nvague \"\\\"src/$f\\\"\""},
 		{`for f in *.ts; do (cd src && rm "$f"); done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},
 		{`select f in *.ts; do rm "$f"; done`, "write \"rm\" +cond\nvague \"\\\"$f\\\"\""},
 	})
@@ -76,10 +76,10 @@ func TestLiteralWords(t *testing.T) {
 		{`rm \*.go`, `delete "rm" "*.go"`},
 		{`rm *.go`, "delete \"rm\" glob=\"*.go\"\nvague \"*.go\""},
 		{`rm a?.go b[12].go`, "delete \"rm\" glob=\"a?.go\" glob=\"b[12].go\"\nvague \"a?.go\"\nvague \"b[12].go\""},
-		{`rm "$F" ${G}.bak`, "write \"rm\"\nvague \"\\\"$F\\\"\"\nvague \"${G}.bak\""},
+		{`rm "$F" ${G}.bak`, "write \"rm\"\nwrite \"rm\" spec=\"/*.bak\" +bound\nvague \"\\\"$F\\\"\"\nvague \"${G}.bak\""},
 		{`rm "$(ls | head -1)"`, "write \"rm\"\nvague \"\\\"$(ls | head -1)\\\"\""},
 		{"rm `cat list`", "write \"rm\"\nvague \"`cat list`\""},
-		{`rm ~/x.txt`, "write \"rm\"\nvague \"~/x.txt\""},
+		{`rm ~/x.txt`, "write \"rm\" spec=\"/*/x.txt\" +bound\nvague \"~/x.txt\""},
 		{`rm '~/x.txt'`, `delete "rm" "~/x.txt"`},
 		// Brace expansion, as bash makes it before every other expansion.
 		{`rm {a,b}.txt`, `delete "rm" "a.txt" "b.txt"`},
@@ -247,6 +247,16 @@ func TestWrappers(t *testing.T) {
 		{`find . -exec cat {} \;`, ""},
 		{`find . -name '*.tmp' -exec rm {} \;`, "write \"find -exec rm\" spec=\"*\" +recursive +bound\nvague \"find -exec rm\""},
 		{`find . -type f -exec grep -l x {} +`, ``},
+		// A word whose value is partly known bounds what it names: its text
+		// stands for itself, each unknown value for anything, from the root
+		// when the word starts with one.
+		{`rm "$f.txt"`, "write \"rm\" spec=\"/*.txt\" +bound\nvague \"\\\"$f.txt\\\"\""},
+		{`rm -rf "build-$(date +%s)" src/$n`, "write \"rm -r\" spec=\"build-*\" spec=\"src/*\" +recursive +bound\nvague \"\\\"build-$(date +%s)\\\"\"\nvague \"src/$n\""},
+		{`rm "$a/$b" x.$e`, "write \"rm\"\nwrite \"rm\" spec=\"x.*\" +bound\nvague \"\\\"$a/$b\\\"\"\nvague \"x.$e\""},
+		{`sed -i s/a/b/ ~/'a*b'/$x.go`, "write \"sed -i\" spec=\"/*/a\\\\*b/*.go\" +bound\nvague \"~/'a*b'/$x.go\""},
+		{`echo hi > "out/$n.log"`, "write \"redirect\" spec=\"out/*.log\" +bound\nvague \"\\\"out/$n.log\\\"\""},
+		{`touch "$f.md"`, "vague \"\\\"$f.md\\\"\""},
+		{`cd "$D" && rm "$f.txt" "src/$g"`, "write \"rm\"\nwrite \"rm\" spec=\"/*.txt\" +bound\nvague \"\\\"$f.txt\\\"\"\nvague \"\\\"src/$g\\\"\""},
 		{`npx prettier --write src/app.ts`, `write "prettier --write" "src/app.ts" +recursive`},
 		{`npx -y tsx -e "fs.writeFileSync('a', 'b')"`, "write \"npx script\"\nvague \"npx tsx -e \\\"fs.writeFileSync('a', 'b')\\\"\""},
 		{`npx tsc --noEmit`, ``},

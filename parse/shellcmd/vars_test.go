@@ -19,7 +19,7 @@ func TestLoops(t *testing.T) {
 		// Joined to other text at a slash, and at nothing else.
 		{`for f in a b; do cp "$f" "backup/$f"; done`, "copy \"cp\" \"a\" \"backup/a\"\ncopy \"cp\" \"b\" \"backup/b\""},
 		{`for d in x y; do rm -r "$d/build/"; done`, "delete \"rm -r\" \"x/build\" +recursive\ndelete \"rm -r\" \"y/build\" +recursive"},
-		{`for f in a; do rm "$f.bak" $f-old; done`, "write \"rm\"\nvague \"\\\"$f.bak\\\"\"\nvague \"$f-old\""},
+		{`for f in a; do rm "$f.bak" $f-old; done`, "write \"rm\" spec=\"a.bak\" spec=\"a-old\" +bound\nvague \"\\\"$f.bak\\\"\"\nvague \"$f-old\""},
 		{`for d in a b; do for f in x y; do rm "$d/$f"; done; done`, "delete \"rm\" \"a/x\"\ndelete \"rm\" \"a/y\"\ndelete \"rm\" \"b/x\"\ndelete \"rm\" \"b/y\""},
 		{`for f in a b; do echo hi > "out/$f"; done`, "create \"echo\" \"out/a\" content=3B:\"hi\"\ncreate \"echo\" \"out/b\" content=3B:\"hi\""},
 		// A command named by a variable may be read or eval.
@@ -56,7 +56,7 @@ func TestLoops(t *testing.T) {
 		{`IFS=,; for f in a b; do rm $f; done`, "write \"rm\" +cond\nvague \"$f\""},
 		{`for RANDOM in a b; do rm "$RANDOM"; done`, "write \"rm\" +cond\nvague \"\\\"$RANDOM\\\"\""},
 		// Only the plain expansion: no operator, no other variable.
-		{`for f in a.js; do rm "${f%.js}.ts" "$g"; done`, "write \"rm\"\nvague \"\\\"${f%.js}.ts\\\"\"\nvague \"\\\"$g\\\"\""},
+		{`for f in a.js; do rm "${f%.js}.ts" "$g"; done`, "write \"rm\"\nwrite \"rm\" spec=\"/*.ts\" +bound\nvague \"\\\"${f%.js}.ts\\\"\"\nvague \"\\\"$g\\\"\""},
 		// After the loop the variable is not read.
 		{`for f in a b; do :; done; rm "$f"`, "write \"rm\"\nvague \"\\\"$f\\\"\""},
 		{`IFS= read -r x < list; for f in a; do rm $f; done`, `delete "rm" "a"`},
@@ -129,7 +129,7 @@ func TestAssignments(t *testing.T) {
 		{`f=*.go; rm $f "$f"`, "write \"rm\"\nvague \"$f\"\nvague \"\\\"$f\\\"\""},
 		{`f=a; g=$f; rm "$g"`, "write \"rm\"\nvague \"\\\"$g\\\"\""},
 		{`f=; rm "$f"`, "write \"rm\"\nvague \"\\\"$f\\\"\""},
-		{`PWD=/x; rm "$PWD/a"`, "write \"rm\"\nvague \"\\\"$PWD/a\\\"\""},
+		{`PWD=/x; rm "$PWD/a"`, "write \"rm\" spec=\"/*/a\" +bound\nvague \"\\\"$PWD/a\\\"\""},
 	})
 }
 

@@ -99,7 +99,14 @@ func (w *walker) text(n syntax.Node) string {
 
 // patterns are the glob operands of one command, found by pathOf and
 // taken by the effect the command makes of them (see call.emit).
-type patterns struct{ shell, spec []string }
+// patterns are what the vague operands of a command name files by: shell
+// globs, patterns the command expands itself, and maybe, the bounds of
+// words whose value is only partly known (see maybeIn); open says that
+// some vague operand is bounded by none of them.
+type patterns struct {
+	shell, spec, maybe []string
+	open               bool
+}
 
 // takePatterns returns the patterns found since it was last called.
 func (w *walker) takePatterns() patterns {
@@ -468,9 +475,13 @@ func (w *walker) redirects(redirs []*syntax.Redirect, verb, out string, certain 
 		if v, ok := sc.literal(r.Word); ok && device(v) {
 			continue
 		}
+		w.takePatterns()
 		p, _, ok := w.path(r.Word, sc)
 		if !ok {
-			if v, lit := sc.literal(r.Word); !lit || v != "" {
+			if pats := w.takePatterns(); len(pats.maybe) > 0 {
+				// > "out/$n.log": some file that matches was written.
+				w.add(Effect{Kind: Write, Verb: "redirect", Specs: pats.maybe, Bound: true}, cx)
+			} else if v, lit := sc.literal(r.Word); !lit || v != "" {
 				w.add(Effect{Kind: Write, Verb: "redirect"}, cx)
 			}
 			continue
@@ -497,7 +508,9 @@ func (w *walker) path(word *syntax.Word, sc *scope) (string, bool, bool) {
 func (w *walker) pathOf(a arg, sc *scope) (string, bool, bool) {
 	if !a.lit {
 		w.vague(a.text)
-		w.pattern(a, sc)
+		if !w.pattern(a, sc) && w.pats != nil {
+			w.pats.open = true
+		}
 		return "", false, false
 	}
 	v := a.val
@@ -508,6 +521,9 @@ func (w *walker) pathOf(a arg, sc *scope) (string, bool, bool) {
 	}
 	if len(v) > maxPath || strings.ContainsAny(v, "\x00\n") {
 		w.vague(a.text)
+		if w.pats != nil {
+			w.pats.open = true
+		}
 		return "", false, false
 	}
 	slash := len(v) > 1 && strings.HasSuffix(v, "/")
@@ -522,6 +538,9 @@ func (w *walker) pathOf(a arg, sc *scope) (string, bool, bool) {
 	}
 	if sc.cur.vague != "" {
 		w.vague(sc.cur.vague + "/" + a.val)
+		if w.pats != nil {
+			w.pats.open = true
+		}
 		return "", false, false
 	}
 	if sc.cur.dir != "" {
@@ -531,10 +550,20 @@ func (w *walker) pathOf(a arg, sc *scope) (string, bool, bool) {
 }
 
 // pattern keeps a vague operand that is a glob, joined onto the directory
-// of any literal cd, for the effect the command makes of it.
-func (w *walker) pattern(a arg, sc *scope) {
-	if w.pats == nil || sc.cur.vague != "" {
-		return
+// of any literal cd, for the effect the command makes of it, or else the
+// pattern that bounds what it may name; it reports whether it kept one.
+func (w *walker) pattern(a arg, sc *scope) bool {
+	if w.pats == nil {
+		return false
+	}
+	if sc.cur.vague != "" {
+		// Under a cd the script does not name, only a word that may name
+		// a file anywhere is placed.
+		if v, ok := maybeIn(a.word, sc.vars); ok && a.word != nil && strings.HasPrefix(v, "/*") {
+			w.pats.maybe = append(w.pats.maybe, v)
+			return true
+		}
+		return false
 	}
 	list, p := &w.pats.shell, ""
 	switch {
@@ -543,18 +572,22 @@ func (w *walker) pattern(a arg, sc *scope) {
 	case a.word != nil:
 		if g, ok := sc.globVar(a.word); ok {
 			*list = append(*list, g...) // joined onto the cd of the loop
-			return
+			return true
 		}
 		v, ok := sc.pattern(a.word)
 		if !ok {
-			return
+			if v, ok = maybeIn(a.word, sc.vars); !ok {
+				return false
+			}
+			list = &w.pats.maybe
 		}
 		p = v
 	}
 	if p == "" || len(p) > maxPath || strings.ContainsAny(p, "\x00\n") {
-		return
+		return false
 	}
 	*list = append(*list, sc.cur.joinPattern(p))
+	return true
 }
 
 // callExpr walks a simple command: its expansions, its redirections, then

@@ -330,3 +330,107 @@ func isDigits(s string) bool {
 	}
 	return true
 }
+
+// maybeIn returns the pattern that bounds what a word whose value is not
+// fully known may name: its literal text as itself, each expansion whose
+// value is unknown ($f, "$(cmd)", ~) as * (as in a git pathspec, where *
+// also matches a slash). A word that starts with an unknown value may name
+// a file anywhere: its pattern starts at the root (rm "$f.txt" is /*.txt).
+// ok is false when nothing but slashes is literal ("$d/$f"), which bounds
+// nothing.
+func maybeIn(w *syntax.Word, vars []binding) (string, bool) {
+	if w == nil || len(w.Parts) == 0 {
+		return "", false
+	}
+	var b strings.Builder
+	lits := 0
+	lit := func(c byte) {
+		if c == '*' || c == '?' || c == '[' || c == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+		if c != '/' {
+			lits++
+		}
+	}
+	star := func() {
+		if s := b.String(); !strings.HasSuffix(s, "*") {
+			b.WriteByte('*')
+		}
+	}
+	param := func(p *syntax.ParamExp, quoted bool) {
+		if v, ok := lookup(vars, p); ok && (quoted || v != "" && !strings.ContainsAny(v, unsplit)) {
+			for i := range len(v) {
+				lit(v[i])
+			}
+			return
+		}
+		star()
+	}
+	for i, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			for j := 0; j < len(v); j++ {
+				switch c := v[j]; {
+				case c == '\\' && j+1 < len(v):
+					j++
+					if v[j] != '\n' {
+						lit(v[j])
+					}
+				case c == '*' || c == '?' || c == '[':
+					// A glob of its own: the pathspec's reading is wider.
+					b.WriteByte(c)
+				case c == '~' && i == 0 && j == 0:
+					star()
+				case c == '{' || c == '}':
+					return "", false // brace words are expanded before they get here
+				default:
+					lit(c)
+				}
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar && strings.Contains(p.Value, `\`) {
+				star()
+				continue
+			}
+			for j := range len(p.Value) {
+				lit(p.Value[j])
+			}
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				switch q := q.(type) {
+				case *syntax.Lit:
+					v := q.Value
+					for j := 0; j < len(v); j++ {
+						c := v[j]
+						if c == '\\' && j+1 < len(v) && strings.IndexByte("$`\"\\\n", v[j+1]) >= 0 {
+							j++
+							if v[j] == '\n' {
+								continue
+							}
+							c = v[j]
+						}
+						lit(c)
+					}
+				case *syntax.ParamExp:
+					param(q, true)
+				default:
+					star()
+				}
+			}
+		case *syntax.ParamExp:
+			param(p, false)
+		default:
+			star()
+		}
+	}
+	s := b.String()
+	if lits == 0 || !lossless(s) || len(s) > maxPath {
+		return "", false
+	}
+	if strings.HasPrefix(s, "*") {
+		s = "/" + s
+	}
+	return s, true
+}
