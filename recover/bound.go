@@ -2,6 +2,7 @@ package recover
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -21,31 +22,50 @@ type stash struct {
 // every file the replay knows at or under its places is graded stale, as
 // is every file there the replay has deleted when the command may bring
 // tracked files back. A git stash of the whole tree is held back instead:
-// the git stash pop or apply that follows it, with nothing in between
-// touching the files, brings them back as they were, and the pair changed
-// nothing (agents stash to run the tests on the commit alone). Anything
-// else settles it.
+// the git stash pop or apply that follows it in the same tree, with
+// nothing in between touching the files, brings them back as they were,
+// and the pair changed nothing (agents stash to run the tests on the
+// commit alone). Anything else settles it: a pop of another stash
+// (stash@{1}), a drop or clear, a second stash of the same tree.
 func (r *Reconstructor) bound(op *manifest.Op, e manifest.ShellEffect) {
 	if e.Verb == "git checkout" && len(e.Paths) == 1 && r.knows(e.Paths[0]) {
 		// git checkout X, where X is a file or directory: X is restored.
 		r.effect(op, manifest.ShellEffect{Kind: e.Kind, Verb: e.Verb, Paths: e.Paths, Recursive: true, Cond: e.Cond})
 		return
 	}
-	if !e.Cond {
-		switch e.Verb {
-		case "git stash":
-			r.settleStash()
-			r.stash = &stash{op: op, e: e, g: compileGlobs(nil, e.Specs)}
-			return
-		case "git stash pop", "git stash apply":
-			if r.stash != nil && slices.Equal(r.stash.e.Specs, e.Specs) {
-				r.stash = nil
-				return
+	tree := strings.Join(e.Specs, "\x00")
+	switch e.Verb {
+	case "git stash drop", "git stash clear", "git stash store":
+		// No file changed; the stash a pop would bring back is another.
+		r.settleStash(tree)
+		return
+	case "git stash":
+		r.settleStash(tree)
+		if !e.Cond {
+			if r.stashes == nil {
+				r.stashes = map[string]*stash{}
 			}
+			r.stashes[tree] = &stash{op: op, e: e, g: compileGlobs(nil, e.Specs)}
+			return
 		}
+	case "git stash pop", "git stash apply":
+		if _, ok := r.stashes[tree]; ok && !e.Cond {
+			delete(r.stashes, tree)
+			return
+		}
+		r.settleStash(tree)
+	default:
+		r.settleStash("")
 	}
-	r.settleStash()
 	r.staleUnder(op, e)
+}
+
+// quiet reports whether the session only read a file, and commands that
+// change files they do not name are all that may have changed it since: it
+// is not the session's work, and not listed, but an edit made to it later
+// is stale.
+func (f *fstate) quiet() bool {
+	return f.res.Ops == 0 && len(f.res.Notes) == f.boundNotes && f.unknown == "" && f.res.Reason == ""
 }
 
 // knows says whether the replay knows a file or a directory at p.
@@ -54,23 +74,25 @@ func (r *Reconstructor) knows(p string) bool {
 	return ok || r.isDir(p)
 }
 
-// settleStash grades what a git stash that no pop brought back, or one
-// that something touched before its pop, left in doubt.
-func (r *Reconstructor) settleStash() {
-	if s := r.stash; s != nil {
-		r.stash = nil
-		r.staleUnder(s.op, s.e)
+// settleStash grades what a git stash of tree (every one, when tree is
+// "") that no pop brought back, or one that something touched before its
+// pop, left in doubt.
+func (r *Reconstructor) settleStash(tree string) {
+	for _, k := range slices.Sorted(maps.Keys(r.stashes)) {
+		if s := r.stashes[k]; tree == "" || k == tree {
+			delete(r.stashes, k)
+			r.staleUnder(s.op, s.e)
+		}
 	}
 }
 
 // touch settles a pending git stash before the replay changes or reads a
 // file at or under its places.
 func (r *Reconstructor) touch(p string) {
-	if r.stash == nil {
-		return
-	}
-	if hit, _ := r.stash.g.match(p, true); hit != "" {
-		r.settleStash()
+	for k, s := range r.stashes {
+		if hit, _ := s.g.match(p, true); hit != "" {
+			r.settleStash(k)
+		}
 	}
 }
 
@@ -83,19 +105,26 @@ func (r *Reconstructor) staleUnder(op *manifest.Op, e manifest.ShellEffect) {
 	matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), true, back)
 	all := append(matched, unsure...)
 	where, rel := places(e.Specs)
-	if len(all) == 0 {
+	n := 0
+	for _, p := range all {
+		f := r.files[r.key(p)]
+		if !f.quiet() {
+			n++
+		}
+		before := len(f.res.Notes)
+		r.staleFile(p, op, "a shell command may have changed it (%s: %s, which names its files only when it runs)", e.Verb, firstLine(op.Command))
+		f.boundNotes += len(f.res.Notes) - before
+	}
+	if n == 0 {
 		none := "is at or under"
 		if rel == "that match" {
 			none = "matches"
 		}
-		r.warnOnce(op, "a shell command changed files it does not name (%s: %s): no file of the transcript %s %s; what it changed is not recovered",
+		r.warnOnce(op, "a shell command changed files it does not name (%s: %s): no file the session changed %s %s; what it changed is not recovered",
 			e.Verb, firstLine(op.Command), none, where)
 	} else {
-		r.warnOnce(op, "a shell command changed files it does not name (%s: %s): the %d file(s) of the transcript %s %s are graded stale; any other file it changed is not recovered",
-			e.Verb, firstLine(op.Command), len(all), rel, where)
-	}
-	for _, p := range all {
-		r.staleFile(p, op, "a shell command may have changed it (%s: %s, which names its files only when it runs)", e.Verb, firstLine(op.Command))
+		r.warnOnce(op, "a shell command changed files it does not name (%s: %s): the %d file(s) the session changed %s %s may differ, and none of them is graded exact; any other file it changed is not recovered",
+			e.Verb, firstLine(op.Command), n, rel, where)
 	}
 }
 

@@ -149,6 +149,9 @@ type fstate struct {
 	// Edit's original, a Write) was last adopted: a line lost before it
 	// in the same transcript no longer matters (see Lost).
 	proven position
+	// boundNotes counts the notes of commands that change files they do
+	// not name (see quiet).
+	boundNotes int
 }
 
 // position is a line of a transcript.
@@ -234,8 +237,9 @@ type Reconstructor struct {
 	steps map[string][]Step
 	// warnings are things the report must say that belong to no one file.
 	warnings []manifest.Warning
-	// stash is a git stash waiting for its pop (see bound).
-	stash *stash
+	// stashes are the git stashes waiting for their pop, by tree (see
+	// bound).
+	stashes map[string]*stash
 }
 
 // Warnings returns what the replay found that belongs to no one file (a
@@ -393,10 +397,10 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 
 // Finish returns every file touched, in order of first appearance.
 func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
-	r.settleStash()
+	r.settleStash("")
 	out := make([]*FileResult, 0, len(r.files))
 	for _, f := range r.files {
-		if f.res.Ops == 0 && len(f.res.Notes) == 0 && f.res.Reason == "" && f.unknown == "" && f.stale == "" {
+		if f.res.Ops == 0 && (f.boundNotes > 0 && f.quiet() || len(f.res.Notes) == 0 && f.res.Reason == "" && f.unknown == "" && f.stale == "") {
 			continue // only observed (read, backed up), never changed: nothing to recover
 		}
 		f.remember()

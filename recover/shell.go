@@ -32,7 +32,7 @@ func (r *Reconstructor) shell(op *manifest.Op, replay bool) {
 		for _, e := range op.Effects {
 			n += len(e.Paths)
 			if e.Bound {
-				r.settleStash() // a git stash pop that failed left its stash in doubt
+				r.settleStash("") // a git stash pop that failed left its stash in doubt
 			}
 			if len(e.Patterns)+len(e.Specs) > 0 {
 				// A pattern that matched one file and one that matched
@@ -356,7 +356,7 @@ func (r *Reconstructor) unknownOutcome(op *manifest.Op, replayed bool) {
 	}
 	for _, e := range op.Effects {
 		if e.Bound {
-			r.settleStash()
+			r.settleStash("")
 			r.boundUnknown(op, e, what)
 		}
 	}

@@ -16,6 +16,11 @@ type call struct {
 	// xargs holds how xargs was written when the command runs under it:
 	// its operands then come from standard input and cannot be told.
 	xargs string
+	// worktree is the tree git --work-tree names, which a wholesale
+	// rewrite changes wherever the command runs.
+	worktree *arg
+	// treeScope is where git ran, which a relative worktree is read from.
+	treeScope *scope
 }
 
 // handlers read the commands that change files, by name. They are set in
@@ -29,7 +34,7 @@ func init() {
 		"mv": (*call).mv, "cp": (*call).cp, "install": (*call).install, "ln": (*call).ln,
 		"tee": (*call).tee, "touch": (*call).touch, "truncate": (*call).truncate, "dd": (*call).dd,
 		"sed": (*call).sed, "gsed": (*call).sed, "perl": (*call).perl,
-		"rsync": (*call).rsync, "patch": (*call).patch,
+		"rsync": (*call).rsync, "patch": (*call).patch, "tar": (*call).tar, "unzip": (*call).unzip,
 		"git": (*call).git, "go": (*call).goTool, "cargo": (*call).cargo,
 		"gofmt": (*call).gofmt, "goimports": (*call).gofmt,
 		"prettier": (*call).prettier, "eslint": (*call).eslint, "black": (*call).black, "ruff": (*call).ruff,
@@ -513,12 +518,113 @@ func (c *call) under(verb string, dirs []arg) {
 	c.w.add(Effect{Kind: Write, Verb: verb, Recursive: true, Specs: pats.spec, Bound: true}, c.cx)
 }
 
+// destinations are the places a command find runs on each file may
+// write to besides that file: cp {} DEST, mv {} DIR/.
+func destinations(sub []arg) []arg {
+	if len(sub) == 0 || !sub[0].lit {
+		return nil
+	}
+	switch path.Base(sub[0].val) {
+	case "cp", "mv", "install", "rsync", "ln":
+	default:
+		return nil
+	}
+	var out []arg
+	for _, a := range sub[1:] {
+		if a.lit && a.val != "" && !strings.HasPrefix(a.val, "-") && !strings.Contains(a.val, "{}") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// tar reads tar's extract mode (tar xf, tar -xzf, --extract), which writes
+// the archive's members, unknown here, under -C DIR or where it runs.
+func (c *call) tar(_ string, args []arg) {
+	extract, dir := false, arg{val: ".", lit: true, text: "."}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			continue
+		}
+		v := a.val
+		switch {
+		case v == "--extract" || v == "--get":
+			extract = true
+		case v == "-C" || v == "--directory":
+			if i+1 < len(args) {
+				dir = args[i+1]
+				i++
+			}
+		case strings.HasPrefix(v, "--directory="):
+			d := strings.TrimPrefix(v, "--directory=")
+			dir = arg{val: d, lit: true, text: d}
+		case strings.HasPrefix(v, "--"):
+		case strings.HasPrefix(v, "-") || i == 0:
+			// a bundle of short options, old style without the dash first
+			if strings.ContainsRune(strings.TrimPrefix(v, "-"), 'x') {
+				extract = true
+			}
+		}
+	}
+	if extract {
+		c.w.unknown("tar -x", words("tar", args), c.cx)
+		c.under("tar -x", []arg{dir})
+	}
+}
+
+// unzip writes an archive's members, unknown here, under -d DIR or where
+// it runs, unless it only lists, tests or prints them.
+func (c *call) unzip(_ string, args []arg) {
+	dir := arg{val: ".", lit: true, text: "."}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit || !strings.HasPrefix(a.val, "-") {
+			continue
+		}
+		switch {
+		case a.val == "-d":
+			if i+1 < len(args) {
+				dir = args[i+1]
+				i++
+			}
+		case strings.HasPrefix(a.val, "-d"):
+			dir = arg{val: a.val[2:], lit: true, text: a.val[2:]}
+		case strings.ContainsAny(a.val[1:], "lvtZpz"):
+			return
+		}
+	}
+	c.w.unknown("unzip", words("unzip", args), c.cx)
+	c.under("unzip", []arg{dir})
+}
+
 // tree is under for a git command that rewrites tracked files of the
 // work tree it runs in, wholesale: it is read as one rooted at the
 // working directory.
 func (c *call) tree(verb, what string) {
 	c.w.unknown(verb, what, c.cx)
-	c.under(verb, []arg{{val: ".", lit: true, text: "."}})
+	if c.worktree != nil {
+		saved := c.sc
+		c.sc = c.treeScope
+		c.under(verb, []arg{*c.worktree})
+		c.sc = saved
+		return
+	}
+	c.rooted(func() { c.under(verb, []arg{{val: ".", lit: true, text: "."}}) })
+}
+
+// rooted runs fn where the script started when the command runs in a
+// directory below it (cd src && git reset --hard): git changes the whole
+// repository, which holds the script's own directory too, agents running
+// git from the top of the tree.
+func (c *call) rooted(fn func()) {
+	if d := c.sc.cur.dir; c.sc.cur.vague == "" && d != "" && !path.IsAbs(d) && d != ".." && !strings.HasPrefix(d, "../") {
+		saved := c.sc
+		c.sc = c.sc.clone()
+		c.sc.cur.dir = ""
+		defer func() { c.sc = saved }()
+	}
+	fn()
 }
 
 // emitPaths adds an effect of kind on the files ops name.
@@ -992,7 +1098,7 @@ func (c *call) find(_ string, args []arg) {
 					inner.run(rest)
 				}
 			}) {
-				c.under(what, roots)
+				c.under(what, append(roots[:len(roots):len(roots)], destinations(sub)...))
 			}
 		}
 	}

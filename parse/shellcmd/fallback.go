@@ -20,6 +20,15 @@ func fallback(script string, err error) Result {
 			w.unknown(verb, verb+" (does not parse)", ctx{cond: true})
 		}
 	}
+	// tree is found for a command that changes files it chooses anywhere
+	// in the tree it runs in (git reset --hard, find -delete): every file
+	// there may have changed, if it ran.
+	tree := func(verb string) {
+		if !slices.Contains(res.Vague, verb+" (does not parse)") {
+			w.vague(verb + " (does not parse)")
+			w.add(Effect{Kind: Write, Verb: verb, Recursive: true, Specs: []string{"*"}, Bound: true}, ctx{cond: true})
+		}
+	}
 	if redirectsToFile(script) {
 		found("redirect")
 	}
@@ -50,9 +59,12 @@ func fallback(script string, err error) Result {
 					continue
 				}
 				switch s {
-				case "rm", "mv", "checkout", "switch", "restore", "stash", "reset", "apply", "clean", "am", "pull",
-					"merge", "rebase", "cherry-pick", "revert":
+				case "rm", "mv", "restore":
 					found("git " + s)
+				case "checkout", "switch", "stash", "reset", "apply", "clean", "am", "pull", "merge", "rebase",
+					"cherry-pick", "revert", "filter-branch", "bisect", "sparse-checkout", "read-tree", "checkout-index",
+					"submodule", "lfs":
+					tree("git " + s)
 				}
 				break
 			}
@@ -62,8 +74,10 @@ func fallback(script string, err error) Result {
 			}
 		case "find":
 			if later(i, func(s string) bool { return s == "-delete" }) {
-				found("find -delete")
+				tree("find -delete")
 			}
+		case "tar", "unzip":
+			tree(name)
 		default:
 			if powershell(name) {
 				found(name)

@@ -15,10 +15,11 @@ package shellcmd
 var commandWords = []string{
 	"rm", "rmdir", "mkdir", "unlink", "mv", "cp", "install", "ln", "tee", "touch", "truncate", "rsync", "patch",
 	"sed", "gsed", "perl", "gofmt", "goimports", "prettier", "eslint", "black", "ruff", "rustfmt",
-	"clang-format", "shfmt", "cargo", "deno",
+	"clang-format", "shfmt", "cargo", "deno", "tar", "unzip",
 	// git and go subcommands that write
 	"checkout", "switch", "restore", "stash", "reset", "apply", "clean", "am", "pull", "merge", "rebase",
-	"cherry-pick", "revert", "fmt", "fix", "generate", "mod", "get",
+	"cherry-pick", "revert", "filter-branch", "bisect", "sparse-checkout", "read-tree", "checkout-index",
+	"merge-file", "submodule", "lfs", "fmt", "fix", "generate", "mod", "get",
 	// task names that rewrite files (mise run fmt, npm run format)
 	"format",
 }

@@ -50,12 +50,18 @@ global:
 		case a.val == "-c" || a.val == "--git-dir" || a.val == "--namespace" || a.val == "--config-env" || a.val == "--super-prefix":
 			i += 2
 		case a.val == "--work-tree" || strings.HasPrefix(a.val, "--work-tree="):
-			// Pathspecs then resolve inside another tree.
-			c.chdirCommand(arg{text: a.text})
-			i++
-			if a.val == "--work-tree" {
+			// Pathspecs then resolve inside another tree, which is the
+			// one a wholesale rewrite changes.
+			wt := arg{text: a.text}
+			if v, ok := strings.CutPrefix(a.val, "--work-tree="); ok {
+				wt = arg{val: v, lit: a.lit, text: v}
+			} else if i+1 < len(args) {
+				wt = args[i+1]
 				i++
 			}
+			c.worktree, c.treeScope = &wt, c.sc
+			c.chdirCommand(arg{text: a.text})
+			i++
 		case strings.HasPrefix(a.val, "-"):
 			i++
 		default:
@@ -90,12 +96,15 @@ global:
 		}
 		c.transfer(Move, "git mv", opts, pathspecs(ops), false)
 	case "checkout":
+		if dd := dashdash(rest); dd >= 0 && dd == len(rest)-1 {
+			rest = rest[:dd] // git checkout main --: no paths, a branch
+		}
 		if dd := dashdash(rest); dd >= 0 {
 			// git checkout [TREE] -- PATHS restores the paths only.
 			c.emitPaths(Write, "git checkout", true, pathspecs(rest[dd+1:]))
 			return
 		}
-		opts, ops := flags{shortVal: "bBt", longVal: []string{"orphan", "conflict"}}.parse(rest)
+		opts, ops := flags{shortVal: "bB", longVal: []string{"orphan", "conflict"}}.parse(rest)
 		switch {
 		case has(opts, "p", "patch", "pathspec-from-file"):
 			c.tree("git checkout", what)
@@ -110,7 +119,7 @@ global:
 		}
 		// git checkout -b NEW starts a branch where HEAD is: no file changes.
 	case "switch":
-		opts, ops := flags{shortVal: "cCt", longVal: []string{"orphan", "conflict"}}.parse(rest)
+		opts, ops := flags{shortVal: "cC", longVal: []string{"orphan", "conflict", "create", "force-create"}}.parse(rest)
 		if len(ops) > 0 || has(opts, "discard-changes", "f", "force", "m", "merge", "orphan") {
 			c.tree("git switch", what)
 		}
@@ -147,9 +156,48 @@ global:
 			c.w.unknown("git clean", what, c.cx)
 			c.under("git clean", pathspecs(ops))
 		}
-	case "am", "pull", "merge", "rebase", "cherry-pick", "revert":
+	case "am", "pull", "merge", "rebase", "cherry-pick", "revert", "filter-branch", "bisect", "sparse-checkout":
+		if opts, ops := (flags{}).parse(rest); has(opts, "show-current-patch", "help", "h") ||
+			len(ops) > 0 && ops[0].lit && readOnlySub(sub, ops[0].val) {
+			return
+		}
 		c.tree("git "+sub, what)
+	case "read-tree":
+		if opts, _ := (flags{}).parse(rest); has(opts, "u") {
+			c.tree("git read-tree", what)
+		}
+	case "checkout-index":
+		if opts, ops := (flags{}).parse(rest); has(opts, "a", "all", "stdin") || len(ops) == 0 {
+			c.tree("git checkout-index", what)
+		} else {
+			c.emitPaths(Write, "git checkout-index", false, ops)
+		}
+	case "merge-file":
+		if opts, ops := (flags{shortVal: "L"}).parse(rest); !has(opts, "p", "stdout") && len(ops) > 0 {
+			c.emitPaths(Write, "git merge-file", false, ops[:1])
+		}
+	case "submodule":
+		if _, ops := (flags{}).parse(rest); len(ops) > 0 && ops[0].lit && ops[0].val == "update" {
+			c.tree("git submodule update", what)
+		}
+	case "lfs":
+		if _, ops := (flags{}).parse(rest); len(ops) > 0 && ops[0].lit && (ops[0].val == "checkout" || ops[0].val == "pull") {
+			c.tree("git lfs "+ops[0].val, what)
+		}
 	}
+}
+
+// readOnlySub reports whether a subcommand of the git commands that
+// rewrite the work tree only looks: git bisect log, git sparse-checkout
+// list.
+func readOnlySub(sub, op string) bool {
+	switch sub {
+	case "bisect":
+		return op == "log" || op == "visualize" || op == "view" || op == "terms" || op == "help"
+	case "sparse-checkout":
+		return op == "list" || op == "check-rules"
+	}
+	return false
 }
 
 // checkoutOne reads git checkout X, which switches to the branch or
@@ -182,10 +230,18 @@ func (c *call) stash(rest []arg, what string) {
 			return
 		}
 		switch ops[0].val {
-		case "list", "show", "create", "store", "drop", "clear":
+		case "list", "show", "create":
+			return
+		case "drop", "clear", "store":
+			// No file changes, but the stash a pop brings back is no
+			// longer the one the session made: a mark for recovery.
+			c.rooted(func() { c.under("git stash "+ops[0].val, []arg{{val: ".", lit: true, text: "."}}) })
 			return
 		case "pop", "apply":
 			verb = "git stash " + ops[0].val
+			if _, refs := (flags{}).parse(ops[1:]); len(refs) > 0 && !(refs[0].lit && (refs[0].val == "0" || refs[0].val == "stash@{0}")) {
+				verb += " " + refs[0].text // an older stash than the session's last
+			}
 		case "push", "save":
 			if o, paths := (flags{shortVal: "m", longVal: []string{"message", "pathspec-from-file"}}).parse(ops[1:]); len(paths) > 0 && ops[0].val == "push" || has(o, "p", "patch", "pathspec-from-file") {
 				verb = "git stash push"

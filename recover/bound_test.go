@@ -1,0 +1,68 @@
+package recover
+
+import (
+	"path"
+	"regexp"
+	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/shellcmd"
+)
+
+// shellOp is a shell call in /w that succeeded, read by the shell parser.
+func shellOp(seq int, script string) manifest.Op {
+	op := manifest.Op{Seq: seq, Kind: manifest.KindShell, Tool: "Bash", Cwd: "/w", Command: script, Outcome: manifest.OutcomeApplied,
+		Provenance: manifest.Provenance{Transcript: "t.jsonl", Line: seq + 1}}
+	shellcmd.Fill(&op, shellcmd.Parse(script), "/w", func(cwd, p string) string {
+		if path.IsAbs(p) {
+			return path.Clean(p)
+		}
+		return path.Join(cwd, p)
+	})
+	return op
+}
+
+func writeOp(seq int, p, text string) manifest.Op {
+	return manifest.Op{Seq: seq, Kind: manifest.KindWrite, Tool: "Write", Cwd: "/w", Paths: []string{p}, Content: &text,
+		Outcome: manifest.OutcomeApplied, Provenance: manifest.Provenance{Transcript: "t.jsonl", Line: seq + 1}}
+}
+
+// unsettled are the words that may keep a git reset --hard put after a
+// script from running in /w, or make it another command: a cd, an exit, a
+// function or alias named git, a script the parser does not follow.
+var unsettled = regexp.MustCompile(`cd|exit|exec|return|break|continue|git|alias|function|\(\)|eval|source|\.|bash|sh|trap|set|shopt|IFS|env|xargs|nohup|sudo|command|builtin|time|timeout|nice|stdbuf|\\|'|"|\$|<|>|&|\|`)
+
+// FuzzShellGrades runs the replay on files written in /w, then any script
+// and a second one, and checks that it never panics; and that whatever a
+// simple script did before it, a git reset --hard run last leaves no file
+// under /w exact.
+func FuzzShellGrades(f *testing.F) {
+	for _, s := range [][2]string{
+		{"git stash", "git stash pop"},
+		{"git stash && npm test; git stash pop", "rm a.txt"},
+		{"rm \"$f.txt\"; for f in *.md; do rm \"src/$f\"; done", "git checkout a.txt"},
+		{"find . -name '*.md' -delete", "git stash drop; git stash apply stash@{1}"},
+		{"mv a.txt src/; cp src/b.txt c.md", "tar -xzf x.tgz -C src"},
+		{"cat <<'EOF' > a.txt\nhi\nEOF", "git -C src stash; git stash pop"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, s1, s2 string) {
+		if len(s1)+len(s2) > 4096 {
+			return
+		}
+		ops := []manifest.Op{writeOp(0, "/w/a.txt", "a\n"), writeOp(1, "/w/src/b.txt", "b\n"), writeOp(2, "/w/c.md", "c\n"),
+			shellOp(3, s1), writeOp(4, "/w/src/d.md", "d\n"), shellOp(5, s2)}
+		Reconstruct(ops, noBase, ReconstructOptions{})
+		if shellcmd.Parse(s1).Err != nil || unsettled.MatchString(s1) {
+			return
+		}
+		ops = append(ops[:4:4], shellOp(3, s1+"\ngit reset --hard"))
+		files, _ := Reconstruct(ops, noBase, ReconstructOptions{})
+		for _, r := range files {
+			if r.Confidence == Exact && r.Final.Exists {
+				t.Errorf("%s is exact after %q then git reset --hard", r.Path, s1)
+			}
+		}
+	})
+}
