@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/internal/home"
 	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/agentsandbox/sandbox/parse/shellcmd"
@@ -802,6 +803,9 @@ func outcome(name string, b gjson.Result, tur *turResult) (manifest.Outcome, str
 func resolve(cwd, p string) string {
 	if p == "" {
 		return ""
+	}
+	if q, ok := home.Expand(cwd, p); ok {
+		return q // the tool expands ~ to the home directory
 	}
 	if path.IsAbs(p) || cwd == "" {
 		return path.Clean(p)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/agentsandbox/sandbox/parse/internal/home"
 	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"hash/maphash"
 	"io"
@@ -310,6 +311,9 @@ func resolve(cwd, p string) string {
 	p = strings.TrimPrefix(p, "@")
 	if p == "" {
 		return ""
+	}
+	if q, ok := home.Expand(cwd, p); ok {
+		return q // the tool expands ~ to the home directory
 	}
 	if path.IsAbs(p) || cwd == "" {
 		return path.Clean(p)
