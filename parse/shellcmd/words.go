@@ -133,18 +133,7 @@ func literalIn(w *syntax.Word, vars []binding, glob bool) (v string, globbed, ok
 				if !ok {
 					return "", false, false
 				}
-				v := l.Value
-				for j := 0; j < len(v); j++ {
-					c := v[j]
-					if c == '\\' && j+1 < len(v) && strings.IndexByte("$`\"\\\n", v[j+1]) >= 0 {
-						j++
-						if v[j] == '\n' {
-							continue
-						}
-						c = v[j]
-					}
-					quote(c)
-				}
+				dquoted(l.Value, quote)
 			}
 		case *syntax.ParamExp:
 			if !subst(p, false) {
@@ -331,6 +320,22 @@ func isDigits(s string) bool {
 	return true
 }
 
+// dquoted gives each byte a literal inside double quotes stands for: a
+// backslash escapes only $, `, ", \ and a newline (which it removes).
+func dquoted(v string, byteOf func(byte)) {
+	for j := 0; j < len(v); j++ {
+		c := v[j]
+		if c == '\\' && j+1 < len(v) && strings.IndexByte("$`\"\\\n", v[j+1]) >= 0 {
+			j++
+			if v[j] == '\n' {
+				continue
+			}
+			c = v[j]
+		}
+		byteOf(c)
+	}
+}
+
 // maybeIn returns the pattern that bounds what a word whose value is not
 // fully known may name: its literal text as itself, each expansion whose
 // value is unknown ($f, "$(cmd)", ~) as * (as in a git pathspec, where *
@@ -401,18 +406,7 @@ func maybeIn(w *syntax.Word, vars []binding) (string, bool) {
 			for _, q := range p.Parts {
 				switch q := q.(type) {
 				case *syntax.Lit:
-					v := q.Value
-					for j := 0; j < len(v); j++ {
-						c := v[j]
-						if c == '\\' && j+1 < len(v) && strings.IndexByte("$`\"\\\n", v[j+1]) >= 0 {
-							j++
-							if v[j] == '\n' {
-								continue
-							}
-							c = v[j]
-						}
-						lit(c)
-					}
+					dquoted(q.Value, lit)
 				case *syntax.ParamExp:
 					param(q, true)
 				default:
