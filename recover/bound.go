@@ -99,10 +99,7 @@ func (r *Reconstructor) touch(p string) {
 // staleUnder grades stale every file the replay knows that a bound effect
 // may have changed.
 func (r *Reconstructor) staleUnder(op *manifest.Op, e manifest.ShellEffect) {
-	// Commands that reset tracked files bring back those the session
-	// deleted; find and git clean only remove.
-	back := strings.HasPrefix(e.Verb, "git ") && e.Verb != "git clean"
-	matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), true, back)
+	matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), true, makes(e.Verb))
 	all := append(matched, unsure...)
 	where, rel := places(e.Specs)
 	n := 0
@@ -126,6 +123,26 @@ func (r *Reconstructor) staleUnder(op *manifest.Op, e manifest.ShellEffect) {
 		r.warnOnce(op, "a shell command changed files it does not name (%s: %s): the %d file(s) the session changed %s %s may differ, and none of them is graded exact; any other file it changed is not recovered",
 			e.Verb, firstLine(op.Command), n, rel, where)
 	}
+}
+
+// makes reports whether a command that changes files it does not name may
+// make one the replay has deleted: git commands that reset tracked files
+// bring them back, archives and copies may hold them, a redirection makes
+// its file. Those that only remove (find -delete, git clean, rm "$f") or
+// edit in place (sed -i "$f") do not.
+func makes(verb string) bool {
+	switch verb {
+	case "git clean", "git rm", "git rm -r", "git mv", "find -delete", "rm", "rm -r", "unlink":
+		return false
+	}
+	if strings.HasPrefix(verb, "git ") || verb == "tar -x" || verb == "unzip" || verb == "redirect" {
+		return true
+	}
+	switch strings.Fields(strings.TrimPrefix(strings.TrimPrefix(verb, "find -exec "), "find -execdir ") + " x")[0] {
+	case "cp", "mv", "install", "rsync", "ln", "tee", "dd":
+		return true
+	}
+	return false
 }
 
 // places names the places of a bound effect's specs as a user wrote them,
@@ -184,8 +201,7 @@ func unescapeGlob(s string) string {
 // boundUnknown grades a bound effect of a call that never got its result:
 // whether it ran is unknown, so is every file it may have changed.
 func (r *Reconstructor) boundUnknown(op *manifest.Op, e manifest.ShellEffect, what string) {
-	back := strings.HasPrefix(e.Verb, "git ") && e.Verb != "git clean"
-	matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), true, back)
+	matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), true, makes(e.Verb))
 	for _, p := range append(matched, unsure...) {
 		f := r.file(p, op, false)
 		f.unknown = fmt.Sprintf("%s: the %s call that may have changed it (%s) never got its result; it %s", where(op), op.Tool, e.Verb, what)

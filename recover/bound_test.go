@@ -66,3 +66,24 @@ func FuzzShellGrades(f *testing.F) {
 		}
 	})
 }
+
+// TestBoundMakes checks that a file the session deleted stays deleted
+// after a command that only removes or edits files it does not name, and
+// may be back after one that makes files (an archive, a reset).
+func TestBoundMakes(t *testing.T) {
+	for script, want := range map[string]Confidence{
+		`rm "$f.txt"`:                Exact,
+		`sed -i s/a/b/ "$f.txt"`:     Exact,
+		`find . -name '*.o' -delete`: Exact,
+		`git clean -fd`:              Exact,
+		`tar xf /tmp/x.tar`:          Unrecoverable,
+		`git reset --hard`:           Unrecoverable,
+		`echo x > "$f.txt"`:          Unrecoverable,
+	} {
+		ops := []manifest.Op{writeOp(0, "/w/a.txt", "a\n"), shellOp(1, "rm a.txt"), shellOp(2, script)}
+		files, _ := Reconstruct(ops, noBase, ReconstructOptions{})
+		if len(files) != 1 || files[0].Confidence != want || want == Exact && files[0].Final.Exists {
+			t.Errorf("rm a.txt; %s: %+v, want %s", script, files[0], want)
+		}
+	}
+}
