@@ -99,8 +99,7 @@ func (r *Reconstructor) touch(p string) {
 // staleUnder grades stale every file the replay knows that a bound effect
 // may have changed.
 func (r *Reconstructor) staleUnder(op *manifest.Op, e manifest.ShellEffect) {
-	matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), true, makes(e.Verb))
-	all := append(matched, unsure...)
+	all := r.boundMatches(e)
 	where, rel := places(e.Specs)
 	n := 0
 	for _, p := range all {
@@ -123,6 +122,14 @@ func (r *Reconstructor) staleUnder(op *manifest.Op, e manifest.ShellEffect) {
 		r.warnOnce(op, "a shell command changed files it does not name (%s: %s): the %d file(s) the session changed %s %s may differ, and none of them is graded exact; any other file it changed is not recovered",
 			e.Verb, firstLine(op.Command), n, rel, where)
 	}
+}
+
+// boundMatches lists the files the replay knows that a bound effect may
+// have changed: those at or under its places, and those it has deleted
+// there when the command may make them again.
+func (r *Reconstructor) boundMatches(e manifest.ShellEffect) []string {
+	matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), true, makes(e.Verb))
+	return append(matched, unsure...)
 }
 
 // makes reports whether a command that changes files it does not name may
@@ -201,8 +208,7 @@ func unescapeGlob(s string) string {
 // boundUnknown grades a bound effect of a call that never got its result:
 // whether it ran is unknown, so is every file it may have changed.
 func (r *Reconstructor) boundUnknown(op *manifest.Op, e manifest.ShellEffect, what string) {
-	matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), true, makes(e.Verb))
-	for _, p := range append(matched, unsure...) {
+	for _, p := range r.boundMatches(e) {
 		f := r.file(p, op, false)
 		f.unknown = fmt.Sprintf("%s: the %s call that may have changed it (%s) never got its result; it %s", where(op), op.Tool, e.Verb, what)
 	}

@@ -604,13 +604,18 @@ func (c *call) unzip(_ string, args []arg) {
 func (c *call) tree(verb, what string) {
 	c.w.unknown(verb, what, c.cx)
 	if c.worktree != nil {
-		saved := c.sc
-		c.sc = c.treeScope
-		c.under(verb, []arg{*c.worktree})
-		c.sc = saved
+		c.in(c.treeScope, func() { c.under(verb, []arg{*c.worktree}) })
 		return
 	}
 	c.rooted(func() { c.under(verb, []arg{{val: ".", lit: true, text: "."}}) })
+}
+
+// in runs fn with the command placed in sc.
+func (c *call) in(sc *scope, fn func()) {
+	saved := c.sc
+	c.sc = sc
+	defer func() { c.sc = saved }()
+	fn()
 }
 
 // rooted runs fn where the script started when the command runs in a
@@ -619,10 +624,10 @@ func (c *call) tree(verb, what string) {
 // git from the top of the tree.
 func (c *call) rooted(fn func()) {
 	if d := c.sc.cur.dir; c.sc.cur.vague == "" && d != "" && !path.IsAbs(d) && d != ".." && !strings.HasPrefix(d, "../") {
-		saved := c.sc
-		c.sc = c.sc.clone()
-		c.sc.cur.dir = ""
-		defer func() { c.sc = saved }()
+		top := c.sc.clone()
+		top.cur.dir = ""
+		c.in(top, fn)
+		return
 	}
 	fn()
 }
