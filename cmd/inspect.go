@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -196,6 +197,20 @@ type opView struct {
 	Kind    string   `json:"kind"`
 	Paths   []string `json:"paths"`
 	Outcome string   `json:"outcome"`
+	// Runs names the script files a shell command runs, whose content the
+	// replay reads when the session wrote them.
+	Runs []string `json:"runs,omitempty"`
+}
+
+// runs lists the script files a shell operation runs.
+func runs(op *manifest.Op) []string {
+	var out []string
+	for _, e := range op.Effects {
+		if e.Kind == manifest.ShellRun && len(e.Paths) > 0 && !slices.Contains(out, e.Paths[0]) {
+			out = append(out, e.Paths[0])
+		}
+	}
+	return out
 }
 
 type fileView struct {
@@ -333,7 +348,7 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 			if op.Kind == manifest.KindObserve {
 				continue
 			}
-			byCall[op.Provenance.CallID] = append(byCall[op.Provenance.CallID], opView{Kind: string(op.Kind), Paths: op.Paths, Outcome: string(op.Outcome)})
+			byCall[op.Provenance.CallID] = append(byCall[op.Provenance.CallID], opView{Kind: string(op.Kind), Paths: op.Paths, Outcome: string(op.Outcome), Runs: runs(&op)})
 		}
 		if sp != nil {
 			done(col.Session.ID, byCall, col.Session.Start)
@@ -622,6 +637,10 @@ func (a *app) printInspection(in *inspection) {
 				line += "  — " + printable(e.Detail)
 			}
 			for _, o := range e.Ops {
+				if len(o.Paths) == 0 && len(o.Runs) > 0 {
+					line += fmt.Sprintf("  [%s: runs %s]", o.Kind, printable(strings.Join(o.Runs, " ")))
+					continue
+				}
 				if len(o.Paths) == 0 {
 					line += fmt.Sprintf("  [%s: files it does not name]", o.Kind)
 					continue

@@ -227,6 +227,11 @@ const (
 	ShellAppend ShellEffectKind = "append" // cat <<'EOF' >> f: Content is appended
 	ShellTouch  ShellEffectKind = "touch"  // touch: an empty file where there was none
 	ShellWrite  ShellEffectKind = "write"  // any other change: not replayable
+	// ShellRun runs a script file: Paths = [the script, the directory it
+	// runs in, its literal operands…]; Verb is what reads it (sh, bash,
+	// source, python3, node, …, exec when it runs by its path). The replay
+	// reads the script's content, when it knows it, for what it changes.
+	ShellRun ShellEffectKind = "run"
 )
 
 // ShellEffect is one thing a shell command does to files. Paths are

@@ -100,7 +100,11 @@ func (r *Reconstructor) touch(p string) {
 // may have changed.
 func (r *Reconstructor) staleUnder(op *manifest.Op, e manifest.ShellEffect) {
 	all := r.boundMatches(e)
-	where, rel := places(e.Specs)
+	specs := e.Specs
+	if strings.HasSuffix(e.Verb, " script") {
+		specs = r.matchedSpecs(specs, all) // of the many names code spells, those that matter
+	}
+	where, rel := places(specs)
 	n := 0
 	for _, p := range all {
 		f := r.files[r.key(p)]
@@ -124,6 +128,25 @@ func (r *Reconstructor) staleUnder(op *manifest.Op, e manifest.ShellEffect) {
 	}
 }
 
+// matchedSpecs keeps the places of specs (p and p/*, or patterns) at or
+// under which one of files is, or all of them when none is.
+func (r *Reconstructor) matchedSpecs(specs, files []string) []string {
+	var out []string
+	for _, s := range specs {
+		g := compileGlobs(nil, []string{s})
+		for _, p := range files {
+			if hit, _ := g.match(p, true); hit != "" {
+				out = append(out, s)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return specs
+	}
+	return out
+}
+
 // boundMatches lists the files the replay knows that a bound effect may
 // have changed: those at or under its places, and those it has deleted
 // there when the command may make them again.
@@ -142,7 +165,7 @@ func makes(verb string) bool {
 	case "git clean", "git rm", "git rm -r", "git mv", "find -delete", "rm", "rm -r", "unlink":
 		return false
 	}
-	if strings.HasPrefix(verb, "git ") || verb == "tar -x" || verb == "unzip" || verb == "redirect" {
+	if strings.HasPrefix(verb, "git ") || verb == "tar -x" || verb == "unzip" || verb == "redirect" || strings.HasSuffix(verb, " script") {
 		return true
 	}
 	switch strings.Fields(strings.TrimPrefix(strings.TrimPrefix(verb, "find -exec "), "find -execdir ") + " x")[0] {

@@ -115,6 +115,9 @@ func (r *Reconstructor) landedUnknown(op *manifest.Op, e manifest.ShellEffect, g
 // warnOnce adds a warning about op, unless it is the one added last: a
 // loop's body, read once per word, says it once.
 func (r *Reconstructor) warnOnce(op *manifest.Op, format string, args ...any) {
+	if op == r.hushed {
+		return
+	}
 	w := manifest.Warning{File: op.Provenance.Transcript, Line: op.Provenance.Line, Offset: op.Provenance.Offset, Message: fmt.Sprintf(format, args...)}
 	if n := len(r.warnings); n > 0 && r.warnings[n-1].String() == w.String() {
 		return

@@ -240,6 +240,11 @@ type Reconstructor struct {
 	// stashes are the git stashes waiting for their pop, by tree (see
 	// bound).
 	stashes map[string]*stash
+	// scripts holds the script contents read so far (path and content
+	// hash), and hushed the operation whose scripts were all read before:
+	// what they could not name was said then, and is not said again.
+	scripts map[[32]byte]bool
+	hushed  *manifest.Op
 }
 
 // Warnings returns what the replay found that belongs to no one file (a
@@ -377,6 +382,9 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 		st.Unknown++
 	}
 	replay := op.Outcome == manifest.OutcomeApplied || (r.opts.IncludeUnknown && op.Outcome == manifest.OutcomeUnknown)
+	if op.Kind == manifest.KindShell {
+		op = r.runs(op) // the scripts it runs, read as they are now
+	}
 	var before map[string]Content
 	if r.opts.History {
 		before = r.snapshot(op)

@@ -30,6 +30,10 @@ func (r *Reconstructor) shell(op *manifest.Op, replay bool) {
 		// list of commands, any of those before the failure may have run.
 		n := 0
 		for _, e := range op.Effects {
+			if e.Kind == manifest.ShellRun {
+				n += 2 // a script that failed may have run any part of itself
+				continue
+			}
 			n += len(e.Paths)
 			if e.Bound {
 				r.settleStash("") // a git stash pop that failed left its stash in doubt
@@ -49,6 +53,9 @@ func (r *Reconstructor) shell(op *manifest.Op, replay bool) {
 			}
 		}
 		for _, e := range op.Effects {
+			if e.Kind == manifest.ShellRun {
+				continue
+			}
 			for _, p := range e.Paths {
 				if _, known := r.files[r.key(p)]; n == 1 || !known {
 					// A file nothing else speaks of gets no entry: what a
@@ -102,6 +109,9 @@ func (r *Reconstructor) staleFile(p string, op *manifest.Op, format string, args
 
 // effect replays one effect of a shell command that succeeded.
 func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
+	if e.Kind == manifest.ShellRun {
+		return // read by runs before
+	}
 	if e.Bound {
 		r.bound(op, e)
 		return
@@ -168,8 +178,7 @@ func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
 	default:
 		if len(e.Paths) == 0 {
 			// A formatter or task runner over files it does not name.
-			r.warnings = append(r.warnings, manifest.Warning{File: op.Provenance.Transcript, Line: op.Provenance.Line, Offset: op.Provenance.Offset,
-				Message: fmt.Sprintf("a shell command changed files it does not name (%s: %s): files it touched may differ from what is recovered", e.Verb, firstLine(op.Command))})
+			r.warnOnce(op, "a shell command changed files it does not name (%s: %s): files it touched may differ from what is recovered", e.Verb, firstLine(op.Command))
 		}
 		for _, p := range e.Paths {
 			if e.Recursive {

@@ -40,9 +40,9 @@ func init() {
 		"prettier": (*call).prettier, "eslint": (*call).eslint, "black": (*call).black, "ruff": (*call).ruff,
 		"rustfmt": (*call).rustfmt, "clang-format": (*call).clangFormat, "shfmt": (*call).shfmt,
 		"bash": (*call).shell, "sh": (*call).shell, "zsh": (*call).shell, "dash": (*call).shell, "ksh": (*call).shell,
-		"eval":   (*call).eval,
+		"eval": (*call).eval, "source": (*call).source, ".": (*call).source,
 		"python": (*call).interp, "python3": (*call).interp, "python2": (*call).interp, "pypy3": (*call).interp,
-		"node": (*call).interp, "ruby": (*call).interp, "bun": (*call).interp, "deno": (*call).deno,
+		"node": (*call).interp, "ruby": (*call).interp, "bun": (*call).interp, "tsx": (*call).interp, "ts-node": (*call).interp, "deno": (*call).deno,
 		"find": (*call).find,
 		"make": (*call).tasks, "mise": (*call).tasks, "just": (*call).tasks, "task": (*call).tasks,
 		"npm": (*call).tasks, "pnpm": (*call).tasks, "yarn": (*call).tasks,
@@ -57,8 +57,15 @@ func (c *call) run(args []arg) {
 	name := args[0].val
 	if strings.Contains(name, "/") {
 		name = path.Base(name) // /bin/rm
+		if name == "." || name == "source" {
+			name = "" // a file so named, not the builtin
+		}
 	}
 	h := handlers[name]
+	if h == nil && runsByPath(args[0].val) {
+		c.runScript("exec", args[0], args[1:]) // ./r.sh, scripts/fix.py
+		return
+	}
 	if h == nil {
 		if powershell(name) {
 			c.unknownf(name, args)
@@ -171,7 +178,8 @@ func (c *call) unwrap(args []arg) []arg {
 			if len(rest) > 0 && rest[0].lit && handlers[path.Base(rest[0].val)] == nil {
 				// A package's binary (tsx -e, a codemod): read its
 				// arguments as code, as for node -e.
-				c.script(name, name, strings.TrimPrefix(words("", rest), " "))
+				code := strings.TrimPrefix(words("", rest), " ")
+				c.script(name, name+" "+code, code)
 				return nil
 			}
 		case "sudo", "doas":
@@ -1009,7 +1017,7 @@ scan:
 	}
 	for _, a := range code {
 		if scriptWrites(a.text) {
-			c.w.unknown("perl script", "perl -e "+a.text, c.cx)
+			c.script("perl", "perl -e "+a.text, c.w.code(a), ops...)
 			return
 		}
 	}

@@ -82,7 +82,13 @@ func checkResult(script string, r Result) error {
 		// the script's words cannot tell (the first operand may be one no
 		// path is made of); TestTools holds goFlags to it.
 		goStyle := e.Verb == "gofmt -w" || e.Verb == "goimports -w" || e.Verb == "shfmt -w"
-		for _, p := range e.Paths {
+		if e.Kind == Run && len(e.Paths) < 2 {
+			return fmt.Errorf("run with paths %q", e.Paths)
+		}
+		for i, p := range e.Paths {
+			if e.Kind == Run && i == 1 && (p == "." || words[p] || moves) {
+				continue // the directory the script runs in
+			}
 			switch {
 			case p == "":
 				return fmt.Errorf("empty path in %+v", e)

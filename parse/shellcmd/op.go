@@ -29,6 +29,9 @@ func Fill(op *manifest.Op, r Result, cwd string, resolve func(cwd, p string) str
 		for _, p := range e.Paths {
 			abs := resolve(cwd, p)
 			me.Paths = append(me.Paths, abs)
+			if e.Kind == Run {
+				continue // the script and its operands: not what it changes
+			}
 			if !seen[abs] {
 				seen[abs] = true
 				op.Paths = append(op.Paths, abs)
@@ -48,8 +51,12 @@ func Fill(op *manifest.Op, r Result, cwd string, resolve func(cwd, p string) str
 			// Patterns that cannot be placed: files it does not name.
 			me = manifest.ShellEffect{Kind: manifest.ShellWrite, Verb: e.Verb, Cond: e.Cond}
 		}
-		if !slices.Contains(verbs, e.Verb) {
-			verbs = append(verbs, e.Verb)
+		verb := e.Verb
+		if e.Kind == Run && len(e.Paths) > 0 {
+			verb = "runs " + path.Base(e.Paths[0])
+		}
+		if !slices.Contains(verbs, verb) {
+			verbs = append(verbs, verb)
 		}
 		op.Effects = append(op.Effects, me)
 	}

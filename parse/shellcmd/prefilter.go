@@ -1,5 +1,7 @@
 package shellcmd
 
+import "strings"
+
 // The prefilter answers most commands an agent runs (ls, grep, go test,
 // git status, anything 2>&1) without building a syntax tree. It may only
 // rule a script out when no spelling of a write Parse reports could be in
@@ -22,12 +24,18 @@ var commandWords = []string{
 	"merge-file", "submodule", "lfs", "fmt", "fix", "generate", "mod", "get",
 	// task names that rewrite files (mise run fmt, npm run format)
 	"format",
+	// what runs a script file, whose content the replay may know
+	"bash", "sh", "zsh", "dash", "ksh", "source", "python", "python2", "python3", "pypy3", "node", "ruby", "bun",
+	"tsx", "ts-node",
 }
 
 // substrings are spellings matched anywhere: dd's of=, find -delete,
 // PowerShell cmdlets, options passed on to a task (npm run lint -- --fix),
 // and (added below) the calls by which scripts write.
-var substrings = []string{"of=", "-delete", "-item", "-content", "out-file", "open(", "--fix", "--write"}
+var substrings = []string{"of=", "-delete", "-item", "-content", "out-file", "open(", "--fix", "--write",
+	// a script run by its path with its extension (runsByPath; ./x is
+	// found by dotSlash)
+	".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".rb", ".pl"}
 
 type needle struct {
 	text string
@@ -80,6 +88,9 @@ func mayWrite(script string) bool {
 		return true
 	}
 	for i := range b {
+		if b[i] == '.' && dotSlash(b, i) {
+			return true
+		}
 		for _, n := range byFirst[b[i]] {
 			end := i + len(n.text)
 			if end > len(b) || string(b[i:end]) != n.text {
@@ -91,6 +102,31 @@ func mayWrite(script string) bool {
 		}
 	}
 	return false
+}
+
+// dotSlash reports whether a word starts at i with ./ or ../ and a name
+// (./r.sh, ../bin/fix), as a script run by its path does, or is a lone dot
+// before a blank (. env.sh, which sources it); ./... and ./ alone, which go
+// test and ls take, do not.
+func dotSlash(b []byte, i int) bool {
+	if i > 0 && (wordByte(b[i-1]) || b[i-1] == '/') {
+		return false
+	}
+	if i+1 < len(b) && (b[i+1] == ' ' || b[i+1] == '\t') {
+		return true
+	}
+	j := i + 1
+	if j < len(b) && b[j] == '.' {
+		j++
+	}
+	if j >= len(b) || b[j] != '/' {
+		return false
+	}
+	k := j + 1 // the first component of the name after ./ or ../
+	for k < len(b) && b[k] != '/' && !separator(b[k]) {
+		k++
+	}
+	return strings.Trim(string(b[j+1:k]), ".") != ""
 }
 
 // wordByte reports whether c can be part of a command name around a needle

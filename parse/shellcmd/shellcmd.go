@@ -37,6 +37,12 @@ const (
 	Write EffectKind = "write"
 	// Dir makes or removes directories, never files: mkdir, rmdir.
 	Dir EffectKind = "dir"
+	// Run runs the script file Paths[0] in the directory Paths[1], with the
+	// literal operands Paths[2:]: bash r.sh, ./r.sh, source env.sh, python3
+	// fix.py. Verb says what reads it (sh, bash, source, python3, node, …,
+	// or exec when it runs by its path). What it changes depends on the
+	// file's content, which only the replay knows (ReadScript).
+	Run EffectKind = "run"
 )
 
 // Effect is one change a command makes to files.

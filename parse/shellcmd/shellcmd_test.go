@@ -261,7 +261,7 @@ func TestWrappers(t *testing.T) {
 		{`touch "$f.md"`, "vague \"\\\"$f.md\\\"\""},
 		{`cd "$D" && rm "$f.txt" "src/$g"`, "write \"rm\"\nwrite \"rm\" spec=\"/*.txt\" +bound\nvague \"\\\"$f.txt\\\"\"\nvague \"\\\"src/$g\\\"\""},
 		{`npx prettier --write src/app.ts`, `write "prettier --write" "src/app.ts" +recursive`},
-		{`npx -y tsx -e "fs.writeFileSync('a', 'b')"`, "write \"npx script\"\nvague \"npx tsx -e \\\"fs.writeFileSync('a', 'b')\\\"\""},
+		{`npx -y tsx -e "fs.writeFileSync('a', 'b')"`, "write \"tsx script\" spec=\"a\" spec=\"a/*\" +recursive +bound\nvague \"tsx -e \\\"fs.writeFileSync('a', 'b')\\\"\""},
 		{`npx tsc --noEmit`, ``},
 	})
 }
@@ -294,7 +294,7 @@ func TestSed(t *testing.T) {
 		{`perl -i.bak -pe 's/a/b/' f g`, `write "perl -i" "f" "g"`},
 		{`perl -pie 's/a/b/' f`, `write "perl -i" "f"`},
 		{`perl -ne 'print if /x/' f`, ``},
-		{`perl -e 'unlink "x"'`, "write \"perl script\"\nvague \"perl -e 'unlink \\\"x\\\"'\""},
+		{`perl -e 'unlink "x"'`, "write \"perl script\" spec=\"x\" spec=\"x/*\" +recursive +bound\nvague \"perl -e 'unlink \\\"x\\\"'\""},
 	})
 }
 
@@ -473,13 +473,13 @@ func TestTools(t *testing.T) {
 // script.
 func TestScripts(t *testing.T) {
 	runCases(t, []parseCase{
-		{"python3 - <<'PY'\nopen('x','w').write('y')\nPY", "write \"python3 script\"\nvague \"python3 <<'PY' open('x','w').write('y')…\""},
+		{"python3 - <<'PY'\nopen('x','w').write('y')\nPY", "write \"python3 script\" spec=\"x\" spec=\"x/*\" spec=\"y\" spec=\"y/*\" +recursive +bound\nvague \"python3 <<'PY' open('x','w').write('y')…\""},
 		{`python3 -c "import json; print(json.load(open('a.json')))"`, ``},
-		{`python3 -c "open('a.json', 'w').close()"`, "write \"python3 script\"\nvague \"python3 -c \\\"open('a.json', 'w').close()\\\"\""},
-		{`python3 -c 'import shutil; shutil.rmtree("build")'`, "write \"python3 script\"\nvague \"python3 -c 'import shutil; shutil.rmtree(\\\"build\\\")'\""},
-		{`python3 script.py`, ``},
-		{`node -e "require('fs').writeFileSync('a', 'b')"`, "write \"node script\"\nvague \"node -e \\\"require('fs').writeFileSync('a', 'b')\\\"\""},
-		{`ruby -e 'File.write("a", "b")'`, "write \"ruby script\"\nvague \"ruby -e 'File.write(\\\"a\\\", \\\"b\\\")'\""},
+		{`python3 -c "open('a.json', 'w').close()"`, "write \"python3 script\" spec=\"a.json\" spec=\"a.json/*\" +recursive +bound\nvague \"python3 -c \\\"open('a.json', 'w').close()\\\"\""},
+		{`python3 -c 'import shutil; shutil.rmtree("build")'`, "write \"python3 script\" spec=\"build\" spec=\"build/*\" +recursive +bound\nvague \"python3 -c 'import shutil; shutil.rmtree(\\\"build\\\")'\""},
+		{`python3 script.py a.go -v`, `run "python3" "script.py" "." "a.go"`},
+		{`node -e "require('fs').writeFileSync('a', 'b')"`, "write \"node script\" spec=\"a\" spec=\"a/*\" +recursive +bound\nvague \"node -e \\\"require('fs').writeFileSync('a', 'b')\\\"\""},
+		{`ruby -e 'File.write("a", "b")'`, "write \"ruby script\" spec=\"a\" spec=\"a/*\" +recursive +bound\nvague \"ruby -e 'File.write(\\\"a\\\", \\\"b\\\")'\""},
 		{`bash -c 'rm a && echo x > b'`, "delete \"rm\" \"a\"\ncreate \"echo\" \"b\" content=2B:\"x\""},
 		{`sh -c "cd sub && rm a"; rm b`, "delete \"rm\" \"sub/a\" +cond\ndelete \"rm\" \"b\""},
 		{`bash -lc "rm 'a b'"`, `delete "rm" "a b"`},
@@ -490,7 +490,7 @@ func TestScripts(t *testing.T) {
 		{`bash <<< "rm $X"`, "write \"bash\"\nvague \"bash <<\\\"rm $X\\\"\""},
 		{`sh <<< 'rm a'`, `delete "rm" "a"`},
 		{"bash -s -- x <<'EOF'\nrm a\nEOF", `delete "rm" "a"`},
-		{`bash run.sh`, ``},
+		{`bash run.sh`, `run "bash" "run.sh" "."`},
 		{`sh<<<*`, ``}, // found by FuzzParse: a here-string has no body to read
 		{`eval "rm a"`, `delete "rm" "a"`},
 		{`eval 'cd sub'; rm a`, `delete "rm" "sub/a"`},

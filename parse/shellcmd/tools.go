@@ -516,6 +516,8 @@ func (c *call) shell(name string, args []arg) {
 		c.shellString(name+" -c", args[i])
 	case !hasC && (hasS || i >= len(args)):
 		c.stdinScript(name)
+	case !hasC:
+		c.runScript(name, args[i], args[i+1:]) // bash r.sh: read by the replay
 	}
 }
 
@@ -645,6 +647,8 @@ var interpreters = map[string]struct{ code, valued []string }{
 	"node":    {code: []string{"e", "p", "eval", "print"}, valued: []string{"r", "require", "import", "loader", "experimental-loader", "input-type", "env-file", "C", "conditions", "title", "stack-size"}},
 	"bun":     {code: []string{"e", "p", "eval", "print"}, valued: []string{"r", "preload", "cwd", "env-file", "config"}},
 	"ruby":    {code: []string{"e"}, valued: []string{"r", "I", "C", "E", "F"}},
+	"tsx":     {code: []string{"e", "p", "eval", "print"}, valued: []string{"r", "require", "import", "tsconfig"}},
+	"ts-node": {code: []string{"e", "p", "eval", "print"}, valued: []string{"r", "require", "P", "project", "C", "compiler"}},
 }
 
 // interp reads a Python, Node, Ruby or Bun one-liner or heredoc for calls
@@ -657,7 +661,8 @@ func (c *call) interp(name string, args []arg) {
 			break // the code comes from standard input
 		}
 		if !a.lit || len(a.val) < 2 || a.val[0] != '-' {
-			return // a script file: not read
+			c.runScript(name, a, args[i+1:]) // a script file: read by the replay
+			return
 		}
 		if a.val == "--" {
 			return
@@ -666,11 +671,12 @@ func (c *call) interp(name string, args []arg) {
 		if long, ok := strings.CutPrefix(a.val, "--"); ok {
 			var eq bool
 			opt, rest, eq = strings.Cut(long, "=")
-			if !eq && slices.Contains(spec.code, opt) && i+1 < len(args) {
-				rest = args[i+1].text
-			}
 			if slices.Contains(spec.code, opt) {
-				c.script(name, name+" --"+opt, rest)
+				shown, code := rest, rest
+				if !eq && i+1 < len(args) {
+					shown, code = args[i+1].text, c.w.code(args[i+1])
+				}
+				c.script(name, name+" --"+opt+" "+shown, code, codeOperands(args, i, eq)...)
 				return
 			}
 			if !eq && slices.Contains(spec.valued, opt) {
@@ -684,10 +690,12 @@ func (c *call) interp(name string, args []arg) {
 			case opt == "m" && strings.HasPrefix(name, "py"):
 				return // a module: not read
 			case slices.Contains(spec.code, opt):
-				if rest == "" && i+1 < len(args) {
-					rest = args[i+1].text
+				inWord := rest != ""
+				shown, code := rest, rest
+				if !inWord && i+1 < len(args) {
+					shown, code = args[i+1].text, c.w.code(args[i+1])
 				}
-				c.script(name, name+" -"+opt, rest)
+				c.script(name, name+" -"+opt+" "+shown, code, codeOperands(args, i, inWord)...)
 				return
 			case slices.Contains(spec.valued, opt):
 				if rest == "" {
@@ -700,17 +708,22 @@ func (c *call) interp(name string, args []arg) {
 	// No script file: the program reads its code from standard input.
 	for _, r := range c.redirs {
 		if (r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc) && r.Hdoc != nil {
-			c.script(name, name+" <<"+c.w.text(r.Word), c.w.text(r.Hdoc))
+			body := c.w.text(r.Hdoc)
+			c.script(name, name+" <<"+c.w.text(r.Word)+" "+body, body)
 		}
 	}
 }
 
-// script adds an unknown write when code, as written, calls something
-// that writes files.
-func (c *call) script(name, what, code string) {
-	if scriptWrites(code) {
-		c.w.unknown(name+" script", what+" "+code, c.cx)
+// codeOperands returns the operands after code given by the option at
+// args[i], in the same word (inWord) or in the next.
+func codeOperands(args []arg, i int, inWord bool) []arg {
+	if !inWord {
+		i++
 	}
+	if i+1 >= len(args) {
+		return nil
+	}
+	return args[i+1:]
 }
 
 func (c *call) deno(_ string, args []arg) {
@@ -725,7 +738,7 @@ func (c *call) deno(_ string, args []arg) {
 		}
 	case "eval":
 		if len(ops) > 1 {
-			c.script("deno", "deno eval", ops[1].text)
+			c.script("deno", "deno eval "+ops[1].text, c.w.code(ops[1]))
 		}
 	}
 }

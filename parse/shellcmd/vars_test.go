@@ -119,7 +119,7 @@ func TestAssignments(t *testing.T) {
 		{`f=a; unset f; rm "$f"`, "write \"rm\"\nvague \"\\\"$f\\\"\""},
 		// Anything that may assign a variable it does not name.
 		{`f=a; eval "$X"; rm "$f"`, "write \"rm\"\nvague \"\\\"$f\\\"\""},
-		{`f=a; source env.sh; rm "$f"`, "write \"rm\"\nvague \"\\\"$f\\\"\""},
+		{`f=a; source env.sh; rm "$f"`, "run \"source\" \"env.sh\" \".\"\nwrite \"rm\"\nvague \"\\\"$f\\\"\""},
 		{`f=a; declare -n r=f; r=b; rm "$f"`, "write \"rm\"\nvague \"\\\"$f\\\"\""},
 		{`f=a; read -r "$n"; rm "$f"`, "write \"rm\"\nvague \"\\\"$f\\\"\""},
 		{`f=a; $CMD; rm "$f"`, "write \"rm\"\nvague \"\\\"$f\\\"\""},
