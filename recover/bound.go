@@ -192,6 +192,7 @@ func places(specs []string) (names, rel string) {
 		if rel == "at or under" {
 			s = unescapeGlob(strings.TrimSuffix(s, "/*"))
 		} else {
+			s = strings.TrimSuffix(s, "/*") // *.go/* with *.go: said once
 			if strings.HasPrefix(s, "/*") {
 				s = s[1:] // a name that starts anywhere
 			}

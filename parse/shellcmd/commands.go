@@ -618,6 +618,24 @@ func (c *call) tree(verb, what string) {
 	c.rooted(func() { c.under(verb, []arg{{val: ".", lit: true, text: "."}}) })
 }
 
+// bounded records a command that rewrites files it chooses when it runs
+// (a formatter of a whole tree, a task runner's fmt, go generate), all of
+// them matching specs: patterns in which * crosses slashes, read from the
+// top of the tree when the command runs below it, as tree does (a
+// formatter may take the whole workspace), so that a pattern there holds
+// every file it would match where the command ran.
+func (c *call) bounded(verb, what string, specs ...string) {
+	c.w.unknown(verb, what, c.cx)
+	dirs := make([]arg, len(specs))
+	for i, s := range specs {
+		if s == "*" {
+			s = "."
+		}
+		dirs[i] = arg{val: s, spec: s != ".", lit: s == ".", text: s}
+	}
+	c.rooted(func() { c.under(verb, dirs) })
+}
+
 // in runs fn with the command placed in sc.
 func (c *call) in(sc *scope, fn func()) {
 	saved := c.sc

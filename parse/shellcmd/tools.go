@@ -288,8 +288,10 @@ func (c *call) goTool(_ string, args []arg) {
 		return
 	}
 	switch sub := args[0].val; sub {
-	case "fmt", "generate", "fix":
-		c.w.unknown("go "+sub, words("go", args), c.cx)
+	case "fmt", "fix":
+		c.bounded("go "+sub, words("go", args), goPackages(args[1:], "*.go")...)
+	case "generate":
+		c.bounded("go generate", words("go", args), goPackages(args[1:], "*")...)
 	case "get":
 		c.implied("go get", "go.mod", "go.sum")
 	case "mod":
@@ -313,6 +315,7 @@ func (c *call) goTool(_ string, args []arg) {
 			c.implied("go mod edit", "go.mod")
 		case "vendor":
 			c.w.unknown("go mod vendor", words("go", args), c.cx)
+			c.under("go mod vendor", []arg{{val: "vendor", lit: true, text: "vendor"}})
 		}
 	}
 }
@@ -324,10 +327,36 @@ func (c *call) cargo(_ string, args []arg) {
 	}
 	switch sub := ops[0].val; {
 	case sub == "fmt" && !has(opts, "check"):
-		c.w.unknown("cargo fmt", words("cargo", args), c.cx)
+		c.bounded("cargo fmt", words("cargo", args), "*.rs")
 	case sub == "fix" || sub == "clippy" && has(opts, "fix"):
-		c.w.unknown("cargo "+sub, words("cargo", args), c.cx)
+		c.bounded("cargo "+sub, words("cargo", args), "*.rs")
 	}
+}
+
+// goPackages returns the places of the packages a go command names, as
+// patterns of the files it rewrites (ext: *.go, or * for go generate):
+// ./... is every one below, ./pkg and ./pkg/... those of pkg (and below:
+// a pattern's * crosses slashes), none the current directory's. A package
+// named by import path, or not literally, is somewhere in the tree.
+func goPackages(args []arg, ext string) []string {
+	var out []string
+	for _, a := range args {
+		if a.lit && strings.HasPrefix(a.val, "-") {
+			continue // a flag (-n, -x): go fmt and go generate take no value
+		}
+		dir, ok := strings.CutSuffix(a.val, "/...")
+		if !ok {
+			dir = a.val
+		}
+		if !a.lit || !(dir == "." || dir == ".." || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "../")) {
+			return []string{ext}
+		}
+		out = append(out, path.Join(escapeGlob(path.Clean(dir)), ext))
+	}
+	if len(out) == 0 {
+		return []string{ext}
+	}
+	return out
 }
 
 // goFlags reads Go-style flags (-name, --name, -name=value; no bundles),
@@ -456,7 +485,7 @@ func (c *call) tasks(name string, args []arg) {
 	_, ops := flags{shortVal: "CfIoW", longVal: []string{"directory", "file", "makefile", "include-dir", "prefix", "filter", "workspace"}}.parse(args)
 	for _, a := range ops {
 		if a.lit && formatTask(a.val) {
-			c.w.unknown(name+" "+a.val, words(name, args), c.cx)
+			c.bounded(name+" "+a.val, words(name, args), "*")
 			return
 		}
 	}
