@@ -244,6 +244,7 @@ type Reconstructor struct {
 	// hash), and hushed the operation whose scripts were all read before:
 	// what they could not name was said then, and is not said again.
 	scripts map[[32]byte]bool
+	read    map[[32]byte]scriptRead
 	hushed  *manifest.Op
 }
 

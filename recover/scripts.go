@@ -74,10 +74,18 @@ func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bo
 			r.scripts[seen] = true
 			*fresh = true
 		}
-		res := shellcmd.ReadScript(e.Verb, path.Base(script), f.cur.Text, e.Paths[2:])
-		var sub manifest.Op
-		shellcmd.Fill(&sub, res, dir, joinAbs)
-		out = append(out, vagueOnce(r.expand(sub.Effects, depth+1, fresh), path.Base(script), e.Cond)...)
+		read, ok := r.read[seen]
+		if !ok || read.verb != e.Verb || read.dir != dir || !slices.Equal(read.operands, e.Paths[2:]) {
+			res := shellcmd.ReadScript(e.Verb, path.Base(script), f.cur.Text, e.Paths[2:])
+			var sub manifest.Op
+			shellcmd.Fill(&sub, res, dir, joinAbs)
+			read = scriptRead{verb: e.Verb, dir: dir, operands: e.Paths[2:], effects: sub.Effects}
+			if r.read == nil {
+				r.read = map[[32]byte]scriptRead{}
+			}
+			r.read[seen] = read
+		}
+		out = append(out, vagueOnce(r.expand(read.effects, depth+1, fresh), path.Base(script), e.Cond)...)
 	}
 	return out
 }
@@ -112,6 +120,14 @@ func vagueOnce(effs []manifest.ShellEffect, script string, cond bool) []manifest
 		out[at].Cond = all
 	}
 	return out
+}
+
+// scriptRead is what a script's content does when run by verb in dir with
+// operands, kept for its next run (the last one read, per content).
+type scriptRead struct {
+	verb, dir string
+	operands  []string
+	effects   []manifest.ShellEffect
 }
 
 // joinAbs resolves a path a script names against the directory it runs in.

@@ -25,6 +25,12 @@ import (
 // maxPlaces bounds the places taken from one script.
 const maxPlaces = 256
 
+// MaxScript bounds the size of a script file ReadScript reads: a larger
+// one bounds the whole tree below where it runs, so that a session that
+// runs a huge generated script many times cannot make the replay read it
+// as many times.
+const MaxScript = 256 << 10
+
 // runScript records that the command runs the script file a names, read by
 // verb (sh, bash, source, python3, node, …, or "exec" when it is run by its
 // path), with the operands after it.
@@ -125,6 +131,11 @@ func (c *call) script(name, what, code string, operands ...arg) {
 // sh), other code bounded by the places it names (see above), with the
 // script's operands among them. file names the script in what is said.
 func ReadScript(verb, file, code string, operands []string) Result {
+	if len(code) > MaxScript {
+		// Not read: it may change anything below where it runs.
+		return Result{Effects: []Effect{{Kind: Write, Verb: verb + " " + file + " (too large to read)", Specs: []string{"*"}, Recursive: true, Bound: true}},
+			Vague: []string{verb + " " + file}}
+	}
 	lang := verb
 	if verb == "exec" {
 		lang = shebang(code)

@@ -48,6 +48,7 @@ func TestReadScript(t *testing.T) {
 		{"python3", "print(open('a.go').read())\n", []string{"a.go"}, ""},
 		{"node", "require('fs').unlinkSync(process.argv[2])", nil, "write \"node script\"\nvague \"node fix\""},
 		{"source", "cd sub\nrm x\n", nil, `delete "rm" "sub/x"`},
+		{"bash", strings.Repeat("rm x\n", MaxScript/5+1), nil, "write \"bash fix (too large to read)\" spec=\"*\" +recursive +bound\nvague \"bash fix\""},
 	} {
 		got := strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(describe(ReadScript(c.verb, "fix", c.code, c.operands))), "\n  ", "\n"), "  ")
 		if got != c.want {

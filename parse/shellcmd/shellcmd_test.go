@@ -493,6 +493,7 @@ func TestScripts(t *testing.T) {
 		{`sh <<< 'rm a'`, `delete "rm" "a"`},
 		{"bash -s -- x <<'EOF'\nrm a\nEOF", `delete "rm" "a"`},
 		{`bash run.sh`, `run "bash" "run.sh" "."`},
+		{`cd sub && sh < run.sh`, `run "sh" "sub/run.sh" "sub"`},
 		{`sh<<<*`, ``}, // found by FuzzParse: a here-string has no body to read
 		{`eval "rm a"`, `delete "rm" "a"`},
 		{`eval 'cd sub'; rm a`, `delete "rm" "sub/a"`},
