@@ -48,7 +48,7 @@ func (r *Reconstructor) runs(op *manifest.Op) *manifest.Op {
 // sets fresh when one of the scripts had not been read before as it is.
 func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bool) []manifest.ShellEffect {
 	out := make([]manifest.ShellEffect, 0, len(effs))
-	for _, e := range effs {
+	for i, e := range effs {
 		out = append(out, e) // a run stays, for a failure to tell
 		if e.Kind != manifest.ShellRun {
 			continue
@@ -57,16 +57,16 @@ func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bo
 			continue
 		}
 		script, dir := e.Paths[0], e.Paths[1]
-		f, ok := r.files[r.key(script)]
-		if !ok || !f.cur.Known || !f.cur.Exists {
+		text, known, doubt := r.scriptText(effs[:i], script)
+		if !known {
 			continue // not a file of the session's: unread, as any program
 		}
 		verb := e.Verb + " " + path.Base(script)
-		if depth >= maxRunDepth || f.stale != "" || f.unknown != "" {
+		if depth >= maxRunDepth || doubt {
 			out = append(out, manifest.ShellEffect{Kind: manifest.ShellWrite, Verb: verb, Cond: e.Cond})
 			continue
 		}
-		seen := sha256.Sum256([]byte(script + "\x00" + f.cur.Text))
+		seen := sha256.Sum256([]byte(script + "\x00" + text))
 		if r.scripts == nil {
 			r.scripts = map[[32]byte]bool{}
 		}
@@ -76,7 +76,7 @@ func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bo
 		}
 		read, ok := r.read[seen]
 		if !ok || read.verb != e.Verb || read.dir != dir || !slices.Equal(read.operands, e.Paths[2:]) {
-			res := shellcmd.ReadScript(e.Verb, path.Base(script), f.cur.Text, e.Paths[2:])
+			res := shellcmd.ReadScript(e.Verb, path.Base(script), text, e.Paths[2:])
 			var sub manifest.Op
 			shellcmd.Fill(&sub, res, dir, joinAbs)
 			read = scriptRead{verb: e.Verb, dir: dir, operands: e.Paths[2:], effects: sub.Effects}
@@ -120,6 +120,72 @@ func vagueOnce(effs []manifest.ShellEffect, script string, cond bool) []manifest
 		out[at].Cond = all
 	}
 	return out
+}
+
+// scriptText returns the content a script has when it runs after before,
+// the effects of the same command that come first (cat > r.sh <<'EOF' … EOF
+// then bash r.sh; mv, cp, rm of it): whether it is known, and whether it is
+// in doubt (stale, of unknown outcome, changed in a way not replayed, or
+// under a condition).
+func (r *Reconstructor) scriptText(before []manifest.ShellEffect, script string) (text string, known, doubt bool) {
+	content := func(p string) (string, bool, bool) {
+		f, ok := r.files[r.key(p)]
+		if !ok || !f.cur.Known || !f.cur.Exists {
+			return "", false, false
+		}
+		return f.cur.Text, true, f.stale != "" || f.unknown != ""
+	}
+	text, known, doubt = content(script)
+	for j, e := range before {
+		names := slices.Contains(e.Paths, script)
+		switch e.Kind {
+		case manifest.ShellRun:
+			continue
+		case manifest.ShellCreate:
+			if names {
+				text, known = "", true
+				if e.Content != nil {
+					text = *e.Content
+				}
+				doubt = e.Content == nil || e.Cond
+			}
+		case manifest.ShellAppend:
+			if names {
+				if e.Content != nil {
+					text += *e.Content
+				}
+				doubt = doubt || !known || e.Content == nil || e.Cond
+				known = true
+			}
+		case manifest.ShellDelete:
+			if names || e.Recursive && slices.ContainsFunc(e.Paths, func(d string) bool { return strings.HasPrefix(script, d+"/") }) {
+				if known = e.Cond; e.Cond {
+					doubt = true
+				}
+			}
+		case manifest.ShellMove, manifest.ShellCopy:
+			if len(e.Paths) != 2 {
+				doubt = doubt || names
+				continue
+			}
+			dst := e.Paths[1]
+			if e.IntoDir || r.isDir(dst) {
+				dst = path.Join(dst, path.Base(e.Paths[0]))
+			}
+			switch {
+			case dst == script:
+				text, known, doubt = r.scriptText(before[:j], e.Paths[0])
+				doubt = doubt || e.Cond
+			case e.Kind == manifest.ShellMove && e.Paths[0] == script:
+				if known = e.Cond; e.Cond {
+					doubt = true
+				}
+			}
+		default:
+			doubt = doubt || names
+		}
+	}
+	return text, known, doubt
 }
 
 // scriptRead is what a script's content does when run by verb in dir with
