@@ -1,7 +1,5 @@
 package shellcmd
 
-import "strings"
-
 // The prefilter answers most commands an agent runs (ls, grep, go test,
 // git status, anything 2>&1) without building a syntax tree. It may only
 // rule a script out when no spelling of a write Parse reports could be in
@@ -112,7 +110,7 @@ func dotSlash(b []byte, i int) bool {
 	if i > 0 && (wordByte(b[i-1]) || b[i-1] == '/') {
 		return false
 	}
-	if i+1 < len(b) && (b[i+1] == ' ' || b[i+1] == '\t') {
+	if i+1 < len(b) && (b[i+1] == ' ' || b[i+1] == '\t' || b[i+1] == '\r') {
 		return true
 	}
 	j := i + 1
@@ -126,7 +124,7 @@ func dotSlash(b []byte, i int) bool {
 	for k < len(b) && b[k] != '/' && !separator(b[k]) {
 		k++
 	}
-	return strings.Trim(string(b[j+1:k]), ".") != ""
+	return alnum(string(b[j+1 : k]))
 }
 
 // wordByte reports whether c can be part of a command name around a needle

@@ -83,10 +83,17 @@ func runsByPath(name string) bool {
 		rest, ok = strings.CutPrefix(name, "../")
 	}
 	if ok {
+		// A name, as dotSlash finds it: no blank, and a letter or digit
+		// (not ./, ./... as go test takes it, ./..).
 		first, _, _ := strings.Cut(rest, "/")
-		return strings.Trim(first, ".") != "" // not ./, ./... (go test's), ./..
+		return !strings.ContainsFunc(first, func(r rune) bool { return r < 0x80 && separator(byte(r)) }) && alnum(first)
 	}
 	return slices.Contains(scriptExts, path.Ext(name))
+}
+
+// alnum reports whether s holds an ASCII letter or digit.
+func alnum(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' })
 }
 
 // source runs a script in this shell: source FILE, . FILE.

@@ -555,8 +555,9 @@ func (c *call) stdinScript(name string) {
 	for _, r := range c.redirs {
 		if r.Op == syntax.RdrIn && r.Word != nil {
 			// bash < r.sh: the script is a file, read by the replay.
-			v, ok := c.sc.literal(r.Word)
-			c.runScript(name, arg{word: r.Word, val: v, lit: ok, text: c.w.text(r.Word)}, nil)
+			if v, ok := c.sc.literal(r.Word); !strings.HasPrefix(v, "-") {
+				c.runScript(name, arg{word: r.Word, val: v, lit: ok, text: c.w.text(r.Word)}, nil)
+			}
 			return
 		}
 		if r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc && r.Op != syntax.WordHdoc {
