@@ -11,8 +11,20 @@ import (
 )
 
 // maxRunDepth bounds how deep scripts run by scripts are read, so that a
-// script that runs itself ends.
-const maxRunDepth = 4
+// script that runs itself ends; maxRuns how many runs one command's
+// scripts are read for, so that scripts that run each other many times
+// cannot make the reading grow as a power of their size.
+const (
+	maxRunDepth = 4
+	maxRuns     = 256
+)
+
+// treeEffect is what a script not read did: anything below dir.
+func treeEffect(verb, dir string, cond bool) []manifest.ShellEffect {
+	var sub manifest.Op
+	shellcmd.Fill(&sub, shellcmd.Result{Effects: []shellcmd.Effect{{Kind: shellcmd.Write, Verb: verb, Specs: []string{"*"}, Recursive: true, Bound: true, Cond: cond}}}, dir, joinAbs)
+	return sub.Effects
+}
 
 // runs returns op with each script it runs (bash r.sh, ./r.sh, python3
 // fix.py) replaced by what the script does, read from the content the
@@ -25,8 +37,8 @@ func (r *Reconstructor) runs(op *manifest.Op) *manifest.Op {
 		return op
 	}
 	cp := *op
-	fresh := false
-	cp.Effects = r.expand(op.Effects, 0, &fresh)
+	fresh, budget := false, maxRuns
+	cp.Effects = r.expand(op.Effects, 0, &fresh, &budget)
 	if !fresh {
 		r.hushed = &cp
 	}
@@ -46,7 +58,7 @@ func (r *Reconstructor) runs(op *manifest.Op) *manifest.Op {
 
 // expand replaces the run effects in effs by their scripts' effects; it
 // sets fresh when one of the scripts had not been read before as it is.
-func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bool) []manifest.ShellEffect {
+func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bool, budget *int) []manifest.ShellEffect {
 	out := make([]manifest.ShellEffect, 0, len(effs))
 	for i, e := range effs {
 		out = append(out, e) // a run stays, for a failure to tell
@@ -61,9 +73,18 @@ func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bo
 		if !known {
 			continue // not a file of the session's: unread, as any program
 		}
-		verb := e.Verb + " " + path.Base(script)
-		if depth >= maxRunDepth || doubt {
-			out = append(out, manifest.ShellEffect{Kind: manifest.ShellWrite, Verb: verb, Cond: e.Cond})
+		if doubt {
+			// Its content as it ran is not known: files it does not name,
+			// said at every run.
+			*fresh = true
+			out = append(out, manifest.ShellEffect{Kind: manifest.ShellWrite, Verb: e.Verb + " " + path.Base(script), Cond: e.Cond})
+			continue
+		}
+		if *budget--; depth >= maxRunDepth || *budget < 0 {
+			// Too deep or too many: it may have changed anything below
+			// where it ran.
+			*fresh = true
+			out = append(out, treeEffect(e.Verb+" script", dir, e.Cond)...)
 			continue
 		}
 		seen := sha256.Sum256([]byte(script + "\x00" + text))
@@ -76,7 +97,7 @@ func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bo
 		}
 		read, ok := r.read[seen]
 		if !ok || read.verb != e.Verb || read.dir != dir || !slices.Equal(read.operands, e.Paths[2:]) {
-			res := shellcmd.ReadScript(e.Verb, path.Base(script), text, e.Paths[2:])
+			res := shellcmd.ReadScript(e.Verb, script, text, e.Paths[2:])
 			var sub manifest.Op
 			shellcmd.Fill(&sub, res, dir, joinAbs)
 			read = scriptRead{verb: e.Verb, dir: dir, operands: e.Paths[2:], effects: sub.Effects}
@@ -85,7 +106,7 @@ func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bo
 			}
 			r.read[seen] = read
 		}
-		out = append(out, vagueOnce(r.expand(read.effects, depth+1, fresh), path.Base(script), e.Cond)...)
+		out = append(out, vagueOnce(r.expand(read.effects, depth+1, fresh, budget), path.Base(script), e.Cond)...)
 	}
 	return out
 }
@@ -131,7 +152,7 @@ func (r *Reconstructor) scriptText(before []manifest.ShellEffect, script string)
 	content := func(p string) (string, bool, bool) {
 		f, ok := r.files[r.key(p)]
 		if !ok || !f.cur.Known || !f.cur.Exists {
-			return "", false, false
+			return "", false, false // not a file of the session's: unread, as any program
 		}
 		return f.cur.Text, true, f.stale != "" || f.unknown != ""
 	}

@@ -1027,6 +1027,10 @@ scan:
 		}
 	}
 	if !hasCode && len(ops) > 0 {
+		if !inPlace {
+			c.runScript("perl", ops[0], ops[1:]) // perl x.pl: read by the replay
+			return
+		}
 		ops = ops[1:] // the script file
 	}
 	if inPlace {

@@ -104,13 +104,13 @@ func mayWrite(script string) bool {
 
 // dotSlash reports whether a word starts at i with ./ or ../ and a name
 // (./r.sh, ../bin/fix), as a script run by its path does, or is a lone dot
-// before a blank (. env.sh, which sources it); ./... and ./ alone, which go
+// before a blank or a redirection (. env.sh, which sources it); ./... and ./ alone, which go
 // test and ls take, do not.
 func dotSlash(b []byte, i int) bool {
 	if i > 0 && (wordByte(b[i-1]) || b[i-1] == '/') {
 		return false
 	}
-	if i+1 < len(b) && (b[i+1] == ' ' || b[i+1] == '\t' || b[i+1] == '\r') {
+	if i+1 < len(b) && (separator(b[i+1]) || b[i+1] == '\r') {
 		return true
 	}
 	j := i + 1

@@ -2,7 +2,9 @@ package shellcmd
 
 import (
 	"path"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -136,16 +138,21 @@ func (c *call) script(name, what, code string, operands ...arg) {
 // ReadScript reports what a script file does when run by verb, as a Run
 // effect names it, given its content: a shell script is read as bash (or
 // sh), other code bounded by the places it names (see above), with the
-// script's operands among them. file names the script in what is said.
-func ReadScript(verb, file, code string, operands []string) Result {
-	if len(code) > MaxScript {
-		// Not read: it may change anything below where it runs.
-		return Result{Effects: []Effect{{Kind: Write, Verb: verb + " " + file + " (too large to read)", Specs: []string{"*"}, Recursive: true, Bound: true}},
-			Vague: []string{verb + " " + file}}
-	}
+// script's operands among them. script is its path as the Run effect has
+// it ("$(dirname "$0")" in it is that path's directory).
+func ReadScript(verb, script, code string, operands []string) Result {
+	file := path.Base(script)
 	lang := verb
 	if verb == "exec" {
 		lang = shebang(code)
+	}
+	shell := slices.Contains([]string{"sh", "bash", "zsh", "dash", "ksh", "source"}, lang)
+	if len(code) > MaxScript || shell && strings.Contains(code, "\r") {
+		// Not read: too large, or a shell script with carriage returns,
+		// which bash keeps as part of each line's last word. It may have
+		// changed anything below where it runs.
+		return Result{Effects: []Effect{{Kind: Write, Verb: lang + " script", Specs: []string{"*"}, Recursive: true, Bound: true}},
+			Vague: []string{verb + " " + file}}
 	}
 	var res Result
 	counts := &struct {
@@ -154,21 +161,36 @@ func ReadScript(verb, file, code string, operands []string) Result {
 	}{budget: maxUnrolled}
 	w := &walker{res: &res, nvague: &counts.nvague, budget: &counts.budget, pats: &counts.pats, depth: 1}
 	c := &call{w: w, sc: &scope{}, cx: ctx{tail: true}}
-	switch lang {
-	case "sh", "bash", "zsh", "dash", "ksh", "source":
-		c.subscript(lang, code, lang+" "+file, c.sc)
-	default:
-		ops := make([]arg, len(operands))
-		for i, o := range operands {
-			ops[i] = arg{val: o, lit: true, text: o}
-		}
+	ops := make([]arg, len(operands))
+	for i, o := range operands {
+		ops[i] = arg{val: o, lit: true, text: o}
+	}
+	if !shell {
 		c.script(lang, lang+" "+file, code, ops...)
 		if len(res.Vague) > 0 {
 			res.Vague = []string{lang + " " + file}
 		}
+		return res
+	}
+	if path.IsAbs(script) {
+		code = dirname0.ReplaceAllLiteralString(code, "'"+strings.ReplaceAll(path.Dir(script), "'", `'\''`)+"'")
+	}
+	c.subscript(lang, code, lang+" "+file, c.sc)
+	if len(ops) > 0 && positional.MatchString(code) {
+		// rm "$1": the operands are what the script was given to change.
+		verb := lang + " script"
+		c.w.unknown(verb, lang+" "+file, c.cx)
+		c.under(verb, ops)
 	}
 	return res
 }
+
+// dirname0 is the directory of the script a shell script names with
+// "$(dirname "$0")" (or BASH_SOURCE), quotes included.
+var dirname0 = regexp.MustCompile(`"?\$\(\s*dirname\s+"?\$(?:0|\{0\}|BASH_SOURCE|\{BASH_SOURCE(?:\[0\])?\})"?\s*\)"?`)
+
+// positional finds a use of a shell script's operands: $1…$9, $@, $*.
+var positional = regexp.MustCompile(`\$(?:[1-9@*]|\{[1-9@*])`)
 
 // shebang tells the language of a script run by its path from its first
 // line: bash, sh, python3, node, …; a file without one is run by the
@@ -211,6 +233,10 @@ func shebang(code string) string {
 // one of them, a "." it names is the whole tree below where it runs.
 var walkMarkers = []string{"walk(", "glob(", "iglob(", "rglob(", "listdir(", "scandir(", "iterdir(", "readdir", "dir.glob", "dir[", "find(", "opendir"}
 
+// cwdMarkers name the directory code runs in without a literal: with a
+// walk, the whole tree below it.
+var cwdMarkers = []string{"listdir()", "scandir()", "getcwd()", "path.cwd()", "path()", "process.cwd()", "__dirname", "dir.pwd", "iterdir()"}
+
 // Places returns the places code names that it may write at or under: its
 // string literals that could be paths, in their order, each once. An
 // interpolation in a literal (Python's f-strings, JavaScript's template
@@ -227,12 +253,18 @@ func Places(code string) []string {
 			break
 		}
 	}
+	for _, m := range cwdMarkers {
+		if walks && strings.Contains(low, m) {
+			out, seen["."] = append(out, "."), true // os.listdir(): the directory it runs in
+			break
+		}
+	}
 	add := func(v string, pattern bool) {
 		if !placeLike(v, walks) || len(out) >= maxPlaces {
 			return
 		}
-		if !pattern && strings.ContainsAny(v, `*?[\`) {
-			v = escapeGlob(v)
+		if !pattern && strings.ContainsAny(v, `*?[\`) && !(walks && strings.ContainsAny(v, "*?[")) {
+			v = escapeGlob(v) // but glob('*.go') is a pattern
 		}
 		if seen[v] {
 			return
@@ -263,7 +295,7 @@ func Places(code string) []string {
 				i += end + 5
 				continue
 			}
-			interp := ch == '`' || ch == '"' && fString(code, i)
+			interp := ch == '`' || ch != '`' && fString(code, i)
 			v, pattern, next := literalAt(code, i, interp)
 			if before := strings.TrimRight(code[:i], " \t"); !module(before) && !mode(v, before) {
 				add(v, pattern)
@@ -337,9 +369,27 @@ func literalAt(code string, i int, interp bool) (v string, pattern bool, next in
 			switch code[j] {
 			case 'n', 't', 'r', '0':
 				put("\n") // a control character: no name holds one
+			case 'x':
+				if j+2 < len(code) {
+					if b, err := strconv.ParseUint(code[j+1:j+3], 16, 8); err == nil {
+						put(string(rune(b)))
+						j += 2
+						continue
+					}
+				}
+				put("x")
 			default:
 				put(code[j : j+1])
 			}
+		case ch == '%' && j+1 < len(code) && strings.IndexByte("sdirf", code[j+1]) >= 0 || ch == '{' && !interp && q != '`' && strings.IndexByte(code[j:min(len(code), j+64)], '}') > 0:
+			// '%s.go' % n, '{}.go'.format(n): the name made there.
+			if ch == '%' {
+				j++
+			} else {
+				j += strings.IndexByte(code[j:], '}')
+			}
+			esc.WriteByte('*')
+			pattern = true
 		case interp && ch == '}' && q != '`' && j+1 < len(code) && code[j+1] == '}':
 			put("}") // }} in an f-string
 			j++

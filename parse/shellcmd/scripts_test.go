@@ -27,6 +27,10 @@ func TestPlaces(t *testing.T) {
 		{"'''\ndocstring 'quoted'\n'''\nopen('b', 'w')", []string{"b"}},
 		{`print("unterminated`, nil},
 		{`"a\nb"; 'c\'d'`, []string{"c'd"}},
+		{`open('a\x2ego', 'w')`, []string{"a.go"}},
+		{`open(f'{n}.go', 'w'); open('{}.md'.format(n), 'w'); open('%s.txt' % n, 'w')`, []string{"*.go", "*.md", "*.txt"}},
+		{`glob.glob('*.go'); open(p, 'w')`, []string{"*.go"}},
+		{`os.listdir(); open(p, 'w')`, []string{"."}},
 	} {
 		if got := Places(c.code); !slices.Equal(got, c.want) {
 			t.Errorf("Places(%q) = %q, want %q", c.code, got, c.want)
@@ -48,11 +52,15 @@ func TestReadScript(t *testing.T) {
 		{"python3", "print(open('a.go').read())\n", []string{"a.go"}, ""},
 		{"node", "require('fs').unlinkSync(process.argv[2])", nil, "write \"node script\"\nvague \"node fix\""},
 		{"source", "cd sub\nrm x\n", nil, `delete "rm" "sub/x"`},
-		{"bash", strings.Repeat("rm x\n", MaxScript/5+1), nil, "write \"bash fix (too large to read)\" spec=\"*\" +recursive +bound\nvague \"bash fix\""},
+		{"bash", strings.Repeat("rm x\n", MaxScript/5+1), nil, "write \"bash script\" spec=\"*\" +recursive +bound\nvague \"bash fix\""},
+		{"bash", "rm -f a.go\r\n", nil, "write \"bash script\" spec=\"*\" +recursive +bound\nvague \"bash fix\""},
+		{"bash", "rm \"$1\"\n", []string{"/w/b.go"}, "write \"rm\"\nwrite \"bash script\" spec=\"/w/b.go\" spec=\"/w/b.go/*\" +recursive +bound\nvague \"\\\"$1\\\"\"\nvague \"bash fix\""},
+		{"exec", "#!/bin/sh\ncd \"$(dirname \"$0\")\"\nrm x.go\n", nil, `delete "rm" "/w/sub/x.go"`},
+		{"perl", "open(my $f, '>', 'b.go');", nil, "write \"perl script\" spec=\"b.go\" spec=\"b.go/*\" +recursive +bound\nvague \"perl fix\""},
 	} {
-		got := strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(describe(ReadScript(c.verb, "fix", c.code, c.operands))), "\n  ", "\n"), "  ")
+		got := strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(describe(ReadScript(c.verb, "/w/sub/fix", c.code, c.operands))), "\n  ", "\n"), "  ")
 		if got != c.want {
-			t.Errorf("ReadScript(%q, %q):\ngot:\n%s\nwant:\n%s", c.verb, c.code, got, c.want)
+			t.Errorf("ReadScript(%q, %.80q):\ngot:\n%s\nwant:\n%s", c.verb, c.code, got, c.want)
 		}
 	}
 }
