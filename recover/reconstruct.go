@@ -240,12 +240,12 @@ type Reconstructor struct {
 	// stashes are the git stashes waiting for their pop, by tree (see
 	// bound).
 	stashes map[string]*stash
-	// scripts holds the script contents read so far (path and content
-	// hash), and hushed the operation whose scripts were all read before:
-	// what they could not name was said then, and is not said again.
-	scripts map[[32]byte]bool
-	read    map[[32]byte]scriptRead
-	hushed  *manifest.Op
+	// read holds what each script content read so far does (by path and
+	// content hash), and hushed the operation whose scripts were all read
+	// before: what they could not name was said then, and is not said
+	// again.
+	read   map[[32]byte]scriptRead
+	hushed *manifest.Op
 }
 
 // Warnings returns what the replay found that belongs to no one file (a

@@ -88,14 +88,8 @@ func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bo
 			continue
 		}
 		seen := sha256.Sum256([]byte(script + "\x00" + text))
-		if r.scripts == nil {
-			r.scripts = map[[32]byte]bool{}
-		}
-		if !r.scripts[seen] {
-			r.scripts[seen] = true
-			*fresh = true
-		}
 		read, ok := r.read[seen]
+		*fresh = *fresh || !ok // a content not read before says what it cannot name
 		if !ok || read.verb != e.Verb || read.dir != dir || !slices.Equal(read.operands, e.Paths[2:]) {
 			res := shellcmd.ReadScript(e.Verb, script, text, e.Paths[2:])
 			var sub manifest.Op

@@ -155,11 +155,8 @@ func ReadScript(verb, script, code string, operands []string) Result {
 			Vague: []string{verb + " " + file}}
 	}
 	var res Result
-	counts := &struct {
-		nvague, budget int
-		pats           patterns
-	}{budget: maxUnrolled}
-	w := &walker{res: &res, nvague: &counts.nvague, budget: &counts.budget, pats: &counts.pats, depth: 1}
+	w := newWalker(&res)
+	w.depth = 1
 	c := &call{w: w, sc: &scope{}, cx: ctx{tail: true}}
 	ops := make([]arg, len(operands))
 	for i, o := range operands {

@@ -148,15 +148,21 @@ func parseScript(script string) (res Result) {
 			res = fallback(script, fmt.Errorf("%w: %v", errInternal, v))
 		}
 	}()
-	counts := &struct {
-		nvague, budget int
-		pats           patterns
-	}{budget: maxUnrolled} // one allocation for all
-	w := &walker{res: &res, nvague: &counts.nvague, budget: &counts.budget, pats: &counts.pats}
+	w := newWalker(&res)
 	if err := w.script(script, &scope{}, ctx{tail: true}); err != nil {
 		return fallback(script, err)
 	}
 	return res
+}
+
+// newWalker returns a walker of a whole script that adds to res, with its
+// counts and bounds.
+func newWalker(res *Result) *walker {
+	counts := &struct {
+		nvague, budget int
+		pats           patterns
+	}{budget: maxUnrolled} // one allocation for all
+	return &walker{res: res, nvague: &counts.nvague, budget: &counts.budget, pats: &counts.pats}
 }
 
 // parse parses script, retrying with the delimiters of heredocs the script
