@@ -37,7 +37,17 @@ func FuzzApplyChunks(f *testing.F) {
 		if faithful {
 			mode = Faithful
 		}
+		if got, want := splitLines(content), strings.Split(content, "\n"); !reflect.DeepEqual(*got, want) {
+			t.Fatalf("splitLines(%q) = %q, strings.Split gives %q", content, *got, want)
+		} else {
+			putLines(got)
+		}
 		out, fuzz, err := ApplyChunks(content, "f", []manifest.Chunk{c}, mode)
+		// The line lists are pooled: a second run, on a list the first
+		// one (and applyReverse's in-place edits) used, is the same.
+		if again, fuzz2, err2 := ApplyChunks(content, "f", []manifest.Chunk{c}, mode); again != out || fuzz2 != fuzz || fmt.Sprint(err2) != fmt.Sprint(err) {
+			t.Fatalf("a second run gave %q (fuzz %d, %v), the first %q (fuzz %d, %v)", again, fuzz2, err2, out, fuzz, err)
+		}
 		if err == nil && out != "" && !strings.HasSuffix(out, "\n") {
 			t.Fatalf("result %q does not end with a newline", out)
 		}

@@ -232,7 +232,7 @@ type Reconstructor struct {
 	files map[string]*fstate
 	n     int
 	opts  ReconstructOptions
-	seen  map[[32]byte]bool
+	seen  map[dupKey]bool
 	stats Stats
 	steps map[string][]Step
 	// warnings are things the report must say that belong to no one file.
@@ -326,7 +326,7 @@ func (r *Reconstructor) snapshot(op *manifest.Op) map[string]Content {
 // NewReconstructor returns a reconstructor that reads starting content
 // through base.
 func NewReconstructor(base BaseFunc, opts ReconstructOptions) *Reconstructor {
-	r := &Reconstructor{base: base, files: map[string]*fstate{}, key: opts.Key, opts: opts, seen: map[[32]byte]bool{}, steps: map[string][]Step{}}
+	r := &Reconstructor{base: base, files: map[string]*fstate{}, key: opts.Key, opts: opts, seen: map[dupKey]bool{}, steps: map[string][]Step{}}
 	if r.key == nil {
 		r.key = func(p string) string { return p }
 	} else {
@@ -364,7 +364,7 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 		r.observe(op)
 		return
 	}
-	if key := dedupKey(op); key != ([32]byte{}) {
+	if key := dedupKey(op); key != (dupKey{}) {
 		if r.seen[key] {
 			st.Duplicates++
 			return
@@ -450,23 +450,43 @@ func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 
 // dedupKey identifies a call copied into several transcripts (fork,
 // resume): its id and content, hashed so that the set of calls seen costs a
-// few bytes each whatever their size.
-func dedupKey(op *manifest.Op) [32]byte {
-	if op.Identity != "" {
-		return sha256.Sum256([]byte(op.Identity))
+// few bytes each whatever their size. The set lives only as long as the
+// replay, so two 64-bit keyed hashes do (hash/maphash, seeded afresh by each
+// process, as the states' keys are: no transcript can be made to collide),
+// read in place: a sha256 over []byte copies of the patch text cost a copy of
+// every patch and more time than the hashing itself. Each field is preceded
+// by its length, so that no two calls spell the same key.
+func dedupKey(op *manifest.Op) dupKey {
+	if op.Identity == "" && op.Provenance.CallID == "" {
+		return dupKey{}
 	}
-	if op.Provenance.CallID == "" {
-		return [32]byte{}
+	var k dupKey
+	for i, seed := range stateSeeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		if op.Identity != "" {
+			h.WriteByte(0)
+			field(&h, op.Identity)
+		} else {
+			h.WriteByte(1) // no identity: never the key of one
+			field(&h, op.Provenance.CallID)
+			field(&h, op.PatchText)
+			field(&h, op.Command)
+		}
+		k[i] = h.Sum64()
 	}
-	h := sha256.New()
-	h.Write([]byte(op.Provenance.CallID))
-	h.Write([]byte{0})
-	h.Write([]byte(op.PatchText))
-	h.Write([]byte{0})
-	h.Write([]byte(op.Command))
-	var k [32]byte
-	h.Sum(k[:0])
 	return k
+}
+
+// dupKey is dedupKey's result; the zero key says there is none.
+type dupKey [2]uint64
+
+// field writes s into h after its length.
+func field(h *maphash.Hash, s string) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+	h.Write(n[:])
+	h.WriteString(s)
 }
 
 func where(op *manifest.Op) string {
