@@ -62,6 +62,13 @@ type parser struct {
 	// the head, so memory holds only the few calls still in flight.
 	queue []pend
 	base  int
+	// qmem is the whole array queue is in. When the queue reaches its end
+	// with room behind the head (settled operations leave from there), it
+	// moves back to the start instead of into a new array: appending after
+	// the head had left made a new array every few operations, a tenth of
+	// what a Codex parse allocated. No one keeps a *pend across addOp (a
+	// new array would leave it behind too).
+	qmem []pend
 	// calls are the tool calls awaiting output, for timeline events (only
 	// when the handler wants events).
 	calls   map[string]*callInfo
@@ -772,7 +779,15 @@ func (p *parser) byCallIndex(id string) int {
 func (p *parser) addOp(op manifest.Op, id string) int {
 	i := p.base + len(p.queue)
 	op.Seq = i
+	if n := len(p.queue); n == cap(p.queue) && n <= cap(p.qmem)/2 {
+		copy(p.qmem[:n], p.queue)
+		clear(p.qmem[n:cap(p.qmem)])
+		p.queue = p.qmem[:n]
+	}
 	p.queue = append(p.queue, pend{op: op})
+	if cap(p.queue) > cap(p.qmem) {
+		p.qmem = p.queue // append moved it to a new, larger array
+	}
 	if id != "" {
 		if _, dup := p.byCall[id]; !dup {
 			p.byCall[strings.Clone(id)] = i
