@@ -133,16 +133,19 @@ func ApplyEdit(orig string, e manifest.Edit) (string, error) {
 	if e.New == "" && !strings.HasSuffix(old, "\n") && strings.Contains(orig, old+"\n") {
 		old += "\n"
 	}
-	n := strings.Count(orig, old)
+	// The first occurrence, and whether there is another after it (where
+	// strings.Count would count the next one): two searches where Count
+	// and strings.Replace's own Count and search made four passes.
+	i := strings.Index(orig, old)
 	switch {
-	case n == 0:
+	case i < 0:
 		return "", fmt.Errorf("old_string not found: %q", firstLine(e.Old))
-	case n > 1 && !e.ReplaceAll:
-		return "", fmt.Errorf("old_string occurs %d times and replace_all is false: refusing to pick one", n)
 	case e.ReplaceAll:
 		return strings.ReplaceAll(orig, old, e.New), nil
+	case strings.Contains(orig[i+len(old):], old):
+		return "", fmt.Errorf("old_string occurs %d times and replace_all is false: refusing to pick one", strings.Count(orig, old))
 	}
-	return strings.Replace(orig, old, e.New, 1), nil
+	return orig[:i] + e.New + orig[i+len(old):], nil
 }
 
 // notebook replays a NotebookEdit without a recorded updated_file by

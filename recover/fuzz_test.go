@@ -116,6 +116,9 @@ func FuzzApplyEdit(f *testing.F) {
 	f.Add("dup dup", "dup", "one", false)
 	f.Fuzz(func(t *testing.T, orig, old, new string, all bool) {
 		out, err := ApplyEdit(orig, manifest.Edit{Old: old, New: new, ReplaceAll: all})
+		if want, werr := applyEditByCount(orig, manifest.Edit{Old: old, New: new, ReplaceAll: all}); out != want || fmt.Sprint(err) != fmt.Sprint(werr) {
+			t.Fatalf("ApplyEdit(%q, %q→%q, all=%v) = %q, %v; by count %q, %v", orig, old, new, all, out, err, want, werr)
+		}
 		if err != nil || old == "" || all {
 			return
 		}
@@ -127,6 +130,29 @@ func FuzzApplyEdit(f *testing.F) {
 			t.Fatalf("ApplyEdit(%q, %q→%q) = %q", orig, old, new, out)
 		}
 	})
+}
+
+// applyEditByCount is ApplyEdit as it was written first, by strings.Count
+// and strings.Replace: FuzzApplyEdit requires the same result of the one
+// that searches twice.
+func applyEditByCount(orig string, e manifest.Edit) (string, error) {
+	if e.Old == "" {
+		return e.New, nil
+	}
+	old := e.Old
+	if e.New == "" && !strings.HasSuffix(old, "\n") && strings.Contains(orig, old+"\n") {
+		old += "\n"
+	}
+	n := strings.Count(orig, old)
+	switch {
+	case n == 0:
+		return "", fmt.Errorf("old_string not found: %q", firstLine(e.Old))
+	case n > 1 && !e.ReplaceAll:
+		return "", fmt.Errorf("old_string occurs %d times and replace_all is false: refusing to pick one", n)
+	case e.ReplaceAll:
+		return strings.ReplaceAll(orig, old, e.New), nil
+	}
+	return strings.Replace(orig, old, e.New, 1), nil
 }
 
 // FuzzEditNotebook edits any JSON as a notebook. Where the edit succeeds:
