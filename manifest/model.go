@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Agent names the coding agent that wrote a transcript.
@@ -432,17 +433,33 @@ func AddModel(list, m string) string {
 // keeps one (reconstruction keeps a file's path and content to the end)
 // would keep the whole line with it. The parsed patch is left alone: it is
 // parsed from PatchText, which Own copies.
-func (op *Op) Own() {
+func (op *Op) Own() { op.OwnIn(nil) }
+
+// OwnIn is Own for a parser that reads its line in place, line, and
+// keeps nothing else it did not allocate or copy itself: only the strings
+// in line are copied. The others (a file's content unescaped from the line,
+// a field the parser cloned when it kept it) are the operation's already,
+// and a second copy of every content cost a Claude Code parse a third of
+// what it allocated. A nil line copies every string, as Own.
+func (op *Op) OwnIn(line []byte) {
 	c := strings.Clone
+	if line != nil {
+		c = func(s string) string {
+			if inBytes(s, line) {
+				return strings.Clone(s)
+			}
+			return s
+		}
+	}
 	op.Session, op.Tool, op.Cwd = c(op.Session), c(op.Tool), c(op.Cwd)
-	op.Paths = ownAll(op.Paths)
+	op.Paths = ownAll(op.Paths, c)
 	op.PatchText, op.Command, op.Identity, op.Note = c(op.PatchText), c(op.Command), c(op.Identity), c(op.Note)
 	op.OutcomeEvidence = c(op.OutcomeEvidence)
-	op.Content = ownPtr(op.Content)
+	op.Content = ownPtr(op.Content, c)
 	op.Effects = slices.Clone(op.Effects)
 	for i := range op.Effects {
 		e := &op.Effects[i]
-		e.Verb, e.Paths, e.Content = c(e.Verb), ownAll(e.Paths), ownPtr(e.Content)
+		e.Verb, e.Paths, e.Content = c(e.Verb), ownAll(e.Paths, c), ownPtr(e.Content, c)
 	}
 	op.Edits = slices.Clone(op.Edits)
 	for i := range op.Edits {
@@ -460,21 +477,31 @@ func (op *Op) Own() {
 	p.Transcript, p.CallID, p.TurnID, p.Carrier = c(p.Transcript), c(p.CallID), c(p.TurnID), c(p.Carrier)
 }
 
-func ownAll(s []string) []string {
+// inBytes reports whether s has bytes in b's memory.
+func inBytes(s string, b []byte) bool {
+	if len(s) == 0 || len(b) == 0 {
+		return false
+	}
+	at := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return at < lo+uintptr(len(b)) && lo < at+uintptr(len(s))
+}
+
+func ownAll(s []string, c func(string) string) []string {
 	if s == nil {
 		return nil
 	}
 	out := make([]string, len(s))
 	for i, v := range s {
-		out[i] = strings.Clone(v)
+		out[i] = c(v)
 	}
 	return out
 }
 
-func ownPtr(s *string) *string {
+func ownPtr(s *string, c func(string) string) *string {
 	if s == nil {
 		return nil
 	}
-	c := strings.Clone(*s)
-	return &c
+	v := c(*s)
+	return &v
 }

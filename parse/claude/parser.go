@@ -250,6 +250,13 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // named twice counts the last time.
 func (p *parser) record(rec jsonl.Record) {
 	data := rec.Data
+	// Read in place (below), the line is the only memory whose strings
+	// an operation must copy; read through a copy for the timeline, every
+	// string is copied (its events keep the copy).
+	p.out.Line = nil
+	if p.calls == nil {
+		p.out.Line = data
+	}
 	if p.firstCwd == "" || p.sess.AgentVersion == "" {
 		p.envelope(rec)
 	}
@@ -1031,6 +1038,7 @@ func backupName(abs string) string {
 }
 
 func (p *parser) finish(rd *jsonl.Reader) {
+	p.out.Line = nil // what is emitted now is from lines gone by, all owned
 	defer func() {
 		// The parser's own warnings join the reader's, in line order.
 		s := &p.sess

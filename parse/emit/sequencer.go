@@ -9,6 +9,10 @@ import "github.com/agentsandbox/sandbox/manifest"
 type Sequencer struct {
 	seq    int
 	headed bool
+	// Line, when set, is the line the parser is reading in place, and
+	// the only memory it reads that it does not own: Op copies only the
+	// strings in it (manifest.Op.OwnIn). Nil copies every string.
+	Line []byte
 }
 
 // Header sends the session once; session builds it when it is sent (its
@@ -32,7 +36,7 @@ func (s *Sequencer) Header(h Handler, session func() manifest.Session) {
 // copy, and reconstruction keeps a file's path and content to the end, so
 // with 2,800 files written 8 MB of Claude Code lines stayed live.
 func (s *Sequencer) Op(h Handler, op manifest.Op, id string, session func() manifest.Session) {
-	op.Own()
+	op.OwnIn(s.Line)
 	op.Session = id
 	op.Seq = s.seq
 	s.seq++
