@@ -127,6 +127,12 @@ func (p *parser) stamp(ts string) {
 // the values they hold (a result can hold a whole file), and a result that
 // no tracked call waits for is left unread.
 func (p *parser) record(rec jsonl.Record) {
+	// The line is read in place and is the only memory read that the
+	// parser does not own (what it keeps, it clones or copies): an
+	// operation copies only the strings in it (emit.Sequencer.Line). A
+	// second copy of every full-file read it keeps as evidence was a third
+	// of what a pi parse allocated.
+	p.out.Line = rec.Data
 	str := func(k string) string { b, _ := jsonl.String(rec.Field(k)); return string(b) }
 	typ := str("type")
 	ts := str("timestamp")
@@ -479,6 +485,7 @@ func (p *parser) headerSession() manifest.Session {
 }
 
 func (p *parser) finish() {
+	p.out.Line = nil // what is emitted now is from lines gone by, all owned
 	// Calls that never got a result: reported, not replayed.
 	open := map[string]*call{}
 	for id, c := range p.interrupted {
