@@ -213,6 +213,17 @@ func (p *parser) learnAll(msgs gjson.Result) {
 // are found without reading the values they hold (a message can hold whole
 // files): only what a record is, its id and its tool calls are read.
 func (p *parser) record(rec jsonl.Record) {
+	// Without a timeline the line is read in place and is the only memory
+	// read that the parser does not own (what it holds, it clones or
+	// copies): an operation copies only the strings in it
+	// (emit.Sequencer.Line), not every file's content a second time. What
+	// is read through a copy (a whole session on one line, a timeline's
+	// message) is copied string by string, so that no operation keeps the
+	// copy alive.
+	p.out.Line = nil
+	if p.h.Event == nil {
+		p.out.Line = rec.Data
+	}
 	at := loc{line: rec.Line, offset: rec.Offset}
 	// "$rewindTo" and "$set" can be keys of a record only if it holds a
 	// "$", or spells a short string with a \u escape (Escaped): JSON has
@@ -225,6 +236,7 @@ func (p *parser) record(rec jsonl.Record) {
 	}
 	typ := rec.Field("type")
 	if rec.Field("projectHash") != nil || (typ == nil && rec.Field("sessionId") != nil) {
+		p.out.Line = nil // read through a copy
 		v := gjson.ParseBytes(rec.Data)
 		p.metadata(v)
 		v.Get("messages").ForEach(func(_, m gjson.Result) bool {
@@ -978,6 +990,7 @@ func (p *parser) headerSession() manifest.Session {
 }
 
 func (p *parser) finish() {
+	p.out.Line = nil // what is emitted now is from lines gone by, all owned
 	if p.cwd == "" && p.guess != "" {
 		p.cwd = p.guess
 		p.warn(loc{line: 1}, "the project root %s is read from a tool's output and does not match the session's projectHash", p.guess)
