@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/golden"
 )
 
@@ -71,5 +72,13 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("bad op %+v", op)
 			}
 		}
+		// Read in place, the operations copy only what is in their line
+		// (emit.Sequencer.Line): they must be those made with a timeline.
+		var timed []manifest.Op
+		h := emit.Handler{Op: func(op manifest.Op) { timed = append(timed, op) }, Event: func(manifest.Event) {}}
+		if _, err := Stream(context.Background(), bytes.NewReader(data), "f.jsonl", Options{}, h); err != nil {
+			t.Fatal(err)
+		}
+		golden.SameOps(t, res.Ops, timed)
 	})
 }

@@ -269,3 +269,31 @@ func Cases(t *testing.T, update bool, summarize func(t *testing.T, files map[str
 		})
 	}
 }
+
+// SameOps fails t unless the operations a parser made reading its lines in
+// place (recover, export) are those it made with a timeline (inspect),
+// which reads through a copy of each line and copies every string. Under
+// testhook.Poison a string an operation kept of a line it did not copy
+// reads '#'s, so any operation that keeps one differs.
+// The turn a timeline gives a subagent's call (its turn id) is left out
+// where the operation read in place has none.
+func SameOps(t testing.TB, inPlace, withTimeline []manifest.Op) {
+	t.Helper()
+	withTimeline = append([]manifest.Op(nil), withTimeline...)
+	for i := range withTimeline {
+		if i < len(inPlace) && inPlace[i].Provenance.TurnID == "" {
+			withTimeline[i].Provenance.TurnID = ""
+		}
+	}
+	a, err := json.Marshal(inPlace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(withTimeline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Fatalf("the operations read in place differ from those read with a timeline:\n%s\n%s", a, b)
+	}
+}
