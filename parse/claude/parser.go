@@ -43,6 +43,9 @@ type toolUse struct {
 	time      string
 	sidechain bool
 	agent     string
+	// seq is the call's place among the session's calls: the calls of one
+	// message share its line.
+	seq int
 }
 
 type parser struct {
@@ -56,6 +59,7 @@ type parser struct {
 
 	seed    maphash.Seed
 	pending map[string]*toolUse
+	ncalls  int // calls made so far (toolUse.seq)
 	// calls are every tool call awaiting its result, for timeline events
 	// (only when the handler wants events).
 	calls   map[string]*manifest.Event
@@ -481,7 +485,8 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				}
 			}
 			p.pending[strings.Clone(id)] = &toolUse{name: strings.Clone(name), input: strings.Clone(b.Get("input").Raw), cwd: strings.Clone(cwd),
-				line: rec.Line, offset: rec.Offset, time: strings.Clone(ts), sidechain: side, agent: strings.Clone(agent)}
+				line: rec.Line, offset: rec.Offset, time: strings.Clone(ts), sidechain: side, agent: strings.Clone(agent), seq: p.ncalls}
+			p.ncalls++
 		case "tool_result":
 			id := b.Get("tool_use_id").Str
 			ev, tu := p.calls[id], p.pending[id]
@@ -1057,7 +1062,10 @@ func (p *parser) finish(rd *jsonl.Reader) {
 		open = append(open, tu)
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].line < p.pending[ids[b]].line })
+	// In the order they were made: the calls of one message share a line,
+	// and the map gives its ids in any order, so that the operations of
+	// one transcript came in a different order from run to run.
+	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].seq < p.pending[ids[b]].seq })
 	for _, id := range ids {
 		tu := p.pending[id]
 		if tu.name == "Read" {
@@ -1070,7 +1078,11 @@ func (p *parser) finish(rd *jsonl.Reader) {
 		for _, ev := range p.calls {
 			open = append(open, ev)
 		}
-		sort.Slice(open, func(a, b int) bool { return open[a].Line < open[b].Line })
+		// The calls of one message share a line: their ids settle the
+		// order, which the map would give differently from run to run.
+		sort.Slice(open, func(a, b int) bool {
+			return open[a].Line < open[b].Line || open[a].Line == open[b].Line && open[a].CallID < open[b].CallID
+		})
 		for _, ev := range open {
 			ev.Detail = "no tool_result: still running when the transcript ends"
 			p.h.Event(*ev)

@@ -69,6 +69,9 @@ type pending struct {
 	cmd string
 	sh  *shellcmd.Result
 	at  loc
+	// seq is the call's place among the session's calls: the calls of one
+	// message share its line.
+	seq int
 }
 
 type parser struct {
@@ -89,6 +92,7 @@ type parser struct {
 	seed    maphash.Seed
 	settled jsonobj.HashSet
 	pending map[string]*pending
+	ncalls  int // calls made so far (pending.seq)
 	held    []held
 	turns   map[uint64]bool // user messages already told as turns
 
@@ -599,7 +603,8 @@ func (p *parser) call(at loc, msg string, tc []byte, f jsonobj.Object) {
 	}
 	if !final(c.status) {
 		if pc == nil {
-			pc = &pending{name: c.name, ts: c.ts, at: at, msg: strings.Clone(msg)}
+			pc = &pending{name: c.name, ts: c.ts, at: at, msg: strings.Clone(msg), seq: p.ncalls}
+			p.ncalls++
 			if p.h.Event != nil { // only a timeline shows it
 				pc.target = target(c.arg(), c.argsRaw)
 			}
@@ -1003,7 +1008,9 @@ func (p *parser) finish() {
 	for id := range p.pending {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].at.line < p.pending[ids[b]].at.line })
+	// In the order they were made: the calls of one message share a line,
+	// and the map gives its ids in any order.
+	sort.Slice(ids, func(a, b int) bool { return p.pending[ids[a]].seq < p.pending[ids[b]].seq })
 	for _, id := range ids {
 		pc := p.pending[id]
 		if pc.raw != nil {

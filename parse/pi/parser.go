@@ -43,6 +43,9 @@ type call struct {
 	inert    bool   // changes no file
 	line     int
 	offset   int64
+	// seq is the call's place among the session's calls: several calls of
+	// one message share its line.
+	seq int
 }
 
 // opAt is where an operation's result is in the tree.
@@ -61,6 +64,7 @@ type parser struct {
 
 	cwd     string
 	pending map[string]*call
+	ncalls  int // calls made so far (call.seq)
 	// interrupted are calls without a result when a later user message
 	// came: the session went on without them.
 	interrupted map[string]*call
@@ -203,7 +207,8 @@ func (p *parser) record(rec jsonl.Record) {
 				continue
 			}
 			c := &call{name: b.Get("name").Str, args: bytes.Clone(b.Raw("arguments")),
-				ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset}
+				ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset, seq: p.ncalls}
+			p.ncalls++
 			if cut {
 				p.done.Add(p.hash(cid))
 				why := "assistant reply stopped (" + stop + ": " + emit.FirstLine(m.Get("errorMessage").Str) + "): its tool calls were never run"
@@ -498,7 +503,10 @@ func (p *parser) finish() {
 	for id := range open {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(a, b int) bool { return open[ids[a]].line < open[ids[b]].line })
+	// In the order they were made: calls of one message share a line, and
+	// the map gives its ids in any order, so that the operations of one
+	// transcript came in a different order from run to run.
+	sort.Slice(ids, func(a, b int) bool { return open[ids[a]].seq < open[ids[b]].seq })
 	for _, id := range ids {
 		c := open[id]
 		detail, why := "no toolResult: still running when the session ends", "no toolResult: the call never finished (interrupted or crashed)"
