@@ -1103,7 +1103,12 @@ func (p *parser) finish(rd *jsonl.Reader) {
 		for _, c := range p.calls {
 			open = append(open, c)
 		}
-		sort.Slice(open, func(a, b int) bool { return open[a].ev.Line < open[b].ev.Line })
+		// Ids settle the order of calls on one line, which the map would
+		// give differently from run to run.
+		sort.Slice(open, func(a, b int) bool {
+			x, y := open[a].ev, open[b].ev
+			return x.Line < y.Line || x.Line == y.Line && x.CallID < y.CallID
+		})
 		for _, c := range open {
 			c.ev.Detail = "no output: still running when the transcript ends"
 			p.h.Event(c.ev)

@@ -52,7 +52,11 @@ func (l *Limiter) Summary() []manifest.Warning {
 		w.Message = fmt.Sprintf("%d more warnings like the one before (last here: %s); --json lists the first %d of each kind", m.n, w.Message, KeepPerKind)
 		out = append(out, w)
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Line < out[b].Line })
+	// Kinds whose last warning is on one line are put in the order of
+	// their text, which the map would give differently from run to run.
+	sort.Slice(out, func(a, b int) bool {
+		return out[a].Line < out[b].Line || out[a].Line == out[b].Line && out[a].Message < out[b].Message
+	})
 	return out
 }
 
