@@ -44,7 +44,7 @@ func lineEdits(a, b string) []edit {
 	if !ok {
 		return coarseEdit(la, lb)
 	}
-	diffs := diffmatchpatch.New().DiffMainRunes(ra, rb, false)
+	diffs := runeDiff(ra, rb)
 	var out []edit
 	pos := 0
 	var cur *edit
