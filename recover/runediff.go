@@ -33,14 +33,7 @@ func runeDiff(a, b []rune) []diffmatchpatch.Diff {
 
 func runeDiffIn(a, b []rune, work *int, anchor bool) []diffmatchpatch.Diff {
 	var out []diffmatchpatch.Diff
-	head := 0
-	for head < len(a) && head < len(b) && a[head] == b[head] {
-		head++
-	}
-	tail := 0
-	for tail < len(a)-head && tail < len(b)-head && a[len(a)-1-tail] == b[len(b)-1-tail] {
-		tail++
-	}
+	head, tail := commonEnds(a, b)
 	if head > 0 {
 		out = append(out, diffmatchpatch.Diff{Type: diffmatchpatch.DiffEqual, Text: string(a[:head])})
 	}

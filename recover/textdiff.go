@@ -79,17 +79,22 @@ func lineEdits(a, b string) []edit {
 	return out
 }
 
+// commonEnds returns how many first and last elements a and b share, the
+// last ones counted only past the first.
+func commonEnds[T comparable](a, b []T) (head, tail int) {
+	for head < len(a) && head < len(b) && a[head] == b[head] {
+		head++
+	}
+	for tail < len(a)-head && tail < len(b)-head && a[len(a)-1-tail] == b[len(b)-1-tail] {
+		tail++
+	}
+	return head, tail
+}
+
 // coarseEdit is the one edit that replaces what lies between a's and b's
 // common first and last lines.
 func coarseEdit(la, lb []string) []edit {
-	head := 0
-	for head < len(la) && head < len(lb) && la[head] == lb[head] {
-		head++
-	}
-	tail := 0
-	for tail < len(la)-head && tail < len(lb)-head && la[len(la)-1-tail] == lb[len(lb)-1-tail] {
-		tail++
-	}
+	head, tail := commonEnds(la, lb)
 	if head+tail == len(la) && head+tail == len(lb) {
 		return nil
 	}

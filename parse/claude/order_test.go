@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/internal/golden"
 )
 
 // TestOpenCallsKeepTheirOrder: calls that never got a result are handed on
@@ -20,17 +23,11 @@ func TestOpenCallsKeepTheirOrder(t *testing.T) {
 	head := `"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/w","sessionId":"11111111-2222-4333-8444-555555555555","version":"2.0.1"`
 	transcript := `{` + head + `,"type":"user","message":{"role":"user","content":"go"},"uuid":"u1","timestamp":"2026-11-20T10:00:00.000Z"}` + "\n" +
 		`{` + head + `,"type":"assistant","message":{"id":"m1","role":"assistant","content":[` + strings.Join(calls, ",") + `]},"uuid":"a1","timestamp":"2026-11-20T10:00:01.000Z"}` + "\n"
-	for run := range 30 {
+	golden.SameOrder(t, 30, "/w/f0.txt /w/f1.txt /w/f2.txt /w/f3.txt /w/f4.txt /w/f5.txt", func() ([]manifest.Op, error) {
 		res, err := Parse(context.Background(), strings.NewReader(transcript), "s.jsonl", Options{})
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		var got []string
-		for _, op := range res.Ops {
-			got = append(got, op.Paths[0])
-		}
-		if want := "/w/f0.txt /w/f1.txt /w/f2.txt /w/f3.txt /w/f4.txt /w/f5.txt"; strings.Join(got, " ") != want {
-			t.Fatalf("run %d: operations in the order %v, want %s", run, got, want)
-		}
-	}
+		return res.Ops, nil
+	})
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/internal/golden"
 )
 
 // TestOpenCallsKeepTheirOrder: calls that never reached a final status
@@ -18,17 +21,11 @@ func TestOpenCallsKeepTheirOrder(t *testing.T) {
 	transcript := `{"sessionId":"5c1d2e3f-0000-4000-8000-00000000abcd","projectHash":"bb97ae4cdb5b0dd7e32b198a7ebcb35332fca3343779f0895ffb11258627aa8f","startTime":"2026-03-01T10:00:00.000Z","lastUpdated":"2026-03-01T10:00:00.000Z","kind":"main"}` + "\n" +
 		`{"id":"m1","timestamp":"2026-03-01T10:00:01.000Z","type":"user","content":[{"text":"go"}]}` + "\n" +
 		`{"id":"m2","timestamp":"2026-03-01T10:00:02.000Z","type":"gemini","content":"","toolCalls":[` + strings.Join(calls, ",") + `]}` + "\n"
-	for run := range 30 {
+	golden.SameOrder(t, 30, "f0.txt f1.txt f2.txt f3.txt f4.txt f5.txt", func() ([]manifest.Op, error) {
 		res, err := Parse(context.Background(), strings.NewReader(transcript), "s.jsonl", Options{})
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		var got []string
-		for _, op := range res.Ops {
-			got = append(got, op.Paths[0])
-		}
-		if want := "f0.txt f1.txt f2.txt f3.txt f4.txt f5.txt"; strings.Join(got, " ") != want {
-			t.Fatalf("run %d: operations in the order %v, want %s", run, got, want)
-		}
-	}
+		return res.Ops, nil
+	})
 }

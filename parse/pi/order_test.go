@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/internal/golden"
 )
 
 // TestOpenCallsKeepTheirOrder: calls without a result are handed on at the
@@ -18,17 +21,11 @@ func TestOpenCallsKeepTheirOrder(t *testing.T) {
 	transcript := `{"type":"session","version":3,"id":"7a7a0001-0000-4000-8000-000000000001","timestamp":"2026-11-21T09:00:00.000Z","cwd":"/w"}` + "\n" +
 		`{"type":"message","id":"e1","parentId":null,"timestamp":"2026-11-21T09:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"go"}]}}` + "\n" +
 		`{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-11-21T09:00:02.000Z","message":{"role":"assistant","stopReason":"toolUse","content":[` + strings.Join(calls, ",") + `]}}` + "\n"
-	for run := range 30 {
+	golden.SameOrder(t, 30, "/w/f0.txt /w/f1.txt /w/f2.txt /w/f3.txt /w/f4.txt /w/f5.txt", func() ([]manifest.Op, error) {
 		res, err := Parse(context.Background(), strings.NewReader(transcript), "s.jsonl")
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		var got []string
-		for _, op := range res.Ops {
-			got = append(got, op.Paths[0])
-		}
-		if want := "/w/f0.txt /w/f1.txt /w/f2.txt /w/f3.txt /w/f4.txt /w/f5.txt"; strings.Join(got, " ") != want {
-			t.Fatalf("run %d: operations in the order %v, want %s", run, got, want)
-		}
-	}
+		return res.Ops, nil
+	})
 }

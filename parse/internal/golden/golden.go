@@ -297,3 +297,24 @@ func SameOps(t testing.TB, inPlace, withTimeline []manifest.Op) {
 		t.Fatalf("the operations read in place differ from those read with a timeline:\n%s\n%s", a, b)
 	}
 }
+
+// SameOrder parses a transcript runs times (parse returns its operations)
+// and fails t unless the operations' first paths are want, space-separated,
+// every time: what a parser hands on from a map must not come in the map's
+// order.
+func SameOrder(t testing.TB, runs int, want string, parse func() ([]manifest.Op, error)) {
+	t.Helper()
+	for run := range runs {
+		ops, err := parse()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, op := range ops {
+			got = append(got, op.Paths[0])
+		}
+		if strings.Join(got, " ") != want {
+			t.Fatalf("run %d: operations in the order %v, want %s", run, got, want)
+		}
+	}
+}
