@@ -32,24 +32,26 @@ func runeDiff(a, b []rune) []diffmatchpatch.Diff {
 }
 
 func runeDiffIn(a, b []rune, work *int, anchor bool) []diffmatchpatch.Diff {
-	var out []diffmatchpatch.Diff
 	head, tail := commonEnds(a, b)
-	if head > 0 {
-		out = append(out, diffmatchpatch.Diff{Type: diffmatchpatch.DiffEqual, Text: string(a[:head])})
-	}
 	ma, mb := a[head:len(a)-tail], b[head:len(b)-tail]
-	switch n := len(ma) + len(mb); {
-	case n == 0:
-	case len(ma) == 0 || len(mb) == 0 || n <= maxDiffRunes && *work+n*n <= maxDiffWork:
+	if n := len(ma) + len(mb); len(ma) == 0 || len(mb) == 0 || n <= maxDiffRunes && *work+n*n <= maxDiffWork {
 		if len(ma) > 0 && len(mb) > 0 {
 			*work += n * n
 		}
+		// All of a and b, not only their middle: diffmatchpatch's cleanup
+		// slides edits across the common ends, and a diff it gave before
+		// must read the same.
 		dmp := diffmatchpatch.New()
 		dmp.DiffTimeout = time.Hour // out of reach: the bound above keeps the work to about half a second
-		out = append(out, dmp.DiffMainRunes(ma, mb, false)...)
-	case anchor:
+		return dmp.DiffMainRunes(a, b, false)
+	}
+	var out []diffmatchpatch.Diff
+	if head > 0 {
+		out = append(out, diffmatchpatch.Diff{Type: diffmatchpatch.DiffEqual, Text: string(a[:head])})
+	}
+	if anchor {
 		out = append(out, anchored(ma, mb, work)...)
-	default:
+	} else {
 		out = append(out, replaced(ma, mb)...)
 	}
 	if tail > 0 {

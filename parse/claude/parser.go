@@ -316,7 +316,13 @@ func (p *parser) record(rec jsonl.Record) {
 		case "isSnapshotUpdate":
 			update = v().Bool()
 		case "sessionId":
-			sid = v().Str
+			// Read as the envelope reads it (jsonl.String): gjson stops
+			// at a bad escape and gave a cut id, so that a damaged first
+			// line named the session differently with and without a
+			// timeline.
+			if id, ok := jsonl.String(unsafe.Slice(unsafe.StringData(line[start:end]), end-start)); ok {
+				sid = string(id)
+			}
 		case "uuid":
 			uuid = v().Str
 		case "parentUuid":
