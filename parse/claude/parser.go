@@ -265,13 +265,14 @@ func (p *parser) record(rec jsonl.Record) {
 		p.envelope(rec)
 	}
 	if p.calls == nil {
-		typ, _ := jsonl.String(rec.Field("type"))
-		if !p.wanted(rec, typ) {
+		// A type the quick read cannot take (none, or a value with bytes
+		// after it that no JSON allows) goes to the full read, which reads
+		// it as a timeline does (gjson takes the first value it finds) and
+		// says when there is none: dismissed here, a damaged line's call
+		// was lost in place and kept with a timeline.
+		if typ, ok := jsonl.String(rec.Field("type")); ok && len(typ) > 0 && !p.wanted(rec, typ) {
 			if ts, _ := jsonl.String(rec.Field("timestamp")); len(ts) > 0 {
 				p.stampOwned(string(ts))
-			}
-			if len(typ) == 0 {
-				p.warn(rec, "record has no \"type\"")
 			}
 			return
 		}
