@@ -318,3 +318,17 @@ func SameOrder(t testing.TB, runs int, want string, parse func() ([]manifest.Op,
 		}
 	}
 }
+
+// ValidLines reports whether every line of data that is not blank is one
+// valid JSON value. Only then must a parser's two readings (SameOps) agree:
+// on a line JSON does not allow but whose brackets and strings balance
+// (a bare letter before a value), the quick in-place read and the full one
+// are each lenient in their own way.
+func ValidLines(data []byte) bool {
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		if l = bytes.TrimSpace(l); len(l) > 0 && !json.Valid(l) {
+			return false
+		}
+	}
+	return true
+}
