@@ -2,6 +2,7 @@ package recover
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -102,7 +103,7 @@ func ApplyChunks(content, path string, chunks []manifest.Chunk, mode MatchMode) 
 		}
 		return out, fuzz, nil
 	}
-	out = applyReverse(lines, repls)
+	out = applyReverse(slices.Clone(lines), repls) // it edits the list in place: not the pool's
 	if crlf {
 		out = strings.ReplaceAll(out, "\n", "\r\n")
 	}
@@ -132,13 +133,15 @@ func splitLines(content string) *[]string {
 }
 
 // putLines clears a list of splitLines (its strings would keep old file
-// contents alive) and returns it to the pool, unless a huge file made it
-// too large to keep.
+// contents alive) and returns it to the pool, unless a large file made it
+// too long to keep. Nothing writes past its length (applyReverse edits a
+// copy), so only that much is cleared: clearing to its capacity cost every
+// later patch of a session the length of its longest file.
 func putLines(p *[]string) {
-	if cap(*p) > 1<<16 {
+	if cap(*p) > 1<<14 {
 		return
 	}
-	clear((*p)[:cap(*p)])
+	clear(*p)
 	lineSlices.Put(p)
 }
 

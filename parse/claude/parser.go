@@ -321,7 +321,7 @@ func (p *parser) record(rec jsonl.Record) {
 			// at a bad escape and gave a cut id, so that a damaged first
 			// line named the session differently with and without a
 			// timeline.
-			if id, ok := jsonl.String(unsafe.Slice(unsafe.StringData(line[start:end]), end-start)); ok {
+			if id, ok := jsonl.String(data[start:end]); ok {
 				sid = string(id)
 			}
 		case "uuid":

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/emit"
 	"golang.org/x/tools/txtar"
 )
 
@@ -271,15 +272,24 @@ func Cases(t *testing.T, update bool, summarize func(t *testing.T, files map[str
 }
 
 // SameOps fails t unless the operations a parser made reading its lines in
-// place (recover, export) are those it made with a timeline (inspect),
-// which reads through a copy of each line and copies every string. Under
+// place (recover, export), inPlace, are those it makes with a timeline
+// (inspect), which reads through a copy of each line and copies every
+// string: stream parses data again with the handler given. Under
 // testhook.Poison a string an operation kept of a line it did not copy
-// reads '#'s, so any operation that keeps one differs.
-// The turn a timeline gives a subagent's call (its turn id) is left out
-// where the operation read in place has none.
-func SameOps(t testing.TB, inPlace, withTimeline []manifest.Op) {
+// reads '#'s, so any operation that keeps one differs. Only data whose every
+// line is JSON is compared (ValidLines). The turn a timeline gives a
+// subagent's call (its turn id) is left out where the operation read in
+// place has none.
+func SameOps(t testing.TB, data []byte, inPlace []manifest.Op, stream func(emit.Handler) error) {
 	t.Helper()
-	withTimeline = append([]manifest.Op(nil), withTimeline...)
+	if !ValidLines(data) {
+		return
+	}
+	var withTimeline []manifest.Op
+	h := emit.Handler{Op: func(op manifest.Op) { withTimeline = append(withTimeline, op) }, Event: func(manifest.Event) {}}
+	if err := stream(h); err != nil {
+		t.Fatal(err)
+	}
 	for i := range withTimeline {
 		if i < len(inPlace) && inPlace[i].Provenance.TurnID == "" {
 			withTimeline[i].Provenance.TurnID = ""
