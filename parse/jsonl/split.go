@@ -251,16 +251,16 @@ func scanObject(b []byte, keys []int, m *marks) (n int, ok bool, _ []int, escape
 			const ones, highs = 0x0101010101010101, 0x8080808080808080
 			j := i + 1
 			slow := true
+			if j+8 <= len(b) && binary.LittleEndian.Uint64(b[j:]) == markWord {
+				// The string starts with MarkWord. (A string that does is
+				// at least as long, so the loop below loads it again.)
+				if m.n == 0 {
+					m.first = i
+				}
+				m.n++
+			}
 			for j+8 <= len(b) && j-i <= wordBytes {
 				x := binary.LittleEndian.Uint64(b[j:])
-				if x == markWord && j == i+1 {
-					// The string starts with MarkWord. (A string that
-					// does is at least as long, so this loop loads it.)
-					if m.n == 0 {
-						m.first = i
-					}
-					m.n++
-				}
 				q, s := x^('"'*ones), x^('\\'*ones)
 				// A byte of q or s is zero where b holds the byte looked
 				// for; the lowest flagged byte is exact.
@@ -297,22 +297,31 @@ func scanObject(b []byte, keys []int, m *marks) (n int, ok bool, _ []int, escape
 			// one of the record's), a comma or a closer. Anything else is a
 			// line cut inside a string with the next record glued on: its
 			// quotes read inside out, which brackets alone can balance.
+			// The colon or comma is stepped over here, so that the loop's
+			// next byte is the next value or key; a closer is left for the
+			// loop.
 			c := j + 1
-			for c < len(b) && isSpace(b[c]) {
-				c++
+			if c < len(b) && b[c] <= ' ' {
+				for c < len(b) && isSpace(b[c]) {
+					c++
+				}
 			}
+			next := c - 1
 			if c < len(b) {
 				switch b[c] {
 				case ':':
 					if len(open) == 1 {
 						keys = append(keys, i)
 					}
-				case ',', '}', ']':
+					next = c
+				case ',':
+					next = c
+				case '}', ']':
 				default:
 					return 0, false, keys, escaped
 				}
 			}
-			i = j
+			i = next
 		case '{':
 			open = append(open, '}')
 		case '[':
