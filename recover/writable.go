@@ -40,6 +40,7 @@ func unwritable(plans []*FilePlan, fsys FS) *NotWritableError {
 	seen := map[string]bool{}
 	checked := map[string]bool{}
 	blocked := map[string]bool{} // roots whose .sandbox is not a directory
+	near := map[string]string{}  // a file's directory: its nearest that exists
 	for _, p := range plans {
 		if !p.Mapped || !p.Written() {
 			continue
@@ -64,7 +65,14 @@ func unwritable(plans []*FilePlan, fsys FS) *NotWritableError {
 			targets = append(targets, *p.From)
 		}
 		for _, t := range targets {
-			dir := nearestDir(filepath.Dir(t.Path()))
+			// Files share directories: each is looked up once (its
+			// ancestors, when it is new, with it).
+			parent := filepath.Dir(t.Path())
+			dir, found := near[parent]
+			if !found {
+				dir = nearestDir(parent)
+				near[parent] = dir
+			}
 			ok, known := checked[dir]
 			if !known {
 				ok = syscall.Access(dir, 0x2|0x1) == nil // W_OK|X_OK
