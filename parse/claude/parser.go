@@ -68,9 +68,10 @@ type parser struct {
 	// not among them lost its call's line, and is read for what it says.
 	seen jsonobj.HashSet
 
-	firstCwd, lastTS, firstTS, maxTS string
-	sessionIDs                       map[string]bool
-	plain                            []byte // reused by jsonl.Plain
+	firstCwd   string
+	span       span
+	sessionIDs map[string]bool
+	plain      []byte // reused by jsonl.Plain
 
 	// For the timeline only: the root of each sidechain message's chain
 	// (a subagent of a session that names none), the Task calls by their
@@ -271,13 +272,13 @@ func (p *parser) record(rec jsonl.Record) {
 		// says when there is none: dismissed here, a damaged line's call
 		// was lost in place and kept with a timeline.
 		if typ, ok := jsonl.String(rec.Field("type")); ok && len(typ) > 0 && !p.wanted(rec, typ) {
-			if ts, _ := jsonl.String(rec.Field("timestamp")); len(ts) > 0 {
-				p.stampOwned(string(ts))
-			}
+			ts, _ := jsonl.String(rec.Field("timestamp"))
+			stamp(&p.span, ts)
 			return
 		}
 	}
-	var typ, cwd, agent, ts, sid, uuid, parent, subtype, parentTool string
+	var typ, cwd, agent, ts, uuid, parent, subtype, parentTool string
+	var sid []byte
 	var side bool
 	var message, tur, dat, snap gjson.Result
 	var update bool
@@ -322,7 +323,7 @@ func (p *parser) record(rec jsonl.Record) {
 			// line named the session differently with and without a
 			// timeline.
 			if id, ok := jsonl.String(data[start:end]); ok {
-				sid = string(id)
+				sid = id
 			}
 		case "uuid":
 			uuid = v().Str
@@ -335,7 +336,7 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 	})
 	p.sessionID(sid)
-	p.stamp(ts)
+	stamp(&p.span, ts)
 	if p.calls != nil {
 		if side && agent == "" {
 			agent = p.chain(uuid, parent)
@@ -378,26 +379,6 @@ func (p *parser) record(rec jsonl.Record) {
 	}
 }
 
-// stamp records a line's timestamp for the session's time span.
-func (p *parser) stamp(ts string) {
-	if ts != "" {
-		p.stampOwned(strings.Clone(ts))
-	}
-}
-
-// stampOwned is stamp for a string that does not alias the line.
-func (p *parser) stampOwned(ts string) {
-	// ISO-8601 UTC stamps of one shape order as strings: keep the earliest
-	// and latest, since lines are only roughly in time order.
-	p.lastTS = ts
-	if p.firstTS == "" || ts < p.firstTS {
-		p.firstTS = p.lastTS
-	}
-	if ts > p.maxTS {
-		p.maxTS = p.lastTS
-	}
-}
-
 func firstNonEmpty(a, b string) string {
 	if a != "" {
 		return a
@@ -419,20 +400,19 @@ func (p *parser) envelope(rec jsonl.Record) {
 		v, _ := jsonl.String(rec.Field("version"))
 		p.sess.AgentVersion = string(v)
 	}
-	if id, _ := jsonl.String(rec.Field("sessionId")); len(id) > 0 {
-		p.sessionID(string(id))
-	}
+	id, _ := jsonl.String(rec.Field("sessionId"))
+	p.sessionID(id)
 }
 
 // sessionID notes a session id seen on a line; a file not named by its
 // session (a subagent's, a copy) takes the first one.
-func (p *parser) sessionID(id string) {
-	if id == "" || p.sessionIDs[id] {
+func (p *parser) sessionID(id []byte) {
+	if len(id) == 0 || p.sessionIDs[string(id)] {
 		return
 	}
-	p.sessionIDs[strings.Clone(id)] = true
+	p.sessionIDs[string(id)] = true
 	if len(p.sessionIDs) == 1 && !uuidRe.MatchString(path.Base(p.file)) {
-		p.sess.ID = strings.Clone(id)
+		p.sess.ID = string(id)
 	}
 }
 
@@ -987,7 +967,7 @@ func (p *parser) header() { p.out.Header(p.h, p.headerSession) }
 func (p *parser) headerSession() manifest.Session {
 	s := p.sess
 	s.Cwd = p.firstCwd
-	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	s.Start = timeOf(p.span.first)
 	return s
 }
 
@@ -995,7 +975,7 @@ func (p *parser) headerSession() manifest.Session {
 // file before the session first changed it; a later version, in a snapshot
 // taken at a user prompt, is the file at that prompt.
 func (p *parser) snapshot(rec jsonl.Record, snap gjson.Result, update bool) {
-	p.stamp(snap.Get("timestamp").Str)
+	stamp(&p.span, snap.Get("timestamp").Str)
 	if p.opts.Backup == nil || p.firstCwd == "" {
 		return
 	}
@@ -1035,7 +1015,7 @@ func (p *parser) snapshot(rec jsonl.Record, snap gjson.Result, update bool) {
 				ev.Kind = manifest.EvidenceBase
 			}
 		}
-		t, _ := time.Parse(time.RFC3339Nano, p.lastTS)
+		t := timeOf(p.span.last)
 		op := manifest.Op{Kind: manifest.KindObserve, Tool: "file-history", Cwd: p.firstCwd, Paths: []string{abs},
 			Outcome: manifest.OutcomeApplied, OutcomeEvidence: "file-history-snapshot", Evidence: []manifest.Evidence{ev},
 			Provenance: manifest.Provenance{Transcript: p.file, Line: rec.Line, Offset: rec.Offset, Time: t, Carrier: "file-history-snapshot"}}
@@ -1060,8 +1040,7 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	s := &p.sess
 	rd.Fill(s)
 	s.Cwd = p.firstCwd
-	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
-	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)
+	s.Start, s.End = timeOf(p.span.first), timeOf(p.span.max)
 	// Calls that never got a result: reported, not replayed (unless opted in).
 	var open []*toolUse
 	var ids []string
