@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/applypatch"
@@ -369,8 +370,10 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string, pl []byte) {
 			return
 		}
 		if ptype == "function_call_output" || ptype == "custom_tool_call_output" || ptype == "apply_patch_call_output" {
-			// Outputs are the largest lines: look at the call id first.
-			id := gjson.GetBytes(pl, "call_id").Str
+			// Outputs are the largest lines: look at the call id first. It
+			// is read in place (GetBytes would copy it): it is only looked
+			// up here, never kept.
+			id := gjson.Get(unsafe.String(unsafe.SliceData(pl), len(pl)), "call_id").Str
 			p.open.Del(p.hash(id))
 			_, tracked := p.byCall[id]
 			_, timed := p.calls[id]
