@@ -2,7 +2,9 @@ package jsonl
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 )
 
@@ -25,15 +27,19 @@ func (r Record) Marks() (first, n int, ok bool) {
 // value is not part of it. A key the record names twice counts once, the
 // last time, as in JSON decoders and in a gjson ForEach over the record.
 func (r Record) Field(name string) []byte {
-	if data, keys, k := r.lastKey(name); k >= 0 {
-		return value(data, keys, k)
+	if data, keys, k, kend := r.lastKey(name); k >= 0 {
+		if i, end := valueAfter(data, keys, k, kend); end > i {
+			return data[i:end]
+		}
 	}
 	return nil
 }
 
 // lastKey returns the record's bytes (up to its closing brace), its key
-// offsets and the index among them of the last key named name, or -1.
-func (r Record) lastKey(name string) (data []byte, keys []int, k int) {
+// offsets and the index among them of the last key named name, or -1;
+// kend is the offset just past that key's closing quote where it is known
+// without a search (a key written as name is), else -1.
+func (r Record) lastKey(name string) (data []byte, keys []int, k, kend int) {
 	data, keys = r.Data, r.keys
 	if keys == nil {
 		data, keys, _ = topKeys(r.Data)
@@ -43,17 +49,17 @@ func (r Record) lastKey(name string) (data []byte, keys []int, k int) {
 		// names name only as it is written.
 		for k := len(keys) - 1; k >= 0; k-- {
 			if rest := data[keys[k]+1:]; len(rest) > len(name) && rest[len(name)] == '"' && string(rest[:len(name)]) == name {
-				return data, keys, k
+				return data, keys, k, keys[k] + len(name) + 2
 			}
 		}
-		return data, keys, -1
+		return data, keys, -1, -1
 	}
 	for k := len(keys) - 1; k >= 0; k-- {
 		if keyIs(data, keys[k], name) {
-			return data, keys, k
+			return data, keys, k, -1
 		}
 	}
-	return data, keys, -1
+	return data, keys, -1, -1
 }
 
 // wordName reports whether name is letters, digits and '_' only: JSON
@@ -75,8 +81,8 @@ func wordName(name string) bool {
 // key) takes this instead of Field, which finds the value's end by looking
 // at the end of the record, in a line of kilobytes another cache line.
 func (r Record) FieldFrom(name string) []byte {
-	if data, keys, k := r.lastKey(name); k >= 0 {
-		if i := valueStart(data, keys[k]); i >= 0 {
+	if data, keys, k, kend := r.lastKey(name); k >= 0 {
+		if i := valueFrom(data, keys[k], kend); i >= 0 {
 			return data[i:]
 		}
 	}
@@ -160,7 +166,25 @@ func keyIs(data []byte, off int, name string) bool {
 // StringEnd returns the offset just past the JSON string starting at
 // data[off], or -1 when it is not terminated.
 func StringEnd(data []byte, off int) int {
+	// Keys and ids are short: their first bytes are looked at eight at a
+	// time, in line, for a quote or a backslash (a call to IndexByte costs
+	// more than the look). A backslash sends the search below from the
+	// string's start; none, past the bytes looked at, from where they end.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	j := off + 1
+	for ; j+8 <= len(data) && j-off <= wordBytes; j += 8 {
+		x := binary.LittleEndian.Uint64(data[j:])
+		q, s := x^('"'*ones), x^('\\'*ones)
+		// The lowest flagged byte is exact.
+		if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
+			j += bits.TrailingZeros64(m) / 8
+			if data[j] == '"' {
+				return j + 1
+			}
+			j = off + 1
+			break
+		}
+	}
 	for {
 		k := bytes.IndexByte(data[j:], '"')
 		if k < 0 {
@@ -178,18 +202,16 @@ func StringEnd(data []byte, off int) int {
 	}
 }
 
-// value returns the raw value of the k-th key of keys.
-func value(data []byte, keys []int, k int) []byte {
-	i, end := valueAt(data, keys, k)
-	if end <= i {
-		return nil
-	}
-	return data[i:end]
-}
-
 // valueStart returns the offset of the value of the key at data[key], or -1.
-func valueStart(data []byte, key int) int {
-	i := StringEnd(data, key)
+func valueStart(data []byte, key int) int { return valueFrom(data, key, -1) }
+
+// valueFrom is valueStart where the key's string ends at kend (just past
+// its closing quote), or, for kend < 0, where a search finds its end.
+func valueFrom(data []byte, key, kend int) int {
+	i := kend
+	if i < 0 {
+		i = StringEnd(data, key)
+	}
 	if i < 0 {
 		return -1
 	}
@@ -209,7 +231,13 @@ func valueStart(data []byte, key int) int {
 // valueAt returns the offsets of the raw value of the k-th key of keys;
 // end <= start when there is none.
 func valueAt(data []byte, keys []int, k int) (start, end int) {
-	i := valueStart(data, keys[k])
+	return valueAfter(data, keys, k, -1)
+}
+
+// valueAfter is valueAt where the key's string ends at kend, as for
+// valueFrom.
+func valueAfter(data []byte, keys []int, k, kend int) (start, end int) {
+	i := valueFrom(data, keys[k], kend)
 	if i < 0 {
 		return 0, 0
 	}

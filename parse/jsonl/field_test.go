@@ -284,3 +284,51 @@ func TestHead(t *testing.T) {
 		}
 	}
 }
+
+// stringEndRef is StringEnd read byte by byte: the first quote after off
+// that no backslash escapes.
+func stringEndRef(data []byte, off int) int {
+	for j := off + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// StringEnd's look at eight bytes at a time finds what a byte-by-byte read
+// finds: a quote or a backslash at every place of the first words, and on
+// either side of where the words end.
+func TestStringEnd(t *testing.T) {
+	for n := 0; n < 70; n++ {
+		for _, mid := range []string{``, `\"`, `\\`, `\\\"`, `\u0022`, `\`} {
+			for _, tail := range []string{`"`, `", "b":1}`, ``, `\"`, `x"` + strings.Repeat("y", 60) + `"`} {
+				s := `"` + strings.Repeat("a", n) + mid + tail
+				for _, pre := range []string{"", `{"k":`} {
+					data := []byte(pre + s)
+					off := len(pre)
+					if got, want := StringEnd(data, off), stringEndRef(data, off); got != want {
+						t.Fatalf("StringEnd(%q, %d) = %d, want %d", data, off, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzStringEnd is TestStringEnd on any input.
+func FuzzStringEnd(f *testing.F) {
+	f.Add([]byte(`"ab\"cd\\"`), 0)
+	f.Add([]byte(`{"timestamp":"2025-01-01T00:00:00Z","x":"\\\\\\""}`), 1)
+	f.Fuzz(func(t *testing.T, data []byte, off int) {
+		if off < 0 || off >= len(data) {
+			return
+		}
+		if got, want := StringEnd(data, off), stringEndRef(data, off); got != want {
+			t.Fatalf("StringEnd(%q, %d) = %d, want %d", data, off, got, want)
+		}
+	})
+}
