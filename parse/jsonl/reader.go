@@ -561,10 +561,12 @@ func (r *Reader) Each(ctx context.Context, fn func(Record)) (err error) {
 	return err
 }
 
-// touch loads the first bytes of each record of a batch, which the reading
-// goroutine's core scanned: the loads do not depend on each other, so the
-// core asks for the lines all at once instead of waiting for each in turn
-// when the parser first reads a record's keys. What it returns is kept
+// touch loads the first and the last bytes of each record of a batch,
+// which the reading goroutine's core scanned: the loads do not depend on
+// each other, so the core asks for the lines all at once instead of
+// waiting for each in turn when the parser first reads a record's keys
+// (at its start, and, in a Claude Code line, after its message, at its
+// end). What it returns is kept
 // (Reader.touched) so that the compiler does not leave the loads out.
 func touch(recs []Record) byte {
 	var x byte
@@ -573,6 +575,9 @@ func touch(recs []Record) byte {
 			x ^= d[0]
 			if len(d) > 64 {
 				x ^= d[64]
+			}
+			if len(d) > 128 {
+				x ^= d[len(d)-1] ^ d[len(d)-65]
 			}
 		}
 	}
