@@ -202,11 +202,9 @@ func StringEnd(data []byte, off int) int {
 	}
 }
 
-// valueStart returns the offset of the value of the key at data[key], or -1.
-func valueStart(data []byte, key int) int { return valueFrom(data, key, -1) }
-
-// valueFrom is valueStart where the key's string ends at kend (just past
-// its closing quote), or, for kend < 0, where a search finds its end.
+// valueFrom returns the offset of the value of the key at data[key], or
+// -1; the key's string ends at kend (just past its closing quote), or, for
+// kend < 0, where a search finds its end.
 func valueFrom(data []byte, key, kend int) int {
 	i := kend
 	if i < 0 {
