@@ -566,8 +566,8 @@ func (r *Reader) Each(ctx context.Context, fn func(Record)) (err error) {
 // each other, so the core asks for the lines all at once instead of
 // waiting for each in turn when the parser first reads a record's keys
 // (at its start, and, in a Claude Code line, after its message, at its
-// end). What it returns is kept
-// (Reader.touched) so that the compiler does not leave the loads out.
+// end). What it returns is kept (Reader.touched) so that the compiler
+// does not leave the loads out.
 func touch(recs []Record) byte {
 	var x byte
 	for i := range recs {
