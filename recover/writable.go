@@ -40,7 +40,7 @@ func unwritable(plans []*FilePlan, fsys FS) *NotWritableError {
 	seen := map[string]bool{}
 	checked := map[string]bool{}
 	blocked := map[string]bool{} // roots whose .sandbox is not a directory
-	near := map[string]string{}  // a file's directory: its nearest that exists
+	near := map[string]string{}  // directories looked up: the nearest that exists
 	for _, p := range plans {
 		if !p.Mapped || !p.Written() {
 			continue
@@ -65,14 +65,7 @@ func unwritable(plans []*FilePlan, fsys FS) *NotWritableError {
 			targets = append(targets, *p.From)
 		}
 		for _, t := range targets {
-			// Files share directories: each is looked up once (its
-			// ancestors, when it is new, with it).
-			parent := filepath.Dir(t.Path())
-			dir, found := near[parent]
-			if !found {
-				dir = nearestDir(parent)
-				near[parent] = dir
-			}
+			dir := nearestDir(filepath.Dir(t.Path()), near)
 			ok, known := checked[dir]
 			if !known {
 				ok = syscall.Access(dir, 0x2|0x1) == nil // W_OK|X_OK
@@ -100,17 +93,35 @@ func isOS(f FS) bool {
 }
 
 // nearestDir is dir, or its nearest ancestor that exists.
-func nearestDir(dir string) string {
+func nearestDir(dir string, known map[string]string) string {
+	// Files share directories, and new ones their missing ancestors: each
+	// directory is asked once, and every one walked up from takes the
+	// answer.
+	var missing []string
+	found := dir
 	for {
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			return dir
-		} else if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return dir // unreadable: Access says why
+		if near, ok := known[dir]; ok {
+			found = near
+			break
 		}
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			found = dir
+			break
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			found = dir // unreadable: Access says why
+			break
+		}
+		missing = append(missing, dir)
 		up := filepath.Dir(dir)
 		if up == dir {
-			return dir
+			found = dir
+			break
 		}
 		dir = up
 	}
+	known[dir] = found
+	for _, d := range missing {
+		known[d] = found
+	}
+	return found
 }

@@ -2,9 +2,7 @@ package jsonl
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"math/bits"
 	"strings"
 )
 
@@ -119,7 +117,7 @@ func (r Record) EachField(fn func(name []byte, start, end int)) bool {
 			}
 			name = s
 		}
-		if start, end := valueAt(data, keys, k); end > start {
+		if start, end := valueAfter(data, keys, k, kend); end > start {
 			fn(name, start, end)
 		}
 	}
@@ -166,24 +164,16 @@ func keyIs(data []byte, off int, name string) bool {
 // StringEnd returns the offset just past the JSON string starting at
 // data[off], or -1 when it is not terminated.
 func StringEnd(data []byte, off int) int {
-	// Keys and ids are short: their first bytes are looked at eight at a
-	// time, in line, for a quote or a backslash (a call to IndexByte costs
-	// more than the look). A backslash sends the search below from the
-	// string's start; none, past the bytes looked at, from where they end.
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	j := off + 1
-	for ; j+8 <= len(data) && j-off <= wordBytes; j += 8 {
-		x := binary.LittleEndian.Uint64(data[j:])
-		q, s := x^('"'*ones), x^('\\'*ones)
-		// The lowest flagged byte is exact.
-		if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
-			j += bits.TrailingZeros64(m) / 8
-			if data[j] == '"' {
-				return j + 1
-			}
-			j = off + 1
-			break
+	// Keys and ids are short: their first bytes are looked at as the scan
+	// does (quickLook; a call to IndexByte costs more than the look). A
+	// backslash sends the search below from the string's start; none, past
+	// the bytes looked at, from where they end.
+	j, found := quickLook(data, off)
+	if found {
+		if data[j] == '"' {
+			return j + 1
 		}
+		j = off + 1
 	}
 	for {
 		k := bytes.IndexByte(data[j:], '"')
@@ -226,14 +216,9 @@ func valueFrom(data []byte, key, kend int) int {
 	return i
 }
 
-// valueAt returns the offsets of the raw value of the k-th key of keys;
-// end <= start when there is none.
-func valueAt(data []byte, keys []int, k int) (start, end int) {
-	return valueAfter(data, keys, k, -1)
-}
-
-// valueAfter is valueAt where the key's string ends at kend, as for
-// valueFrom.
+// valueAfter returns the offsets of the raw value of the k-th key of keys
+// (end <= start when there is none); the key's string ends at kend, or,
+// for kend < 0, where a search finds its end (valueFrom).
 func valueAfter(data []byte, keys []int, k, kend int) (start, end int) {
 	i := valueFrom(data, keys[k], kend)
 	if i < 0 {

@@ -227,6 +227,27 @@ const (
 // and as 192 on Claude Code's ids.
 const wordBytes = 48
 
+// quickLook looks at the first bytes of the JSON string whose opening
+// quote is at b[open] eight at a time, up to wordBytes past the quote, for a
+// quote or a backslash: it returns where the first one is, with found, or
+// where the look stopped (no quote or backslash before it), without. It is
+// small enough to be compiled in line: a call per string cost more than the
+// look (most strings, keys and ids, end within it).
+func quickLook(b []byte, open int) (at int, found bool) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	j := open + 1
+	for ; j+8 <= len(b) && j-open <= wordBytes; j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		q, s := x^('"'*ones), x^('\\'*ones)
+		// A byte of q or s is zero where b holds the byte looked for; the
+		// lowest flagged byte is exact.
+		if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)/8, true
+		}
+	}
+	return j, false
+}
+
 // scanObject returns the length of the JSON object at the start of b,
 // tracking strings, escapes and nesting only. Short strings are read eight
 // bytes at a time and longer ones skipped with IndexByte, so long string
@@ -248,30 +269,16 @@ func scanObject(b []byte, keys []int, m *marks) (n int, ok bool, _ []int, escape
 			// wordBytes (ids and keys fit; contents and outputs do not),
 			// or near the end of the line, IndexByte takes over: it is
 			// faster on long runs.
-			const ones, highs = 0x0101010101010101, 0x8080808080808080
-			j := i + 1
-			slow := true
-			if j+8 <= len(b) && binary.LittleEndian.Uint64(b[j:]) == markWord {
+			if i+9 <= len(b) && binary.LittleEndian.Uint64(b[i+1:]) == markWord {
 				// The string starts with MarkWord. (A string that does is
-				// at least as long, so the loop below loads it again.)
+				// at least as long, so quickLook loads it again.)
 				if m.n == 0 {
 					m.first = i
 				}
 				m.n++
 			}
-			for j+8 <= len(b) && j-i <= wordBytes {
-				x := binary.LittleEndian.Uint64(b[j:])
-				q, s := x^('"'*ones), x^('\\'*ones)
-				// A byte of q or s is zero where b holds the byte looked
-				// for; the lowest flagged byte is exact.
-				if m := ((q-ones)&^q | (s-ones)&^s) & highs; m != 0 {
-					j += bits.TrailingZeros64(m) / 8
-					slow = b[j] == '\\'
-					break
-				}
-				j += 8
-			}
-			if slow {
+			j, found := quickLook(b, i)
+			if slow := !found || b[j] == '\\'; slow {
 				// From j on, or from the first backslash: find the quote
 				// no backslash escapes.
 				for {
