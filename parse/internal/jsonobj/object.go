@@ -95,6 +95,12 @@ func fieldsAt(raw []byte, i int) (Object, int) {
 // returns true. It returns the offset just past the object, or -1 where
 // it is not JSON or yield stopped.
 func walkFields(raw []byte, i int, yield func(at int, key, val []byte) bool) int {
+	return walk(raw, i, false, yield)
+}
+
+// walk is walkFields; strict, it also requires each value to be one that
+// JSON's grammar reads whole (see In), found in the same pass.
+func walk(raw []byte, i int, strict bool, yield func(at int, key, val []byte) bool) int {
 	for i < len(raw) && raw[i] == '"' {
 		ke := jsonl.StringEnd(raw, i)
 		if ke < 0 {
@@ -105,7 +111,12 @@ func walkFields(raw []byte, i int, yield func(at int, key, val []byte) bool) int
 			return -1
 		}
 		j = SkipSpace(raw, j+1)
-		ve := ValueEnd(raw, j)
+		var ve int
+		if strict {
+			ve = strictEnd(raw, j)
+		} else {
+			ve = ValueEnd(raw, j)
+		}
 		if ve <= j {
 			return -1
 		}
@@ -420,18 +431,38 @@ func In(s string) (o Object, whole bool) {
 	if i >= len(raw) || raw[i] != '{' {
 		return Object{}, false
 	}
-	strict := true
-	end := walkFields(raw, SkipSpace(raw, i+1), func(at int, key, val []byte) bool {
-		if c := val[0]; c != '"' && !literal(val) && ((c != '{' && c != '[') || !nested(val)) {
-			strict = false
-			return false
-		}
+	end := walk(raw, SkipSpace(raw, i+1), true, func(at int, key, val []byte) bool {
 		o.add(raw, at, field{key: key, val: val})
 		return true
 	})
 	// Nothing may follow the object but white space: gjson reads on past a
 	// closing brace that ends its input early.
-	return o, strict && end >= 0 && SkipSpace(raw, end) == len(raw)
+	return o, end >= 0 && SkipSpace(raw, end) == len(raw)
+}
+
+// strictEnd returns the offset just past the value at b[i] when JSON's
+// grammar reads it whole (a string, a literal, or an object or array
+// whose nesting, keys, commas and values are all JSON's), or -1: a nested
+// value is checked as its end is found, in one pass.
+func strictEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return jsonl.StringEnd(b, i)
+	case '{', '[':
+		end, ok := nestedAt(b, i, 0)
+		if !ok {
+			return -1
+		}
+		return end
+	}
+	j := ValueEnd(b, i)
+	if j <= i || !literal(b[i:j]) {
+		return -1
+	}
+	return j
 }
 
 // nested reports whether b, an object or an array, is one as JSON's
@@ -572,6 +603,16 @@ func ValueIn(s string, raw []byte) gjson.Result {
 	return gjson.Result{Type: gjson.String, Raw: text, Str: str}
 }
 
+// Parse is gjson.Parse(s), the same result, with a string without escapes
+// read in place by two IndexByte (gjson reads it a byte at a time): a
+// record's short values (ids, times, paths) are most of what is read of it.
+func Parse(s string) gjson.Result {
+	if n := len(s); n >= 2 && s[0] == '"' && strings.IndexByte(s[1:], '"') == n-2 && strings.IndexByte(s, '\\') < 0 {
+		return gjson.Result{Type: gjson.String, Raw: s, Str: s[1 : n-1]}
+	}
+	return gjson.Parse(s)
+}
+
 // GetIn is gjson.Get(s, name) for a plain key of the object s (the same
 // result but for its Index), found from In's fields and read by ValueIn. An
 // object In does not read whole, a key not found, or a value that is not a
@@ -603,16 +644,69 @@ func DocOfResult(r gjson.Result) Doc {
 	return DocOf(r.Raw)
 }
 
-// Get is GetIn(s, name), without splitting s again.
+// Get is GetIn(s, name), without splitting s again. In an object that In
+// reads whole, every value is read in place (an object or array as its
+// Raw, as gjson gives it) and a key that is not there is nothing, as it is
+// for gjson; a name that gjson would read as a path is left to it.
 func (d *Doc) Get(name string) gjson.Result {
-	if !d.whole {
+	if !d.whole || !plainName(name) {
 		return gjson.Get(d.s, name)
 	}
+	return ValueIn(d.s, d.o.Raw(name))
+}
+
+// Whole reports whether the Doc's object is one that In reads whole: its
+// values are read in place, and its nested values are JSON's.
+func (d *Doc) Whole() bool { return d.whole }
+
+// Each goes through the values of the array that the field name holds, as
+// gjson's ForEach on Get(name) does, with each value's Doc. In a whole
+// object the array was checked with it: each object in it is split once
+// and read in place. Otherwise each is read by gjson (DocOfResult). Each
+// Doc is handed by value: a pointer to it would be one allocation each.
+func (d *Doc) Each(name string, yield func(v gjson.Result, e Doc) bool) {
 	raw := d.o.Raw(name)
-	if len(raw) == 0 || raw[0] != '"' {
-		return gjson.Get(d.s, name)
+	if !d.whole || !plainName(name) || len(raw) == 0 || raw[0] != '[' {
+		d.Get(name).ForEach(func(_, v gjson.Result) bool {
+			return yield(v, DocOfResult(v))
+		})
+		return
 	}
-	return ValueIn(d.s, raw)
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw))) - uintptr(unsafe.Pointer(unsafe.StringData(d.s)))
+	s := d.s[at : at+uintptr(len(raw))]
+	for i := SkipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
+		var e Doc
+		var v gjson.Result
+		var ve int
+		if raw[i] == '{' {
+			e.o, ve = fieldsAt(raw, i)
+			e.s, e.whole = s[i:ve], true
+			v = gjson.Result{Type: gjson.JSON, Raw: e.s}
+		} else {
+			ve = ValueEnd(raw, i)
+			e.s = s[i:ve]
+			v = gjson.Parse(e.s)
+		}
+		if !yield(v, e) {
+			return
+		}
+		i = SkipSpace(raw, ve)
+		if i < len(raw) && raw[i] == ',' {
+			i = SkipSpace(raw, i+1)
+		}
+	}
+}
+
+// plainName reports whether name is a key as it is, not a gjson path (with
+// its separators, wildcards, queries, modifiers or escapes).
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case '.', '*', '?', '|', '#', '@', '\\', '!', '=', '<', '>', '%', '[', ']', '{', '}':
+			return false
+		}
+	}
+	return name != ""
 }
 
 // RawIn returns the first field name of the object s as written, a

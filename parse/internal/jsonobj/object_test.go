@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -17,6 +18,76 @@ import (
 func TestObject(t *testing.T) {
 	for _, doc := range seeds() {
 		sameAsGJSON(t, doc)
+		sameDoc(t, doc)
+		sameParse(t, doc)
+	}
+}
+
+// sameNum: equal, or both NaN (gjson reads "nan" as a number).
+func sameNum(a, b float64) bool { return a == b || a != a && b != b }
+
+// sameParse compares Parse with gjson's, on s and on each string in it
+// as StringEnd finds it.
+func sameParse(t *testing.T, s string) {
+	t.Helper()
+	for i := 0; i <= len(s); i++ {
+		v := s[i:]
+		if i < len(s) && s[i] == '"' {
+			if e := jsonl.StringEnd([]byte(s), i); e > i {
+				v = s[i:e]
+			}
+		} else if i > 0 {
+			continue
+		}
+		got, want := Parse(v), gjson.Parse(v)
+		if got.Type != want.Type || got.Raw != want.Raw || got.Str != want.Str || !sameNum(got.Num, want.Num) || got.Exists() != want.Exists() {
+			t.Fatalf("Parse(%.60q) = %#v, gjson: %#v", v, got, want)
+		}
+	}
+}
+
+// sameDoc compares a Doc's Get and Each with gjson's Get and ForEach, on
+// any text at all (damaged, an object only in part, not one): a Doc reads
+// in place only what gjson would read the same way.
+func sameDoc(t *testing.T, doc string) {
+	t.Helper()
+	names := []string{"a", "b", "c", "content", "k5", "absent", "a.b", ""}
+	gjson.Parse(doc).ForEach(func(k, _ gjson.Result) bool {
+		if len(names) < 32 {
+			names = append(names, k.Str)
+		}
+		return true
+	})
+	d := DocOf(doc)
+	same := func(what string, got, want gjson.Result) {
+		t.Helper()
+		if got.Type != want.Type || got.Raw != want.Raw || got.Str != want.Str || !sameNum(got.Num, want.Num) || got.Exists() != want.Exists() {
+			t.Fatalf("%.60q: %s = %#v, gjson: %#v", doc, what, got, want)
+		}
+	}
+	for _, n := range names {
+		if strings.ContainsAny(n, ".*?|#@\\!=<>%[]{}") {
+			continue // a gjson path, not a plain key
+		}
+		same(fmt.Sprintf("Get(%q)", n), d.Get(n), gjson.Get(doc, n))
+		var got, want []gjson.Result
+		d.Each(n, func(v gjson.Result, e Doc) bool {
+			got = append(got, v)
+			for _, m := range []string{"type", "a", "id", "absent"} {
+				same(fmt.Sprintf("Each(%q)[%d].Get(%q)", n, len(got)-1, m), e.Get(m), v.Get(m))
+			}
+			return true
+		})
+		gjson.Get(doc, n).ForEach(func(_, v gjson.Result) bool {
+			want = append(want, v)
+			return true
+		})
+		if len(got) != len(want) {
+			t.Fatalf("%.60q: Each(%q) gave %d values, gjson's ForEach %d", doc, n, len(got), len(want))
+		}
+		for i := range got {
+			same(fmt.Sprintf("Each(%q)[%d]", n, i), got[i], want[i])
+		}
 	}
 }
 
@@ -27,6 +98,8 @@ func FuzzObject(f *testing.F) {
 		f.Add(doc)
 	}
 	f.Fuzz(func(t *testing.T, doc string) {
+		sameDoc(t, doc)
+		sameParse(t, doc)
 		if !gjson.Valid(doc) {
 			Fields([]byte(doc)) // no panic on anything
 			for range Each([]byte(doc)) {
@@ -50,6 +123,9 @@ func seeds() []string {
 		`[ {"a":1} , 2, "s", [3], {"a":{"b":1}} ]`,
 		`{"a":"x\ty\u00e9\"q\"","b":"\ud83d\ude00"}`,
 		`"just a string"`, `12`, `nonsense`, `{}`, `[]`,
+		`{"content":[{"type":"tool_use","id":"t1","input":{"a":"x\ny"}}, "s", 3, [1], {"type":"text","a":[1]}],"a":{"b":1}}`,
+		`{"content":[{"type":"x"} {"type":"y"}]}`, `{"content":[{"type":"x",}]}`, `{"content":[{"type":tru}]}`,
+		`{"content":"text","a":-0.5e-3,"b":null}`, "{\"content\":[{\"type\":\"a\tb\"}]}",
 	}
 }
 
