@@ -72,6 +72,12 @@ type parser struct {
 	span       span
 	sessionIDs map[string]bool
 	plain      []byte // reused by jsonl.Plain
+	// tur is the toolUseResult of the line being read, split once for
+	// all its results (readTurInto): it is kept by nothing past the line.
+	tur struct {
+		read bool // t is the line's (record clears it)
+		t    turResult
+	}
 
 	// For the timeline only: the root of each sidechain message's chain
 	// (a subagent of a session that names none), the Task calls by their
@@ -255,6 +261,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // named twice counts the last time.
 func (p *parser) record(rec jsonl.Record) {
 	data := rec.Data
+	p.tur.read = false
 	// Read in place (below), the line is the only memory whose strings
 	// an operation must copy; read through a copy for the timeline, every
 	// string is copied (its events keep the copy).
@@ -295,7 +302,7 @@ func (p *parser) record(rec jsonl.Record) {
 		line = string(data)
 	}
 	rec.EachField(func(name []byte, start, end int) {
-		v := func() gjson.Result { return gjson.Parse(line[start:end]) }
+		v := func() gjson.Result { return jsonobj.Parse(line[start:end]) }
 		switch string(name) {
 		case "type":
 			typ = v().Str
@@ -358,9 +365,11 @@ func (p *parser) record(rec jsonl.Record) {
 	}
 	switch typ {
 	case "assistant":
-		p.message(rec, typ, message.Get("content"), gjson.Result{}, cwd, ts, side, agent)
+		md := jsonobj.DocOfResult(message)
+		p.message(rec, typ, &md, gjson.Result{}, cwd, ts, side, agent)
 	case "user":
-		p.message(rec, typ, message.Get("content"), tur, cwd, ts, side, agent)
+		md := jsonobj.DocOfResult(message)
+		p.message(rec, typ, &md, tur, cwd, ts, side, agent)
 	case "progress":
 		if dat.Get("type").Str == "agent_progress" {
 			// A subagent's messages mirrored into the parent file (2.1.x).
@@ -370,7 +379,8 @@ func (p *parser) record(rec jsonl.Record) {
 					ev.Subagent = strings.Clone(dat.Get("agentId").Str)
 				}
 			}
-			p.message(rec, m.Get("type").Str, m.Get("message.content"), gjson.Result{}, cwd, firstNonEmpty(m.Get("timestamp").Str, ts), true, dat.Get("agentId").Str)
+			md := jsonobj.DocOfResult(m.Get("message"))
+			p.message(rec, m.Get("type").Str, &md, gjson.Result{}, cwd, firstNonEmpty(m.Get("timestamp").Str, ts), true, dat.Get("agentId").Str)
 		}
 	case "file-history-snapshot":
 		p.snapshot(rec, snap, update)
@@ -416,19 +426,22 @@ func (p *parser) sessionID(id []byte) {
 	}
 }
 
-// message handles the content blocks of an assistant or user message.
-func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result, cwd, ts string, side bool, agent string) {
+// message handles the content blocks of an assistant or user message (md,
+// the message object: its content is read as gjson reads it, and in place,
+// each block split once, where the message is JSON throughout).
+func (p *parser) message(rec jsonl.Record, typ string, md *jsonobj.Doc, tur gjson.Result, cwd, ts string, side bool, agent string) {
+	content := md.Get("content")
 	if p.calls != nil && typ == "user" {
 		p.userText(rec, content, ts, side)
 	}
 	if !content.IsArray() {
 		return
 	}
-	content.ForEach(func(_, b gjson.Result) bool {
-		switch b.Get("type").Str {
+	md.Each("content", func(b gjson.Result, e jsonobj.Doc) bool {
+		switch e.Get("type").Str {
 		case "text":
 			if p.calls != nil && typ == "assistant" {
-				if text, cut := manifest.CutText(b.Get("text").Str, manifest.OutputMax); text != "" {
+				if text, cut := manifest.CutText(e.Get("text").Str, manifest.OutputMax); text != "" {
 					t, _ := time.Parse(time.RFC3339Nano, ts)
 					p.h.Event(manifest.Event{Kind: manifest.EventMessage, Time: t, Line: rec.Line, Text: text, OutputCut: cut,
 						Sidechain: side, Agent: strings.Clone(agent)})
@@ -438,14 +451,14 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 			if typ != "assistant" {
 				return true
 			}
-			id, name := b.Get("id").Str, b.Get("name").Str
+			id, name := e.Get("id").Str, e.Get("name").Str
 			if id != "" {
 				p.seen.Add(p.hash(id))
 			}
 			if p.calls != nil && id != "" && p.calls[id] == nil && !p.settled.Has(p.hash(id)) {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
 				ev := &manifest.Event{Kind: manifest.EventCall, Time: t, Line: rec.Line, Tool: strings.Clone(name),
-					Target: toolTarget(name, b.Get("input")), CallID: strings.Clone(id), Outcome: manifest.OutcomeUnknown, Sidechain: side,
+					Target: toolTarget(name, e.Get("input")), CallID: strings.Clone(id), Outcome: manifest.OutcomeUnknown, Sidechain: side,
 					Agent: strings.Clone(agent)}
 				switch name {
 				case "TodoWrite":
@@ -466,23 +479,23 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				return true // a copy (compaction replay, mirror, resumed history)
 			}
 			if name == "Bash" || name == "PowerShell" {
-				if !shellcmd.Parse(b.Get("input.command").Str).Writes() {
+				if !shellcmd.Parse(jsonobj.Field(e.Get("input"), "command").Str).Writes() {
 					p.settled.Add(p.hash(id)) // runs something, writes nothing we can see
 					return true
 				}
 			}
-			p.pending[strings.Clone(id)] = &toolUse{name: strings.Clone(name), input: strings.Clone(b.Get("input").Raw), cwd: strings.Clone(cwd),
+			p.pending[strings.Clone(id)] = &toolUse{name: strings.Clone(name), input: strings.Clone(e.Get("input").Raw), cwd: strings.Clone(cwd),
 				line: rec.Line, offset: rec.Offset, time: strings.Clone(ts), sidechain: side, agent: strings.Clone(agent), seq: p.ncalls}
 			p.ncalls++
 		case "tool_result":
-			id := b.Get("tool_use_id").Str
+			id := e.Get("tool_use_id").Str
 			ev, tu := p.calls[id], p.pending[id]
 			if ev == nil && tu == nil {
 				if typ != "user" || id == "" || p.seen.Has(p.hash(id)) {
 					return true // a copy, or a mirror of a subagent's
 				}
 				p.seen.Add(p.hash(id))
-				tr := readTur(tur)
+				tr := p.readTur(tur)
 				if tu = rebuiltUse(tr, cwd, ts, rec, side, agent); tu != nil {
 					p.warn(rec, "the result of call %s is here but not its call (a line lost?): its %s of %s is rebuilt from the result", id, tu.name,
 						tr.Get("filePath").Str)
@@ -493,7 +506,7 @@ func (p *parser) message(rec jsonl.Record, typ string, content, tur gjson.Result
 				}
 				return true
 			}
-			tr := readTur(tur)
+			tr := p.readTur(tur)
 			if ev != nil {
 				delete(p.calls, id)
 				ev.Outcome, ev.Detail = outcome(ev.Tool, b, tr)
@@ -710,28 +723,53 @@ type turResult struct {
 // one asked for. The fields are what the ForEach gave, damaged or not
 // (FuzzReadTur): an object jsonobj does not read whole is read by it.
 func readTur(tur gjson.Result) *turResult {
-	t := &turResult{Result: tur}
+	t := new(turResult)
+	readTurInto(t, tur)
+	return t
+}
+
+// readTur is readTur into the parser's one turResult, read once a line:
+// every result of a line reads the same toolUseResult (a message can
+// answer several calls), and a fresh one of turNames' size for each cost
+// an allocation of a kilobyte and a half per result.
+func (p *parser) readTur(tur gjson.Result) *turResult {
+	if !p.tur.read {
+		readTurInto(&p.tur.t, tur)
+		p.tur.read = true
+	}
+	return &p.tur.t
+}
+
+// readTurInto is readTur into t, which it clears first.
+func readTurInto(t *turResult, tur gjson.Result) {
+	*t = turResult{Result: tur}
 	if !tur.IsObject() {
-		return t
+		return
 	}
 	o, whole := jsonobj.In(tur.Raw)
 	if !whole {
-		return readTurForEach(tur) // damaged: gjson's reading, as before
+		readTurForEachInto(t, tur) // damaged: gjson's reading, as before
+		return
 	}
 	for i, n := range turNames {
 		if raw := o.Raw(n); raw != nil {
 			t.fields[i] = jsonobj.ValueIn(tur.Raw, raw)
 		}
 	}
-	return t
 }
 
 // readTurForEach is readTur through one gjson ForEach over the object,
 // which reads every value: for an object jsonobj does not read whole.
 func readTurForEach(tur gjson.Result) *turResult {
-	t := &turResult{Result: tur}
+	t := new(turResult)
+	readTurForEachInto(t, tur)
+	return t
+}
+
+func readTurForEachInto(t *turResult, tur gjson.Result) {
+	*t = turResult{Result: tur}
 	if !tur.IsObject() {
-		return t
+		return
 	}
 	var seen [len(turNames)]bool
 	tur.ForEach(func(k, v gjson.Result) bool {
@@ -743,7 +781,6 @@ func readTurForEach(tur gjson.Result) *turResult {
 		}
 		return true
 	})
-	return t
 }
 
 // Get returns the field name (one of turNames, or it is looked up).
@@ -879,19 +916,19 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 		if op, ok = p.fileOp(rec, tu, id, manifest.KindEdit, fp); !ok {
 			return
 		}
-		e := manifest.Edit{Old: jsonobj.Field(in, "old_string").Str, New: jsonobj.Field(in, "new_string").Str, ReplaceAll: in.Get("replace_all").Bool()}
-		if obj {
-			// What ran can differ from what the model asked (user edits, hooks).
-			if v := tur.Get("oldString"); v.Type == gjson.String {
-				e.Old = v.Str
+		// What ran can differ from what the model asked (user edits,
+		// hooks): the result's strings count, the input's where it has
+		// none (read only then: each is a part of a file, unescaped).
+		ind := jsonobj.DocOfResult(in)
+		asked := func(v gjson.Result, ok bool, name string) gjson.Result {
+			if obj && ok {
+				return v
 			}
-			if v := tur.Get("newString"); v.Type == gjson.String {
-				e.New = v.Str
-			}
-			if v := tur.Get("replaceAll"); v.Exists() {
-				e.ReplaceAll = v.Bool()
-			}
+			return ind.Get(name)
 		}
+		old, nw, all := tur.Get("oldString"), tur.Get("newString"), tur.Get("replaceAll")
+		e := manifest.Edit{Old: asked(old, old.Type == gjson.String, "old_string").Str, New: asked(nw, nw.Type == gjson.String, "new_string").Str,
+			ReplaceAll: asked(all, all.Exists(), "replace_all").Bool()}
 		op.Edits = []manifest.Edit{e}
 		if orig := tur.Get("originalFile"); orig.Type == gjson.String {
 			op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidencePre, Content: orig.Str, Source: "toolUseResult.originalFile", LFNormalized: true})
@@ -975,7 +1012,8 @@ func (p *parser) headerSession() manifest.Session {
 // file before the session first changed it; a later version, in a snapshot
 // taken at a user prompt, is the file at that prompt.
 func (p *parser) snapshot(rec jsonl.Record, snap gjson.Result, update bool) {
-	stamp(&p.span, snap.Get("timestamp").Str)
+	sd := jsonobj.DocOfResult(snap) // its time is after the files it tracks
+	stamp(&p.span, sd.Get("timestamp").Str)
 	if p.opts.Backup == nil || p.firstCwd == "" {
 		return
 	}
@@ -985,7 +1023,7 @@ func (p *parser) snapshot(rec jsonl.Record, snap gjson.Result, update bool) {
 		version int64
 	}
 	var files []tracked
-	snap.Get("trackedFileBackups").ForEach(func(k, v gjson.Result) bool {
+	sd.Get("trackedFileBackups").ForEach(func(k, v gjson.Result) bool {
 		files = append(files, tracked{k.String(), v.Get("backupFileName").Str, v.Get("version").Int()})
 		return true
 	})
