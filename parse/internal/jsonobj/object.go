@@ -465,15 +465,10 @@ func strictEnd(b []byte, i int) int {
 	return j
 }
 
-// nested reports whether b, an object or an array, is one as JSON's
-// grammar reads it to its last byte: where it is not, gjson finds its end
+// nestedAt reports whether the object or array at b[i] is one as JSON's
+// grammar reads it, and where it ends: where it is not, gjson finds its end
 // its own way. Strings are skipped whole (their content does not move an
 // end), so a nested value costs a look at its structure only.
-func nested(b []byte) bool {
-	end, ok := nestedAt(b, 0, 0)
-	return ok && end == len(b)
-}
-
 func nestedAt(b []byte, i, depth int) (int, bool) {
 	if depth > 512 || i >= len(b) {
 		return i, false
