@@ -13,10 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-var (
-	freeformHeader = regexp.MustCompile(`^Exit code: (-?\d+)\nWall time: [^\n]*\n(?:Total output lines: \d+\n)?Output:\n`)
-	unifiedExit    = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
-)
+var unifiedExit = regexp.MustCompile(`(?m)^Process exited with code (-?\d+)$`)
 
 const successText = "Success. Updated the following files:"
 
@@ -86,8 +83,8 @@ func decideText(s string) (manifest.Outcome, string) {
 			return decideText(o.String())
 		}
 	}
-	if m := freeformHeader.FindStringSubmatch(t); m != nil {
-		return exitOutcome(m[1], "output: Exit code ")
+	if code, ok := freeformExit(t); ok {
+		return exitOutcome(code, "output: Exit code ")
 	}
 	// Unified exec: an optional "Command: …" (which may span lines), then
 	// Chunk ID / Wall time and the exit line, all before "Output:".
@@ -115,6 +112,52 @@ func decideText(s string) (manifest.Outcome, string) {
 		return manifest.OutcomeRejected, "output: " + emit.FirstLine(t)
 	}
 	return manifest.OutcomeUnknown, "output not recognised: " + emit.FirstLine(t)
+}
+
+// freeformExit is the match of t by freeformHeader (outcome_test.go), a
+// free-form output's header, and its exit code, read without the regular
+// expression (a backtracking match and a slice of
+// submatches for every output of a rollout): FuzzFreeformExit holds it to
+// the expression's answer.
+func freeformExit(t string) (code string, ok bool) {
+	rest, ok := strings.CutPrefix(t, "Exit code: ")
+	if !ok {
+		return "", false
+	}
+	n := 0
+	if n < len(rest) && rest[n] == '-' {
+		n++
+	}
+	digits := n
+	for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
+		n++
+	}
+	if n == digits {
+		return "", false
+	}
+	code, rest = rest[:n], rest[n:]
+	if rest, ok = strings.CutPrefix(rest, "\nWall time: "); !ok {
+		return "", false
+	}
+	nl := strings.IndexByte(rest, '\n')
+	if nl < 0 {
+		return "", false
+	}
+	rest = rest[nl+1:]
+	if r, ok := strings.CutPrefix(rest, "Total output lines: "); ok {
+		n := 0
+		for n < len(r) && '0' <= r[n] && r[n] <= '9' {
+			n++
+		}
+		if n == 0 || n >= len(r) || r[n] != '\n' {
+			return "", false
+		}
+		rest = r[n+1:]
+	}
+	if !strings.HasPrefix(rest, "Output:\n") {
+		return "", false
+	}
+	return code, true
 }
 
 func exitOutcome(code, label string) (manifest.Outcome, string) {

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,6 +93,31 @@ func FuzzSingleJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, head []byte) {
 		if got, want := SingleJSON(head), singleJSONWhole(head); got != want {
 			t.Fatalf("SingleJSON(%q) = %v, the whole head's reading %v", head, got, want)
+		}
+	})
+}
+
+// freeformHeader is the header of a free-form output as the regular
+// expression freeformExit stands for says it.
+var freeformHeader = regexp.MustCompile(`^Exit code: (-?\d+)\nWall time: [^\n]*\n(?:Total output lines: \d+\n)?Output:\n`)
+
+// FuzzFreeformExit holds freeformExit to the regular expression's match and
+// submatch, on any text.
+func FuzzFreeformExit(f *testing.F) {
+	for _, s := range []string{
+		"Exit code: 0\nWall time: 0.1 seconds\nOutput:\nok\n",
+		"Exit code: -12\nWall time: \nTotal output lines: 40\nOutput:\n",
+		"Exit code: 1\nWall time: 2 s\nTotal output lines: \nOutput:\n",
+		"Exit code: \nWall time: 1\nOutput:\n", "Exit code: 3x\nWall time: 1\nOutput:\n",
+		"Exit code: 0\nWall time: 1\nTotal output lines: 2\nOutput:", "Exit code: 0\nWall time: 1",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		code, ok := freeformExit(s)
+		m := freeformHeader.FindStringSubmatch(s)
+		if ok != (m != nil) || ok && code != m[1] {
+			t.Fatalf("freeformExit(%q) = %q, %v; the expression: %q", s, code, ok, m)
 		}
 	})
 }
