@@ -20,13 +20,40 @@ type chunk struct {
 	refs atomic.Int32
 }
 
-var chunks = sync.Pool{New: func() any { return &chunk{buf: make([]byte, chunkSize)} }}
+// chunks are the chunks let go of, for the next reader to read into: a
+// free list, not a sync.Pool, which the collector empties (a run collects
+// about thirty times a GiB, and each time the readers made and zeroed their
+// chunks anew). It keeps at most maxFreeChunks, enough for every batch in
+// flight of a few readers at once; more are let go of.
+var chunks struct {
+	sync.Mutex
+	free []*chunk
+}
+
+const maxFreeChunks = 32
 
 // getChunk returns a chunk held once, by its caller.
 func getChunk() *chunk {
-	c := chunks.Get().(*chunk)
+	chunks.Lock()
+	var c *chunk
+	if n := len(chunks.free); n > 0 {
+		c, chunks.free = chunks.free[n-1], chunks.free[:n-1]
+	}
+	chunks.Unlock()
+	if c == nil {
+		c = &chunk{buf: make([]byte, chunkSize)}
+	}
 	c.refs.Store(1)
 	return c
+}
+
+// putChunk keeps c for getChunk, or lets the collector have it.
+func putChunk(c *chunk) {
+	chunks.Lock()
+	if len(chunks.free) < maxFreeChunks {
+		chunks.free = append(chunks.free, c)
+	}
+	chunks.Unlock()
 }
 
 // hold takes one more hold on c.
@@ -35,7 +62,7 @@ func (c *chunk) hold() { c.refs.Add(1) }
 // release lets go of one hold on c; the last one returns it to the pool.
 func (c *chunk) release() {
 	if c.refs.Add(-1) == 0 {
-		chunks.Put(c)
+		putChunk(c)
 	}
 }
 
