@@ -728,7 +728,7 @@ func readTur(tur gjson.Result) *turResult {
 	return t
 }
 
-// readTur is readTur into the parser's one turResult, read once a line:
+// p.readTur is readTur into the parser's one turResult, read once a line:
 // every result of a line reads the same toolUseResult (a message can
 // answer several calls), and a fresh one of turNames' size for each cost
 // an allocation of a kilobyte and a half per result.

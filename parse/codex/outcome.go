@@ -114,11 +114,11 @@ func decideText(s string) (manifest.Outcome, string) {
 	return manifest.OutcomeUnknown, "output not recognised: " + emit.FirstLine(t)
 }
 
-// freeformExit is the match of t by freeformHeader (outcome_test.go), a
-// free-form output's header, and its exit code, read without the regular
-// expression (a backtracking match and a slice of
-// submatches for every output of a rollout): FuzzFreeformExit holds it to
-// the expression's answer.
+// freeformExit reports whether t starts with a free-form output's header
+// (freeformHeader in outcome_test.go matches it), and its exit code: read
+// by hand, not by the regular expression, whose backtracking match and
+// slice of submatches every output of a rollout paid for. FuzzFreeformExit
+// holds it to the expression's answer.
 func freeformExit(t string) (code string, ok bool) {
 	rest, ok := strings.CutPrefix(t, "Exit code: ")
 	if !ok {

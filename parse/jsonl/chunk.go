@@ -13,7 +13,7 @@ import (
 const chunkSize = 256 << 10
 
 // chunk is a read buffer that the records read into it may alias after the
-// reader has moved on to another: it goes back to the pool when the reader
+// reader has moved on to another: it goes back to the free list when the reader
 // and every batch holding records in it are done with it.
 type chunk struct {
 	buf  []byte
@@ -59,7 +59,7 @@ func putChunk(c *chunk) {
 // hold takes one more hold on c.
 func (c *chunk) hold() { c.refs.Add(1) }
 
-// release lets go of one hold on c; the last one returns it to the pool.
+// release lets go of one hold on c; the last one puts it on the free list.
 func (c *chunk) release() {
 	if c.refs.Add(-1) == 0 {
 		putChunk(c)

@@ -111,12 +111,7 @@ func walk(raw []byte, i int, strict bool, yield func(at int, key, val []byte) bo
 			return -1
 		}
 		j = SkipSpace(raw, j+1)
-		var ve int
-		if strict {
-			ve = strictEnd(raw, j)
-		} else {
-			ve = ValueEnd(raw, j)
-		}
+		ve := valueEnd(raw, j, strict)
 		if ve <= j {
 			return -1
 		}
@@ -209,7 +204,13 @@ func SkipSpace(b []byte, i int) int {
 
 // ValueEnd returns the offset just past the JSON value starting at b[i]
 // (an object or array by its nesting, strings skipped whole), or -1.
-func ValueEnd(b []byte, i int) int {
+func ValueEnd(b []byte, i int) int { return valueEnd(b, i, false) }
+
+// valueEnd is ValueEnd; strict, it returns -1 also for a value that JSON's
+// grammar does not read whole (a literal that is not one, an object or
+// array whose keys, commas or values are not JSON's), checked as its end
+// is found, in one pass.
+func valueEnd(b []byte, i int, strict bool) int {
 	if i >= len(b) {
 		return -1
 	}
@@ -217,6 +218,13 @@ func ValueEnd(b []byte, i int) int {
 	case '"':
 		return jsonl.StringEnd(b, i)
 	case '{', '[':
+		if strict {
+			end, ok := nestedAt(b, i, 0)
+			if !ok {
+				return -1
+			}
+			return end
+		}
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
@@ -240,6 +248,9 @@ func ValueEnd(b []byte, i int) int {
 	j := i
 	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
 		j++
+	}
+	if strict && !literal(b[i:j]) {
+		return -1
 	}
 	return j
 }
@@ -440,31 +451,6 @@ func In(s string) (o Object, whole bool) {
 	return o, end >= 0 && SkipSpace(raw, end) == len(raw)
 }
 
-// strictEnd returns the offset just past the value at b[i] when JSON's
-// grammar reads it whole (a string, a literal, or an object or array
-// whose nesting, keys, commas and values are all JSON's), or -1: a nested
-// value is checked as its end is found, in one pass.
-func strictEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return jsonl.StringEnd(b, i)
-	case '{', '[':
-		end, ok := nestedAt(b, i, 0)
-		if !ok {
-			return -1
-		}
-		return end
-	}
-	j := ValueEnd(b, i)
-	if j <= i || !literal(b[i:j]) {
-		return -1
-	}
-	return j
-}
-
 // nestedAt reports whether the object or array at b[i] is one as JSON's
 // grammar reads it, and where it ends: where it is not, gjson finds its end
 // its own way. Strings are skipped whole (their content does not move an
@@ -649,10 +635,6 @@ func (d *Doc) Get(name string) gjson.Result {
 	}
 	return ValueIn(d.s, d.o.Raw(name))
 }
-
-// Whole reports whether the Doc's object is one that In reads whole: its
-// values are read in place, and its nested values are JSON's.
-func (d *Doc) Whole() bool { return d.whole }
 
 // Each goes through the values of the array that the field name holds, as
 // gjson's ForEach on Get(name) does, with each value's Doc. In a whole
