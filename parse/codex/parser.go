@@ -636,7 +636,7 @@ func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
 			}
 		}
 	}
-	if argsRaw != "" && !gjson.Valid(argsRaw) {
+	if argsRaw != "" && !jsonobj.Valid(argsRaw) {
 		if name == "apply_patch" || isShellTool(name) {
 			p.warn(rec, "call %s (%s): arguments are not valid JSON", id, name)
 		}

@@ -123,6 +123,9 @@ func walk(raw []byte, i int, strict bool, yield func(at int, key, val []byte) bo
 			break
 		}
 		i = SkipSpace(raw, i+1)
+		if strict && (i >= len(raw) || raw[i] != '"') {
+			return -1 // a comma and no key after it
+		}
 	}
 	if i >= len(raw) || raw[i] != '}' {
 		return -1
@@ -592,6 +595,49 @@ func Parse(s string) gjson.Result {
 		return gjson.Result{Type: gjson.String, Raw: s, Str: s[1 : n-1]}
 	}
 	return gjson.Parse(s)
+}
+
+// Valid is gjson.Valid(s), the same answer. An object that In reads whole,
+// with no control byte anywhere and every backslash starting an escape JSON
+// allows, is valid without gjson's reading a byte at a time (a call's
+// arguments hold whole patches); anything else is left to gjson.
+func Valid(s string) bool {
+	if _, whole := In(s); whole && control(unsafe.Slice(unsafe.StringData(s), len(s))) < 0 && escapesValid(s) {
+		return true
+	}
+	return gjson.Valid(s)
+}
+
+// escapesValid reports whether every backslash of s, read from the start,
+// begins an escape JSON allows. In an object In reads whole every backslash
+// is inside a string, so pairing them from the start pairs them as a
+// reading of each string does.
+func escapesValid(s string) bool {
+	for {
+		k := strings.IndexByte(s, '\\')
+		if k < 0 {
+			return true
+		}
+		if k+1 >= len(s) {
+			return false
+		}
+		switch s[k+1] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			s = s[k+2:]
+		case 'u':
+			if k+6 > len(s) {
+				return false
+			}
+			for _, c := range []byte(s[k+2 : k+6]) {
+				if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+					return false
+				}
+			}
+			s = s[k+6:]
+		default:
+			return false
+		}
+	}
 }
 
 // GetIn is gjson.Get(s, name) for a plain key of the object s (the same

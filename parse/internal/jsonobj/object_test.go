@@ -100,6 +100,9 @@ func FuzzObject(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc string) {
 		sameDoc(t, doc)
 		sameParse(t, doc)
+		if got, want := Valid(doc), gjson.Valid(doc); got != want {
+			t.Fatalf("Valid(%.60q) = %v, gjson: %v", doc, got, want)
+		}
 		if !gjson.Valid(doc) {
 			Fields([]byte(doc)) // no panic on anything
 			for range Each([]byte(doc)) {
@@ -125,7 +128,7 @@ func seeds() []string {
 		`"just a string"`, `12`, `nonsense`, `{}`, `[]`,
 		`{"content":[{"type":"tool_use","id":"t1","input":{"a":"x\ny"}}, "s", 3, [1], {"type":"text","a":[1]}],"a":{"b":1}}`,
 		`{"content":[{"type":"x"} {"type":"y"}]}`, `{"content":[{"type":"x",}]}`, `{"content":[{"type":tru}]}`,
-		`{"content":"text","a":-0.5e-3,"b":null}`, "{\"content\":[{\"type\":\"a\tb\"}]}",
+		`{"content":"text","a":-0.5e-3,"b":null}`, `{"a":"\q"}`, `{"a":"\u00zz"}`, `{"a":"\u00e9\\"}`, "{\"a\":\"x\ty\"}", "{\"a\":1}\n", "{\"content\":[{\"type\":\"a\tb\"}]}",
 	}
 }
 
