@@ -571,12 +571,10 @@ func literal(b []byte) bool {
 // gjson's Get on s would give the same but for its Index. A raw that is not
 // in s is read by Value.
 func ValueIn(s string, raw []byte) gjson.Result {
-	base := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
-	if raw == nil || at < base || at+uintptr(len(raw)) > base+uintptr(len(s)) {
+	text, ok := inside(s, raw)
+	if raw == nil || !ok {
 		return Value(raw)
 	}
-	text := s[at-base : at-base+uintptr(len(raw))]
 	if raw[0] != '"' {
 		return gjson.Parse(text)
 	}
@@ -585,6 +583,17 @@ func ValueIn(s string, raw []byte) gjson.Result {
 	}
 	str, _ := Text(raw)
 	return gjson.Result{Type: gjson.String, Raw: text, Str: str}
+}
+
+// inside returns the substring of s whose bytes raw views, when raw lies
+// within s: a value In found, read as a string without a copy.
+func inside(s string, raw []byte) (string, bool) {
+	base := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
+	if at < base || at+uintptr(len(raw)) > base+uintptr(len(s)) {
+		return "", false
+	}
+	return s[at-base : at-base+uintptr(len(raw))], true
 }
 
 // Parse is gjson.Parse(s), the same result, with a string without escapes
@@ -684,9 +693,10 @@ func (d *Doc) Get(name string) gjson.Result {
 
 // Each goes through the values of the array that the field name holds, as
 // gjson's ForEach on Get(name) does, with each value's Doc. In a whole
-// object the array was checked with it: each object in it is split once
-// and read in place. Otherwise each is read by gjson (DocOfResult). Each
-// Doc is handed by value: a pointer to it would be one allocation each.
+// object the array was checked with it: Each (the package's) splits each
+// object in it once, read in place. Otherwise each is read by gjson
+// (DocOfResult). Each Doc is handed by value: a pointer to it would be one
+// allocation each.
 func (d *Doc) Each(name string, yield func(v gjson.Result, e Doc) bool) {
 	raw := d.o.Raw(name)
 	if !d.whole || !plainName(name) || len(raw) == 0 || raw[0] != '[' {
@@ -695,27 +705,15 @@ func (d *Doc) Each(name string, yield func(v gjson.Result, e Doc) bool) {
 		})
 		return
 	}
-	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw))) - uintptr(unsafe.Pointer(unsafe.StringData(d.s)))
-	s := d.s[at : at+uintptr(len(raw))]
-	for i := SkipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
-		var e Doc
-		var v gjson.Result
-		var ve int
-		if raw[i] == '{' {
-			e.o, ve = fieldsAt(raw, i)
-			e.s, e.whole = s[i:ve], true
-			v = gjson.Result{Type: gjson.JSON, Raw: e.s}
-		} else {
-			ve = ValueEnd(raw, i)
-			e.s = s[i:ve]
+	for el := range Each(raw) {
+		e := Doc{o: el.Obj}
+		e.s, _ = inside(d.s, el.Raw)
+		v := gjson.Result{Type: gjson.JSON, Raw: e.s}
+		if e.whole = el.Raw[0] == '{'; !e.whole {
 			v = gjson.Parse(e.s)
 		}
 		if !yield(v, e) {
 			return
-		}
-		i = SkipSpace(raw, ve)
-		if i < len(raw) && raw[i] == ',' {
-			i = SkipSpace(raw, i+1)
 		}
 	}
 }
@@ -743,8 +741,7 @@ func RawIn(s, name string) (string, bool) {
 	if raw == nil {
 		return "", false
 	}
-	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw))) - uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	return s[at : at+uintptr(len(raw))], true
+	return inside(s, raw)
 }
 
 // Field is r.Get(name) for a plain key of the object r, by GetIn: found
