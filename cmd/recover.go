@@ -467,7 +467,7 @@ func (a *app) confirm(ctx context.Context, res *recov.Result) (bool, error) {
 	fmt.Fprintln(tw, "ACTION\tGRADE\tFILE")
 	for _, p := range res.Plans {
 		if p.Written() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Action, p.File.Confidence, printable(p.Target.Path()))
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Action, p.Grade(), printable(p.Target.Path()))
 		}
 	}
 	tw.Flush()
@@ -642,7 +642,7 @@ func (plainTable) Flush() error { return nil }
 // printPlan prints one file's plan: its action, reasons and diff.
 func (a *app) printPlan(p *recov.FilePlan, color bool) {
 	out := a.stdout
-	head := fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, printable(p.Path()), p.File.Confidence, p.File.Ops, plural(p.File.Ops))
+	head := fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, printable(p.Path()), p.Grade(), p.File.Ops, plural(p.File.Ops))
 	if color {
 		head = ansiBold + head + ansiReset
 	}

@@ -63,6 +63,9 @@ type FilePlan struct {
 	Reason   string
 	// Conflicts counts conflicting regions of a merge.
 	Conflicts int
+	// HostLines names the lines of a merge's result that are the host's
+	// own changes, not the session's ("12-14, 40"), for the report.
+	HostLines string
 	// Backup is where the recovered version goes under OnConflictBackup.
 	Backup *Target
 }
@@ -232,7 +235,14 @@ func decide(p *FilePlan, policy ConflictPolicy) {
 	}
 	if n == 0 {
 		p.Action, p.Write = ActMerge, Content{Known: true, Exists: true, Text: merged}
+		p.HostLines = hostLines(eol(fin.Text, h.Text), merged)
 		p.Reason = "the host changed since the session started: merged"
+		switch {
+		case strings.ContainsAny(p.HostLines, ",-"):
+			p.Reason += "; lines " + p.HostLines + " of the result are the host's own changes, never in the transcript"
+		case p.HostLines != "":
+			p.Reason += "; line " + p.HostLines + " of the result is the host's own change, never in the transcript"
+		}
 		return
 	}
 	p.Conflicts = n
@@ -274,6 +284,38 @@ func conflict(p *FilePlan, policy ConflictPolicy, why string) {
 			p.Reason = why + "; written with conflict markers"
 		}
 	}
+}
+
+// Grade is the file's grade as the plan writes it: a merge is graded
+// merged at best, since the host's own lines were never in the transcript
+// and nothing proves the two sets of changes belong together.
+func (p *FilePlan) Grade() Confidence {
+	g := p.File.Confidence
+	if p.Action == ActMerge && g.rank() > Merged.rank() {
+		return Merged
+	}
+	return g
+}
+
+// hostLines names the lines of merged that the recovered content fin does
+// not have: the host's own changes, as ranges of line numbers ("3, 10-12").
+func hostLines(fin, merged string) string {
+	var parts []string
+	shift := 0 // lines the edits so far added to the result
+	for _, e := range lineEdits(fin, merged) {
+		if len(e.lines) == 0 {
+			continue // a session line the host removed: no line of the result
+		}
+		from := e.from + shift + 1
+		to := from + len(e.lines) - 1
+		if from == to {
+			parts = append(parts, fmt.Sprint(from))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", from, to))
+		}
+		shift += len(e.lines) - (e.to - e.from)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func equal(a, b Content) bool {

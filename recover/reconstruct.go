@@ -28,6 +28,11 @@ const (
 	Git Confidence = "git"
 	// HostBased: the replay started from the host's copy of the file.
 	HostBased Confidence = "host-based"
+	// Merged: the file is written as a three-way merge of the host's copy
+	// and the recovered content. Never exact, whatever the replay was: the
+	// host's own lines were never in the transcript. A plan grades, not a
+	// replay (FilePlan.Grade).
+	Merged Confidence = "merged"
 	// Stale: a later shell command changed the file in a way that cannot
 	// be replayed; the content is the last one known before it.
 	Stale Confidence = "stale"
@@ -42,10 +47,12 @@ const (
 func (c Confidence) rank() int {
 	switch c {
 	case Exact:
-		return 5
+		return 6
 	case Git:
-		return 4
+		return 5
 	case HostBased:
+		return 4
+	case Merged:
 		return 3
 	case Stale:
 		return 2

@@ -412,18 +412,21 @@ type FileReport struct {
 	Path      string `json:"path"`
 	AgentPath string `json:"agent_path"`
 	// Kind is the kind of artefact, for a file an agent exported as one.
-	Kind       string   `json:"kind,omitempty"`
-	Action     Action   `json:"action"`
-	Confidence string   `json:"confidence"`
-	Ops        int      `json:"ops"`
-	SHA256     string   `json:"sha256"`
-	Reason     string   `json:"reason"`
-	From       string   `json:"from,omitempty"`
-	Backup     string   `json:"backup,omitempty"`
-	Conflicts  int      `json:"conflicts,omitempty"`
-	Drift      []string `json:"drift,omitempty"`
-	Fuzz       []string `json:"fuzz,omitempty"`
-	Notes      []string `json:"notes,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Action     Action `json:"action"`
+	Confidence string `json:"confidence"`
+	Ops        int    `json:"ops"`
+	SHA256     string `json:"sha256"`
+	Reason     string `json:"reason"`
+	From       string `json:"from,omitempty"`
+	Backup     string `json:"backup,omitempty"`
+	Conflicts  int    `json:"conflicts,omitempty"`
+	// HostLines names the lines of a merge's result that are the host's
+	// own changes ("12-14, 40"): they were never in the transcript.
+	HostLines string   `json:"host_lines,omitempty"`
+	Drift     []string `json:"drift,omitempty"`
+	Fuzz      []string `json:"fuzz,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 	// Base names where the file's starting content came from:
 	// "transcript", "git:<short hash>", "host" or "--base" (empty when
 	// it is unknown).
@@ -492,8 +495,8 @@ func buildReport(sessions []manifest.Session, counts []int, plans []*FilePlan, s
 // addFile adds a file's plan to a report.
 func addFile(r *Report, p *FilePlan) {
 	f := p.File
-	fr := FileReport{Path: p.Path(), AgentPath: strings.TrimPrefix(f.Path, manifest.RelativeRoot+"/"), Kind: f.Kind, Action: p.Action, Confidence: string(f.Confidence), Base: f.Base, Ops: f.Ops,
-		SHA256: p.SHA256(), Reason: p.Reason, Conflicts: p.Conflicts, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes}
+	fr := FileReport{Path: p.Path(), AgentPath: strings.TrimPrefix(f.Path, manifest.RelativeRoot+"/"), Kind: f.Kind, Action: p.Action, Confidence: string(p.Grade()), Base: f.Base, Ops: f.Ops,
+		SHA256: p.SHA256(), Reason: p.Reason, Conflicts: p.Conflicts, HostLines: p.HostLines, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes}
 	if p.From != nil {
 		fr.From = p.From.Rel
 	}
