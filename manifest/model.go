@@ -145,6 +145,11 @@ const (
 	// (a Claude Code file-history v1 backup); with Absent, the file did not
 	// exist then.
 	EvidenceBase EvidenceKind = "base"
+	// EvidencePartial is a part of the file as it was at the operation:
+	// Content holds its lines from StartLine (1-based), joined by "\n", of
+	// a file of TotalLines lines (a partial Claude Code Read). It pins
+	// nothing; lines that disagree with the replay are drift.
+	EvidencePartial EvidenceKind = "partial"
 )
 
 // Evidence is content the transcript holds about one file at one operation,
@@ -164,6 +169,12 @@ type Evidence struct {
 	// NoFinalNewline says the content may lack the file's final newline
 	// (a full Read in some Claude Code versions).
 	NoFinalNewline bool `json:"no_final_newline,omitempty"`
+	// StartLine and TotalLines place partial evidence in its file: the
+	// first line it holds (from 1), and how many lines the file had, as
+	// the text split at each "\n" counts them (a final newline ends in an
+	// empty last line).
+	StartLine  int `json:"start_line,omitempty"`
+	TotalLines int `json:"total_lines,omitempty"`
 	// Source says where the evidence came from, e.g. "patch_apply_end".
 	Source string `json:"source"`
 }

@@ -23,8 +23,93 @@ func (r *Reconstructor) observe(op *manifest.Op) {
 			}
 			r.againstStart(f, Content{Known: true, Exists: true, Text: e.Content}, op)
 			f.checkpoint(Content{Known: true, Exists: true, Text: e.Content}, "the content the transcript shows", op, r)
+		case manifest.EvidencePartial:
+			r.partial(e, op)
 		}
 	}
+}
+
+// readLineMax is the length past which Claude Code's Read may shorten a
+// line: a longer line the replay holds is matched by its start.
+const readLineMax = 2000
+
+// partial checks lines the agent saw (a partial Read) against the replay
+// at their line numbers. Lines that agree confirm the replay; the first
+// that disagrees is drift, and the file cannot be exact until evidence of
+// the whole content pins it again: the lines around it are not known.
+func (r *Reconstructor) partial(e manifest.Evidence, op *manifest.Op) {
+	f, ok := r.files[r.key(e.Path)]
+	if !ok || !f.cur.Known || e.StartLine < 1 {
+		return // nothing replayed to check against (the host copy is read only when a change needs it)
+	}
+	r.stats.Checks++
+	why := partialMismatch(f.cur, e)
+	if why == nil {
+		return
+	}
+	r.stats.Mismatches++
+	msg := fmt.Sprintf("%s: the agent read %s, the replay has %s (changed outside the tools)", where(op), why[0], why[1])
+	f.res.Drift = append(f.res.Drift, msg)
+	if f.cur.Exists && e.TotalLines == strings.Count(lf(f.cur.Text), "\n")+1 {
+		// The same number of lines: the lines read replace the replay's,
+		// which is nearer the truth, if not the whole of it.
+		f.remember()
+		f.cur.Text = spliceLines(lf(f.cur.Text), e.StartLine, e.Content)
+		f.remember()
+	}
+	if f.res.Ops > 0 && f.stale == "" {
+		// A file the session changed: it cannot be exact (nor host-based)
+		// while lines it does not show may differ too. A file only read
+		// is not recovered at all.
+		f.stale = msg + "; only the lines read are known since"
+	}
+}
+
+// spliceLines replaces text's lines from start (1-based) with those of
+// part.
+func spliceLines(text string, start int, part string) string {
+	lines := strings.Split(text, "\n")
+	read := strings.Split(part, "\n")
+	for i, l := range read {
+		if n := start - 1 + i; n < len(lines) && (len(l) < readLineMax || !strings.HasPrefix(lines[n], l)) {
+			lines[n] = l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// partialMismatch compares partial evidence with a content and says how
+// they first differ ("" when they agree): what the evidence holds, and
+// what the content does.
+func partialMismatch(c Content, e manifest.Evidence) []string {
+	if !c.Exists {
+		return []string{fmt.Sprintf("lines %d-%d of the file", e.StartLine, e.StartLine+strings.Count(e.Content, "\n")), "no such file"}
+	}
+	have := strings.Split(lf(c.Text), "\n")
+	read := strings.Split(e.Content, "\n")
+	for i, l := range read {
+		n := e.StartLine + i
+		if n > len(have) {
+			return []string{fmt.Sprintf("line %d as %q", n, clip(l)), fmt.Sprintf("%d lines", len(have))}
+		}
+		h := have[n-1]
+		if h == l || len(l) >= readLineMax && strings.HasPrefix(h, l) {
+			continue
+		}
+		return []string{fmt.Sprintf("line %d as %q", n, clip(l)), fmt.Sprintf("%q", clip(h))}
+	}
+	if e.TotalLines > 0 && e.TotalLines != len(have) {
+		return []string{fmt.Sprintf("a file of %d lines", e.TotalLines), fmt.Sprintf("%d lines", len(have))}
+	}
+	return nil
+}
+
+// clip shortens a line for a message.
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
 }
 
 // base1 takes a file's content before the session first changed it.

@@ -886,8 +886,7 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 			return
 		}
 	case "Read":
-		f := tur.Get("file")
-		if tur.Get("type").Str != "text" || f.Get("startLine").Int() != 1 || f.Get("numLines").Int() != f.Get("totalLines").Int() {
+		if tur.Get("type").Str != "text" || tur.Get("file").Get("content").Type != gjson.String {
 			return
 		}
 	}
@@ -978,7 +977,19 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 		if op, ok = p.fileOp(rec, tu, id, manifest.KindObserve, firstNonEmpty(f.Get("filePath").Str, in.Get("file_path").Str)); !ok {
 			return
 		}
-		op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: f.Get("content").Str, Source: "full-file Read", LFNormalized: true, NoFinalNewline: true}}
+		start, n, total := f.Get("startLine").Int(), f.Get("numLines").Int(), f.Get("totalLines").Int()
+		switch {
+		case start == 1 && n == total:
+			op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePost, Content: f.Get("content").Str, Source: "full-file Read", LFNormalized: true, NoFinalNewline: true}}
+		case start >= 1 && n >= 1 && total >= start+n-1 && total <= 1<<31:
+			// Lines start..start+n-1 of the file as it was: checked
+			// against the replay, never a base.
+			op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePartial, Content: f.Get("content").Str,
+				Source: fmt.Sprintf("partial Read (lines %d-%d of %d)", start, start+n-1, total), LFNormalized: true,
+				StartLine: int(start), TotalLines: int(total)}}
+		default:
+			return // numbers that place the lines nowhere
+		}
 	default:
 		return
 	}
