@@ -188,7 +188,19 @@ func (r *Reconstructor) edit(op *manifest.Op) {
 			"(--base DIR can point at the files as they were when the session started)"
 		return
 	}
+	unconfirmed := !hasPreImage(op, op.Paths[0])
 	for i, e := range op.Edits {
+		if unconfirmed {
+			switch editApplied(text, e) {
+			case appliedYes:
+				f.res.Notes = append(f.res.Notes, fmt.Sprintf("%s: edit %d of %d is already there (the file holds its new_string wherever it holds its old_string): not applied again", where(op), i+1, len(op.Edits)))
+				continue
+			case appliedBoth:
+				f.res.Reason = fmt.Sprintf("%s: edit %d of %d may already be there (its new_string is) or not (its old_string is too, outside it): not guessed", where(op), i+1, len(op.Edits))
+				f.cur, f.pinned = Content{}, false
+				return
+			}
+		}
 		out, err := ApplyEdit(text, e)
 		if err != nil {
 			f.res.Reason = fmt.Sprintf("%s: edit %d of %d would not apply: %v", where(op), i+1, len(op.Edits), err)
@@ -205,6 +217,54 @@ func (r *Reconstructor) edit(op *manifest.Op) {
 		f.pinned = true
 	}
 	f.remember()
+}
+
+// hasPreImage reports whether an operation records the content of p
+// before it (Claude Code's originalFile): the edit then applies to exactly
+// what the agent saw.
+func hasPreImage(op *manifest.Op, p string) bool {
+	for _, e := range op.Evidence {
+		if e.Kind == manifest.EvidencePre && e.Path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// applied says whether an edit's change is already in a text.
+type applied int
+
+const (
+	appliedNo   applied = iota
+	appliedYes          // new_string is there, and old_string only inside it
+	appliedBoth         // new_string is there, and old_string outside it too
+)
+
+// editApplied tells whether an exact-string edit whose result nothing
+// records (a subagent's Edit seen without its toolUseResult, or replayed
+// onto a host copy) is already in text: replaying "X" -> "X plus a new
+// function" onto a copy that holds the new function writes it twice. It is
+// there when text holds new_string and every old_string lies inside a
+// new_string; when old_string is also found outside, both readings are
+// possible. A deletion (empty new_string) leaves nothing to find, and an
+// edit whose old_string is there while new_string is not has not been made.
+func editApplied(text string, e manifest.Edit) applied {
+	if e.Old == "" || e.New == "" || e.Old == e.New || !strings.Contains(text, e.New) {
+		return appliedNo
+	}
+	if !strings.Contains(e.New, e.Old) {
+		if strings.Contains(text, e.Old) {
+			return appliedNo // old_string is still there to be replaced
+		}
+		return appliedYes
+	}
+	// old_string inside new_string: take every new_string out, and look
+	// for old_string in what is left.
+	rest := strings.ReplaceAll(text, e.New, "\x00")
+	if strings.Contains(rest, e.Old) {
+		return appliedBoth
+	}
+	return appliedYes
 }
 
 // ApplyEdit applies one Claude Code exact-string replacement to LF text.

@@ -96,3 +96,27 @@ func TestPartialReadEvidence(t *testing.T) {
 		t.Errorf("after a later Write: %s", files[0].Confidence)
 	}
 }
+
+func TestEditApplied(t *testing.T) {
+	ins := manifest.Edit{Old: "}\n", New: "}\n\nfunc G() {}\n"}
+	for _, tc := range []struct {
+		name string
+		text string
+		e    manifest.Edit
+		want applied
+	}{
+		{"insertion not made", "func F() {\n}\n", ins, appliedNo},
+		{"insertion made", "func F() {\n}\n\nfunc G() {}\n", ins, appliedYes},
+		{"insertion made, anchor also elsewhere", "func F() {\n}\n\nfunc G() {}\n\nfunc H() {\n}\n", ins, appliedBoth},
+		{"replacement made", "b\n", manifest.Edit{Old: "a\n", New: "b\n"}, appliedYes},
+		{"replacement not made", "a\nb\n", manifest.Edit{Old: "a\n", New: "b\n"}, appliedNo},
+		{"neither there", "c\n", manifest.Edit{Old: "a\n", New: "b\n"}, appliedNo},
+		{"deletion: nothing to find", "c\n", manifest.Edit{Old: "a\n", New: ""}, appliedNo},
+		{"a write whole", "x", manifest.Edit{Old: "", New: "x"}, appliedNo},
+		{"no change", "a", manifest.Edit{Old: "a", New: "a"}, appliedNo},
+	} {
+		if got := editApplied(tc.text, tc.e); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
