@@ -161,6 +161,12 @@ type fstate struct {
 	boundNotes int
 }
 
+// failedHunk is an Update hunk of a patch that reported failure.
+type failedHunk struct {
+	op *manifest.Op
+	h  manifest.Hunk
+}
+
 // position is a line of a transcript.
 type position struct {
 	transcript string
@@ -253,6 +259,11 @@ type Reconstructor struct {
 	// again.
 	read   map[[32]byte]scriptRead
 	hushed *manifest.Op
+	// failed holds, by file key, the Update hunks of patches that reported
+	// failure since the last evidence of the file's whole content: Codex can
+	// report a patch failed after writing it (openai/codex issue 18535), and
+	// a later patch that fits only after one shows that it was applied.
+	failed map[string][]failedHunk
 }
 
 // Warnings returns what the replay found that belongs to no one file (a
@@ -402,6 +413,8 @@ func (r *Reconstructor) Add(op *manifest.Op) {
 		r.shell(op, replay)
 	} else if replay {
 		r.change(op)
+	} else if op.Kind == manifest.KindPatch && op.Outcome == manifest.OutcomeFailed && op.Patch != nil {
+		r.keepFailed(op)
 	}
 	if op.Outcome == manifest.OutcomeUnknown {
 		r.unknownOutcome(op, replay)
@@ -663,6 +676,7 @@ func (f *fstate) checkpoint(c Content, what string, op *manifest.Op, r *Reconstr
 	f.cur = c
 	f.pinned, f.guess = true, false
 	f.stale, f.unknown = "", "" // the evidence settles what they left open
+	delete(r.failed, r.key(f.res.Path))
 	f.proven = r.at
 	f.remember()
 }
@@ -762,6 +776,7 @@ func (r *Reconstructor) patch(op *manifest.Op) {
 		}
 		if h.full || (h.content.Known && !h.content.Exists) {
 			f.stale = "" // written whole or deleted: nothing earlier matters
+			delete(r.failed, r.key(h.path))
 		}
 		f.remember()
 		if h.moveFrom != "" {
@@ -833,6 +848,9 @@ func (r *Reconstructor) update(op *manifest.Op, h manifest.Hunk) []hunkResult {
 			mode = Faithful
 		}
 		text, fuzz, err := ApplyChunks(f.cur.Text, h.Target, h.Chunks, mode)
+		if err != nil && len(r.failed[r.key(h.Target)]) > 0 {
+			text, fuzz, err = r.afterFailed(f, op, h, mode, err)
+		}
 		if err != nil && !f.pinned && alreadyApplied(f.cur.Text, h) {
 			// The host copy already holds the change (recovered before, or
 			// made by hand): it is the result, as patch(1) would say.
@@ -922,4 +940,69 @@ func firstLine(s string) string {
 		s = s[:80] + "…"
 	}
 	return s
+}
+
+// keepFailed remembers the Update hunks of a patch that reported failure,
+// on the files it names: a later patch may show that it was applied all
+// the same.
+func (r *Reconstructor) keepFailed(op *manifest.Op) {
+	for _, h := range op.Patch.Hunks {
+		if h.Kind != manifest.HunkUpdate || h.MoveTarget != "" {
+			continue
+		}
+		if r.failed == nil {
+			r.failed = map[string][]failedHunk{}
+		}
+		k := r.key(h.Target)
+		r.failed[k] = append(r.failed[k], failedHunk{op: op, h: h})
+	}
+}
+
+// afterFailed retries an Update hunk that does not fit the replay, on the
+// replay with the hunks of the file's failed patches applied first, the
+// latest first, then all of them in order. When it fits only so, the
+// failed patch was applied after all: its content is taken, with drift
+// saying so, and the file is stale, since only the later patch's context
+// confirms it. Otherwise the first error stands.
+func (r *Reconstructor) afterFailed(f *fstate, op *manifest.Op, h manifest.Hunk, mode MatchMode, first error) (string, int, error) {
+	failed := r.failed[r.key(h.Target)]
+	tries := [][]failedHunk{failed[len(failed)-1:]}
+	if len(failed) > 1 {
+		tries = append(tries, failed)
+	}
+	for _, try := range tries {
+		text := f.cur.Text
+		ok := true
+		for _, fh := range try {
+			out, _, err := ApplyChunks(text, fh.h.Target, fh.h.Chunks, Strict)
+			if err != nil {
+				ok = false
+				break
+			}
+			text = out
+		}
+		if !ok {
+			continue
+		}
+		out, fuzz, err := ApplyChunks(text, h.Target, h.Chunks, mode)
+		if err != nil {
+			continue
+		}
+		var from []string
+		for _, fh := range try {
+			from = append(from, where(fh.op))
+		}
+		msg := fmt.Sprintf("%s: this patch fits only after the patch at %s, which reported failure: it was applied all the same (Codex can report a written patch as failed)", where(op), strings.Join(from, ", "))
+		f.res.Drift = append(f.res.Drift, msg)
+		r.stats.Mismatches++
+		if f.stale == "" {
+			f.stale = msg + "; only this patch's context confirms its content"
+		}
+		f.remember()
+		f.cur.Text = text
+		f.remember()
+		delete(r.failed, r.key(h.Target))
+		return out, fuzz, nil
+	}
+	return "", 0, first
 }
