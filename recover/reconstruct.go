@@ -246,6 +246,9 @@ type Reconstructor struct {
 	// again.
 	read   map[[32]byte]scriptRead
 	hushed *manifest.Op
+	// hostFiles are the host's copies of the project files tasks were read
+	// from (see projectFile).
+	hostFiles map[string]Content
 }
 
 // Warnings returns what the replay found that belongs to no one file (a

@@ -478,37 +478,6 @@ func (c *call) clangFormat(_ string, args []arg) {
 	}
 }
 
-// tasks reads task runners (make, mise run, npm run, just …) for tasks
-// that by their name rewrite files: fmt, format, fix, lint:fix. What they
-// change is the project's business: an unknown write.
-func (c *call) tasks(name string, args []arg) {
-	_, ops := flags{shortVal: "CfIoW", longVal: []string{"directory", "file", "makefile", "include-dir", "prefix", "filter", "workspace"}}.parse(args)
-	for _, a := range ops {
-		if a.lit && formatTask(a.val) {
-			c.bounded(name+" "+a.val, words(name, args), "*")
-			return
-		}
-	}
-}
-
-// formatTask reports whether a task name, or an option passed on to it,
-// says that it rewrites files: fmt, format or fix, alone or as a part of
-// a name made with colons (lint:fix). Names joined with - or _ are not
-// read, as the prefilter matches these words only between other bytes.
-func formatTask(s string) bool {
-	s = strings.ToLower(s)
-	if s == "--fix" || s == "--write" {
-		return true
-	}
-	for part := range strings.SplitSeq(s, ":") {
-		switch part {
-		case "fmt", "format", "fix":
-			return true
-		}
-	}
-	return false
-}
-
 // shell reads bash, sh and the like: a script given with -c, or fed on
 // standard input by a heredoc, is read as a script of its own.
 func (c *call) shell(name string, args []arg) {
