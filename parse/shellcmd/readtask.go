@@ -104,6 +104,12 @@ func (t *taskReader) resolve(args []string, dir string, depth int) []Effect {
 	var out []Effect
 	for _, name := range call.names {
 		def, ok := t.define(call, name, dir)
+		if !ok && (call.runner == "yarn" || call.runner == "pnpm") && handlers[name] != nil && !call.other {
+			// yarn eslint --fix: a package's program, when no script has
+			// its name.
+			def, ok = definition{cmds: []command{{text: quoteWords(append([]string{name}, call.extra...)), where: "its program " + name, dir: dir}}}, true
+			call.extra = nil
+		}
 		if !ok {
 			return t.byName(args, dir)
 		}
@@ -222,8 +228,8 @@ func (t *taskReader) script(text, dir string) Result {
 // that writes when read alone, else the first line.
 func writingLine(text string) string {
 	first := ""
-	for l := range strings.SplitSeq(text, "\n") {
-		l = strings.TrimSpace(l)
+	for l := range strings.SplitSeq(strings.ReplaceAll(text, "\\\n", " "), "\n") {
+		l = strings.Join(strings.Fields(l), " ")
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}

@@ -208,8 +208,12 @@ func parseTaskCall(ws []string) (taskCall, bool) {
 	if !ok {
 		return t, false
 	}
-	args := make([]arg, len(ws)-1)
-	for i, w := range ws[1:] {
+	rest := ws[1:]
+	if i := slices.Index(rest, "--"); i >= 0 && t.runner == "task" {
+		rest, t.extra = rest[:i], rest[i+1:] // task X -- ARGS: {{.CLI_ARGS}}
+	}
+	args := make([]arg, len(rest))
+	for i, w := range rest {
 		args[i] = arg{val: w, lit: true, text: w}
 	}
 	var ops []arg
@@ -243,11 +247,7 @@ func parseTaskCall(ws []string) (taskCall, bool) {
 			t.names = []string{""}
 		}
 	case "just", "task":
-		for i, o := range ops {
-			if o.val == "--" {
-				t.extra = valsOf(ops[i+1:])
-				break
-			}
+		for _, o := range ops {
 			if !assignment(o.val) {
 				t.names = append(t.names, o.val)
 			}

@@ -326,7 +326,8 @@ func (c *call) cargo(_ string, args []arg) {
 		return
 	}
 	switch sub := ops[0].val; {
-	case sub == "fmt" && !has(opts, "check"):
+	case sub == "fmt" && !has(opts, "check") && !slices.ContainsFunc(args, func(a arg) bool { return a.lit && a.val == "--check" }):
+		// cargo fmt -- --check passes --check on to rustfmt.
 		c.bounded("cargo fmt", words("cargo", args), "*.rs")
 	case sub == "fix" || sub == "clippy" && has(opts, "fix"):
 		c.bounded("cargo "+sub, words("cargo", args), "*.rs")
@@ -416,7 +417,8 @@ func (c *call) eslint(_ string, args []arg) {
 		return
 	}
 	if len(ops) == 0 {
-		c.w.unknown("eslint --fix", words("eslint", args), c.cx)
+		// eslint --fix alone lints the directory it runs in.
+		c.bounded("eslint --fix", words("eslint", args), "*")
 		return
 	}
 	c.emitPaths(Write, "eslint --fix", true, pathspecs(ops))
@@ -447,7 +449,8 @@ func (c *call) ruff(_ string, args []arg) {
 		return
 	}
 	if len(ops) == 0 {
-		c.w.unknown(verb, words("ruff", args), c.cx)
+		// ruff alone reads the directory it runs in.
+		c.bounded(verb, words("ruff", args), "*.py", "*.pyi", "*.ipynb")
 		return
 	}
 	c.emitPaths(Write, verb, true, ops)
