@@ -90,15 +90,15 @@ check:
 clean:
 	rm -rf dist
 `,
-		"/p/package.json": `{"scripts":{"lint":"eslint .","lint:fix":"npm run lint -- --fix","pretest":"prettier --write src","test":"jest"}}`,
-		"/p/justfile": "set shell := [\"bash\", \"-c\"]\nsrc := 'cmd'\n\ndefault: check\n\ncheck:\n    gofmt -l .\n\n# formats\nfmt: check\n    @gofmt -w {{src}}\n\nscript:\n    #!/usr/bin/env python3\n    open('gen.txt', 'w').write('x')\n",
-		"/p/Taskfile.yml": "version: '3'\ntasks:\n  default:\n    deps: [fmt]\n  fmt:\n    cmds:\n      - gofmt -l .\n      - cmd: black {{.CLI_ARGS}}\n  lint:\n    cmds:\n      - task: fmt\n      - ruff check .\n",
+		"/p/package.json":             `{"scripts":{"lint":"eslint .","lint:fix":"npm run lint -- --fix","pretest":"prettier --write src","test":"jest"}}`,
+		"/p/justfile":                 "set shell := [\"bash\", \"-c\"]\nsrc := 'cmd'\n\ndefault: check\n\ncheck:\n    gofmt -l .\n\n# formats\nfmt: check\n    @gofmt -w {{src}}\n\nscript:\n    #!/usr/bin/env python3\n    open('gen.txt', 'w').write('x')\n",
+		"/p/Taskfile.yml":             "version: '3'\ntasks:\n  default:\n    deps: [fmt]\n  fmt:\n    cmds:\n      - gofmt -l .\n      - cmd: black {{.CLI_ARGS}}\n  lint:\n    cmds:\n      - task: fmt\n      - ruff check .\n",
 		"/q/mise-tasks/lint/_default": "#!/bin/sh\n#MISE description=\"Lint\"\n#MISE depends=[\"lint:go\", \"lint:gofmt\"]\n",
-		"/q/mise-tasks/lint/go": "#!/bin/sh\ngolangci-lint config verify\nif [ \"$CI\" = \"true\" ]; then\n  echo skipped\nelse\n  golangci-lint run --timeout=30m --fix ./...\nfi\n",
-		"/q/mise-tasks/lint/gofmt": "#!/bin/sh\nfiles=\"$(gofmt -l -s .)\"\n",
-		"/q/.golangci.yaml": "issues:\n  fix: false\n",
-		"/r/.golangci.toml": "[issues]\nfix = true\n",
-		"/s/.golangci.json": `{"issues": {"fix": true}}`,
+		"/q/mise-tasks/lint/go":       "#!/bin/sh\ngolangci-lint config verify\nif [ \"$CI\" = \"true\" ]; then\n  echo skipped\nelse\n  golangci-lint run --timeout=30m --fix ./...\nfi\n",
+		"/q/mise-tasks/lint/gofmt":    "#!/bin/sh\nfiles=\"$(gofmt -l -s .)\"\n",
+		"/q/.golangci.yaml":           "issues:\n  fix: false\n",
+		"/r/.golangci.toml":           "[issues]\nfix = true\n",
+		"/s/.golangci.json":           `{"issues": {"fix": true}}`,
 	}
 	cases := []struct {
 		dir, cmd, want string
@@ -146,8 +146,8 @@ clean:
 // without end, and files too large to read end, and say so.
 func TestReadTaskBounded(t *testing.T) {
 	files := project{
-		"/p/Makefile": "a:\n\t$(MAKE) b\nb:\n\t$(MAKE) a\n",
-		"/p/mise.toml": "[tasks.x]\ndepends = [\"x\", \"y\"]\nrun = \"mise run x\"\n[tasks.y]\ndepends = [\"x\"]\n",
+		"/p/Makefile":       "a:\n\t$(MAKE) b\nb:\n\t$(MAKE) a\n",
+		"/p/mise.toml":      "[tasks.x]\ndepends = [\"x\", \"y\"]\nrun = \"mise run x\"\n[tasks.y]\ndepends = [\"x\"]\n",
 		"/big/package.json": `{"scripts":{"fix":"` + strings.Repeat("x", MaxScript) + `"}}`,
 	}
 	for _, cmd := range []string{"make a", "mise run x"} {
