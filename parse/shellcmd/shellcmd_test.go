@@ -431,12 +431,12 @@ func TestGit(t *testing.T) {
 // TestTools covers formatters and the go, cargo and deno tools.
 func TestTools(t *testing.T) {
 	runCases(t, []parseCase{
-		{`gofmt -w main.go pkg/`, `write "gofmt -w" "main.go" "pkg" +recursive`},
+		{`gofmt -w main.go pkg/`, "write \"gofmt -w\" \"main.go\" +recursive\nwrite \"gofmt -w\" spec=\"pkg/*.go\" spec=\"pkg/*.go/*\" +recursive +bound\nvague \"gofmt -w main.go pkg/\""},
 		{`gofmt -l .`, ``},
 		// Go's flag package stops at the first operand: -w after it is a file.
-		{`gofmt -w a.go -w`, `write "gofmt -w" "a.go" "-w" +recursive`},
+		{`gofmt -w a.go -w`, "write \"gofmt -w\" \"a.go\" +recursive\nwrite \"gofmt -w\" spec=\"-w/*.go\" spec=\"-w/*.go/*\" +recursive +bound\nvague \"gofmt -w a.go -w\""},
 		{`gofmt -l a.go -w`, ``},
-		{`gofmt -s -w=true x`, `write "gofmt -w" "x" +recursive`},
+		{`gofmt -s -w=true x`, "write \"gofmt -w\" spec=\"x/*.go\" spec=\"x/*.go/*\" +recursive +bound\nvague \"gofmt -s -w=true x\""},
 		{`goimports -w -local example.com x.go`, `write "goimports -w" "x.go" +recursive`},
 		{`prettier --write "src/**/*.ts"`, "write \"prettier --write\" spec=\"src/**/*.ts\" +recursive\nvague \"\\\"src/**/*.ts\\\"\""},
 		{`prettier --check src`, ``},

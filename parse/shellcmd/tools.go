@@ -386,11 +386,32 @@ func goFlags(args []arg, valued ...string) (map[string]string, []arg) {
 	return set, nil
 }
 
-// gofmt reads gofmt -w and goimports -w; a directory operand is walked.
+// gofmt reads gofmt -w, goimports -w and gofumpt -w. A .go file operand is
+// rewritten; any other operand is a directory, whose .go files below it
+// are rewritten, as files it chooses: a bound write of DIR/*.go, so that a
+// file the session only read there, or one that is no Go file, is not
+// taken for one it changed.
 func (c *call) gofmt(name string, args []arg) {
 	set, ops := goFlags(args, "r", "cpuprofile", "local", "srcdir")
-	if set["w"] == "true" {
-		c.emitPaths(Write, name+" -w", true, ops)
+	if set["w"] != "true" {
+		return
+	}
+	verb := name + " -w"
+	var files, dirs []arg
+	for _, a := range ops {
+		if a.lit && a.val != "" && !strings.HasSuffix(a.val, ".go") && !strings.ContainsAny(a.val, "*?[\\") {
+			d := path.Join(escapeGlob(path.Clean(a.val)), "*.go")
+			dirs = append(dirs, arg{val: d, spec: true, text: a.text})
+			continue
+		}
+		files = append(files, a)
+	}
+	if len(files) > 0 {
+		c.emitPaths(Write, verb, true, files)
+	}
+	if len(dirs) > 0 {
+		c.w.unknown(verb, words(name, args), c.cx)
+		c.under(verb, dirs)
 	}
 }
 
