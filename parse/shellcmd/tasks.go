@@ -83,7 +83,7 @@ var golangciValued = []string{"config", "concurrency", "timeout", "enable", "dis
 // golangci reads golangci-lint: run --fix and fmt rewrite the .go files of
 // the packages they name; run alone does when its configuration turns
 // fixing on, which the replay reads (a Task effect).
-func (c *call) golangci(name string, args []arg) {
+func (c *call) golangci(_ string, args []arg) {
 	opts, ops := flags{shortVal: "cjEDp", longVal: golangciValued}.parse(args)
 	if len(ops) == 0 || !ops[0].lit {
 		return
@@ -146,7 +146,8 @@ type taskCall struct {
 	other  bool     // the task is another package's (npm -w, pnpm --filter)
 }
 
-// shortOf tells the options a runner takes a value for.
+// runnerFlags are a task runner's options: those that take a value, and
+// those with which it runs no task.
 type runnerFlags struct {
 	short string
 	long  []string
@@ -156,7 +157,7 @@ type runnerFlags struct {
 var runnerOpts = map[string]runnerFlags{
 	"make": {short: "CfIoWl", long: []string{"directory", "file", "makefile", "include-dir", "old-file", "assume-old", "what-if", "new-file", "assume-new", "load-average", "jobserver-style", "output-sync"},
 		dry: []string{"n", "dry-run", "just-print", "recon", "q", "question", "p", "print-data-base", "v", "version", "h", "help", "t", "touch"}},
-	"mise": {short: "CEjostP", long: []string{"cd", "env", "jobs", "output", "shell", "tool", "timeout", "profile", "cd"},
+	"mise": {short: "CEjostP", long: []string{"cd", "env", "jobs", "output", "shell", "tool", "timeout", "profile"},
 		dry: []string{"n", "dry-run", "h", "help"}},
 	"just": {short: "fd", long: []string{"justfile", "working-directory", "shell", "shell-arg", "dotenv-filename", "dotenv-path", "color", "chooser", "command-color", "list-heading", "list-prefix", "set", "show", "s", "completions", "dump-format", "timestamp-format", "unstable"},
 		dry: []string{"n", "dry-run", "l", "list", "summary", "show", "s", "evaluate", "dump", "fmt", "init", "edit", "variables", "choose", "h", "help", "V", "version", "completions", "groups", "usage"}},
@@ -172,26 +173,28 @@ var runnerOpts = map[string]runnerFlags{
 
 // npmBuiltins are the commands of npm, pnpm and yarn that are not a
 // package's scripts (pnpm X and yarn X run script X unless X is one).
-var npmBuiltins = []string{"add", "install", "i", "ci", "update", "up", "upgrade", "remove", "rm", "uninstall", "un",
-	"link", "ln", "unlink", "import", "rebuild", "rb", "prune", "fetch", "patch", "patch-commit", "audit", "list", "ls",
-	"outdated", "why", "licenses", "exec", "dlx", "x", "create", "init", "publish", "pack", "root", "bin", "store",
-	"server", "setup", "env", "config", "c", "deploy", "doctor", "approve-builds", "self-update", "help", "info",
-	"global", "cache", "node", "set", "version", "workspaces", "workspace", "plugin", "constraints", "npm", "explain",
-	"search", "login", "logout", "whoami", "view", "show", "owner", "team", "token", "dedupe", "ddp", "fund", "query",
-	"sbom", "diff", "dist-tag", "deprecate", "edit", "explore", "hook", "org", "ping", "profile", "repo", "docs",
-	"bugs", "star", "stars", "unstar", "shrinkwrap", "completion", "prefix", "access", "adduser", "pkg",
-	"install-test", "it", "install-ci-test", "cit", "outdated", "tag", "check", "generate-lock-entry", "autoclean",
-	"unplug", "dedupe", "stage", "sdks", "up", "cat-file", "import", "recursive", "m", "multi", "setup", "catalog"}
+var npmBuiltins = []string{
+	"add", "install", "i", "ci", "update", "up", "upgrade", "remove", "rm", "uninstall", "un", "link", "ln",
+	"unlink", "import", "rebuild", "rb", "prune", "fetch", "patch", "patch-commit", "audit", "list", "ls",
+	"outdated", "why", "licenses", "exec", "dlx", "x", "create", "init", "publish", "pack", "root", "bin",
+	"store", "server", "setup", "env", "config", "c", "deploy", "doctor", "approve-builds", "self-update", "help",
+	"info", "global", "cache", "node", "set", "version", "workspaces", "workspace", "plugin", "constraints",
+	"npm", "explain", "search", "login", "logout", "whoami", "view", "show", "owner", "team", "token", "dedupe",
+	"ddp", "fund", "query", "sbom", "diff", "dist-tag", "deprecate", "edit", "explore", "hook", "org", "ping",
+	"profile", "repo", "docs", "bugs", "star", "stars", "unstar", "shrinkwrap", "completion", "prefix", "access",
+	"adduser", "pkg", "install-test", "it", "install-ci-test", "cit", "tag", "check", "generate-lock-entry",
+	"autoclean", "unplug", "stage", "sdks", "cat-file", "recursive", "m", "multi", "catalog"}
 
 // miseCommands are mise's own subcommands: mise X runs task X only when X
 // is none of them.
-var miseCommands = []string{"activate", "alias", "a", "backends", "b", "bin-paths", "cache", "completion", "config",
-	"cfg", "deactivate", "doctor", "dr", "en", "env", "e", "exec", "x", "fmt", "generate", "g", "implode", "install",
-	"i", "install-into", "latest", "link", "ln", "lock", "ls", "list", "ls-remote", "mcp", "outdated", "plugins",
-	"p", "prune", "registry", "reshim", "run", "r", "search", "self-update", "set", "settings", "shell", "sh",
-	"sync", "tasks", "t", "test-tool", "tool", "tool-stub", "trust", "uninstall", "unset", "unuse", "rm", "remove",
-	"upgrade", "up", "usage", "use", "u", "version", "v", "watch", "w", "where", "which", "edit", "help", "direnv",
-	"hook-env", "hook-not-found", "render-help", "shell-alias", "sh"}
+var miseCommands = []string{
+	"activate", "alias", "a", "backends", "b", "bin-paths", "cache", "completion", "config", "cfg", "deactivate",
+	"doctor", "dr", "en", "env", "e", "exec", "x", "fmt", "generate", "g", "implode", "install", "i",
+	"install-into", "latest", "link", "ln", "lock", "ls", "list", "ls-remote", "mcp", "outdated", "plugins", "p",
+	"prune", "registry", "reshim", "run", "r", "search", "self-update", "set", "settings", "shell", "sh", "sync",
+	"tasks", "t", "test-tool", "tool", "tool-stub", "trust", "uninstall", "unset", "unuse", "rm", "remove",
+	"upgrade", "up", "usage", "use", "u", "version", "v", "watch", "w", "where", "which", "edit", "help",
+	"direnv", "hook-env", "hook-not-found", "render-help", "shell-alias"}
 
 // parseTaskCall reads a task runner's words (ws[0] is the runner): the
 // tasks it runs, or false when it runs none (npm install, make -n, mise
