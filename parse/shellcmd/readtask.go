@@ -75,6 +75,7 @@ type command struct {
 	lang  string // for a script file (a mise file task): what runs it
 	dir   string // where it runs (absolute)
 	extra []string
+	main  bool // the command the words after the task's name go to
 }
 
 // definition is what a task runs: its commands, and the tasks it depends
@@ -113,10 +114,17 @@ func (t *taskReader) resolve(args []string, dir string, depth int) []Effect {
 		if !ok {
 			return t.byName(args, dir)
 		}
-		if call.runner != "make" && call.runner != "just" && call.runner != "task" {
-			for i := range def.cmds {
-				def.cmds[i].extra = call.extra // npm run lint -- --fix: the script's words, then these
+		if n := len(def.cmds); n > 0 && call.runner != "make" && call.runner != "just" && call.runner != "task" {
+			// npm run lint -- --fix: the script's words, then these; mise
+			// passes them to the last of a task's commands, npm to the
+			// script itself, not its pre and post scripts.
+			at := n - 1
+			for i, c := range def.cmds {
+				if c.main {
+					at = i
+				}
 			}
+			def.cmds[at].extra = call.extra
 		}
 		out = append(out, t.run(call, def, depth, map[string]bool{name: true})...)
 	}

@@ -661,7 +661,7 @@ func (t *taskReader) npmTask(runner, name, dir string) (definition, bool) {
 		}
 		for _, n := range names {
 			if s2, ok := pkg.Scripts[n].(string); ok && s2 != "" {
-				def.cmds = append(def.cmds, command{text: s2, where: where + n, dir: d})
+				def.cmds = append(def.cmds, command{text: s2, where: where + n, dir: d, main: n == name})
 			}
 		}
 		if s == "" || len(def.cmds) == 0 {

@@ -263,6 +263,9 @@ func parseTaskCall(ws []string) (taskCall, bool) {
 			return t, false
 		}
 		sub, rest := ops[0].val, ops[1:]
+		if (sub == "tasks" || sub == "t") && len(rest) > 0 && rest[0].val == "run" {
+			sub, rest = "run", rest[1:] // mise tasks run TASK
+		}
 		switch {
 		case sub == "run" || sub == "r":
 			ropts, rops := flags{shortVal: rf.short, longVal: rf.long, posix: true}.parse(rest)

@@ -39,6 +39,7 @@ func TestLinters(t *testing.T) {
 		{`gofumpt -l .`, ``},
 		{`yarn eslint --fix`, `task "yarn eslint --fix" "." args="yarn eslint --fix"`},
 		{`gmake lint`, `task "gmake lint" "." args="gmake lint"`},
+		{`mise tasks run lint`, `task "mise tasks run lint" "." args="mise tasks run lint"`},
 		{`mise lint && mise r test ::: fmt`, "task \"mise lint\" \".\" args=\"mise lint\"\ntask \"mise r test ::: fmt\" \".\" args=\"mise r test ::: fmt\""},
 		{`cd svc && just fmt`, `task "just fmt" "svc" args="just fmt"`},
 		{`task lint -- --fix`, `task "task lint -- --fix" "." args="task lint -- --fix"`},
