@@ -33,12 +33,18 @@ const (
 // are absolute.
 func ReadTask(args []string, dir string, read ReadFunc) Result {
 	var res Result
-	if len(args) == 0 || !path.IsAbs(dir) {
+	if len(args) == 0 {
 		return res
 	}
-	dir = path.Clean(dir)
 	t := &taskReader{read: read, budget: maxTaskReads}
-	effs := t.resolve(args, dir, 0)
+	var effs []Effect
+	if path.IsAbs(dir) {
+		effs = t.resolve(args, path.Clean(dir), 0)
+	} else {
+		// A directory no file can be read in (C:\proj): the name says,
+		// relative to where it ran.
+		effs = t.byName(args, "")
+	}
 	what := strings.Join(args, " ")
 	for _, e := range effs {
 		if e.Kind != Run && e.Kind != Task && !strings.HasPrefix(e.Verb, what) {

@@ -133,6 +133,7 @@ clean:
 		{"/p", "task", ``},
 		{"/p", "task fmt -- a.py", `write "task fmt -- a.py runs black a.py (Taskfile.yml tasks.fmt)" "/p/a.py" +recursive`},
 		{"/p", "task lint", ``},
+		{`C:\proj`, "make fmt", `write "make fmt (no definition read: its name says it formats or fixes)" spec="*" +recursive +bound`},
 	}
 	for _, c := range cases {
 		args := strings.Fields(c.cmd)
