@@ -242,7 +242,8 @@ func parseTaskCall(ws []string) (taskCall, bool) {
 	switch t.runner {
 	case "make":
 		for _, o := range ops {
-			if !assignment(o.val) {
+			if !assignment(o.val) && strings.Trim(o.val, "0123456789") != "" { // make -j 4 lint
+
 				t.names = append(t.names, o.val)
 			}
 		}
