@@ -30,7 +30,8 @@ const (
 // (mise.toml [tasks.lint])). A task whose definition cannot be read
 // rewrites every file under dir when its name says it does (fmt, format,
 // fix, lint:fix, -- --fix) and nothing otherwise. The paths of the result
-// are absolute.
+// are absolute when dir is; a task run where no file can be read (a
+// Windows directory) is read by its name, at places relative to it.
 func ReadTask(args []string, dir string, read ReadFunc) Result {
 	var res Result
 	if len(args) == 0 {
