@@ -200,6 +200,22 @@ type opView struct {
 	// Runs names the script files a shell command runs, whose content the
 	// replay reads when the session wrote them.
 	Runs []string `json:"runs,omitempty"`
+	// Tasks are the tasks it runs (make lint, mise run lint, golangci-lint
+	// run), whose definitions the replay reads.
+	Tasks []string `json:"tasks,omitempty"`
+}
+
+// tasks lists the tasks a shell operation runs, in their words.
+func tasks(op *manifest.Op) []string {
+	var out []string
+	for _, e := range op.Effects {
+		if e.Kind == manifest.ShellTask && len(e.Args) > 0 {
+			if t := strings.Join(e.Args, " "); !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }
 
 // runs lists the script files a shell operation runs.
@@ -348,7 +364,7 @@ func buildInspection(ctx context.Context, sel []parse.Selected, base string, wit
 			if op.Kind == manifest.KindObserve {
 				continue
 			}
-			byCall[op.Provenance.CallID] = append(byCall[op.Provenance.CallID], opView{Kind: string(op.Kind), Paths: op.Paths, Outcome: string(op.Outcome), Runs: runs(&op)})
+			byCall[op.Provenance.CallID] = append(byCall[op.Provenance.CallID], opView{Kind: string(op.Kind), Paths: op.Paths, Outcome: string(op.Outcome), Runs: runs(&op), Tasks: tasks(&op)})
 		}
 		if sp != nil {
 			done(col.Session.ID, byCall, col.Session.Start)
@@ -637,8 +653,8 @@ func (a *app) printInspection(in *inspection) {
 				line += "  — " + printable(e.Detail)
 			}
 			for _, o := range e.Ops {
-				if len(o.Paths) == 0 && len(o.Runs) > 0 {
-					line += fmt.Sprintf("  [%s: runs %s]", o.Kind, printable(strings.Join(o.Runs, " ")))
+				if len(o.Paths) == 0 && len(o.Runs)+len(o.Tasks) > 0 {
+					line += fmt.Sprintf("  [%s: runs %s]", o.Kind, printable(strings.Join(append(o.Runs, o.Tasks...), ", ")))
 					continue
 				}
 				if len(o.Paths) == 0 {

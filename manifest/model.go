@@ -244,6 +244,14 @@ const (
 	// source, python3, node, …, exec when it runs by its path). The replay
 	// reads the script's content, when it knows it, for what it changes.
 	ShellRun ShellEffectKind = "run"
+	// ShellTask runs a task of a project file (make TARGET, mise run TASK,
+	// npm run X, just R, task X) or a linter whose project configuration
+	// says whether it fixes files (golangci-lint run): Paths = [the
+	// directory it runs in]; Verb names the program (make, mise, npm, pnpm,
+	// yarn, just, task, golangci-lint) and Args are the words after it, as
+	// written. The replay reads the task's definition (or the linter's
+	// configuration), from the transcript or the host, for what it changes.
+	ShellTask ShellEffectKind = "task"
 )
 
 // ShellEffect is one thing a shell command does to files. Paths are
@@ -279,6 +287,8 @@ type ShellEffect struct {
 	// "git stash" and the "git stash pop" or "git stash apply" after it,
 	// with nothing between them touching those files, changed nothing.
 	Bound bool `json:"bound,omitempty"`
+	// Args are the words after the program's name of a task effect.
+	Args []string `json:"args,omitempty"`
 }
 
 // Edit is one exact-string replacement.

@@ -264,6 +264,9 @@ type Reconstructor struct {
 	// report a patch failed after writing it (openai/codex issue 18535), and
 	// a later patch that fits only after one shows that it was applied.
 	failed map[string][]failedHunk
+	// hostFiles are the host's copies of the project files tasks were read
+	// from (see projectFile).
+	hostFiles map[string]Content
 }
 
 // Warnings returns what the replay found that belongs to no one file (a

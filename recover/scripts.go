@@ -33,7 +33,9 @@ func treeEffect(verb, dir string, cond bool) []manifest.ShellEffect {
 // show, left unread; one whose content is in doubt (stale, or touched by a
 // call that never got its result) changed files it does not name.
 func (r *Reconstructor) runs(op *manifest.Op) *manifest.Op {
-	if !slices.ContainsFunc(op.Effects, func(e manifest.ShellEffect) bool { return e.Kind == manifest.ShellRun }) {
+	if !slices.ContainsFunc(op.Effects, func(e manifest.ShellEffect) bool {
+		return e.Kind == manifest.ShellRun || e.Kind == manifest.ShellTask
+	}) {
 		return op
 	}
 	cp := *op
@@ -61,6 +63,13 @@ func (r *Reconstructor) runs(op *manifest.Op) *manifest.Op {
 func (r *Reconstructor) expand(effs []manifest.ShellEffect, depth int, fresh *bool, budget *int) []manifest.ShellEffect {
 	out := make([]manifest.ShellEffect, 0, len(effs))
 	for i, e := range effs {
+		if e.Kind == manifest.ShellTask {
+			// A task, read from its definition as it is now: what it
+			// changes, in place of it.
+			*fresh = true
+			out = append(out, r.expand(r.task(e), depth+1, fresh, budget)...)
+			continue
+		}
 		out = append(out, e) // a run stays, for a failure to tell
 		if e.Kind != manifest.ShellRun {
 			continue
@@ -217,4 +226,46 @@ func joinAbs(cwd, p string) string {
 		return path.Clean(p)
 	}
 	return path.Join(cwd, p)
+}
+
+// task returns what a task effect does, its definition (or the linter's
+// configuration) read as the replay knows the files now, every effect
+// under the task's own condition.
+func (r *Reconstructor) task(e manifest.ShellEffect) []manifest.ShellEffect {
+	if len(e.Paths) == 0 || len(e.Args) == 0 {
+		return nil
+	}
+	dir := e.Paths[0]
+	var sub manifest.Op
+	shellcmd.Fill(&sub, shellcmd.ReadTask(e.Args, dir, r.projectFile), dir, joinAbs)
+	for i := range sub.Effects {
+		sub.Effects[i].Cond = sub.Effects[i].Cond || e.Cond
+	}
+	return sub.Effects
+}
+
+// projectFile reads a project's file (a Makefile, a mise.toml, a
+// golangci-lint configuration) as it is now: the content the replay knows
+// for it, or else the host's copy, which is read once. A file the replay
+// knows to be absent is absent, whatever the host holds.
+func (r *Reconstructor) projectFile(p string) (string, bool) {
+	if f, ok := r.files[r.key(p)]; ok && f.cur.Known {
+		return f.cur.Text, f.cur.Exists
+	}
+	if r.base == nil {
+		return "", false
+	}
+	if c, ok := r.hostFiles[p]; ok {
+		return c.Text, c.Exists
+	}
+	data, exists, ok := r.base(p)
+	c := Content{Known: ok, Exists: ok && exists && len(data) <= shellcmd.MaxScript}
+	if c.Exists {
+		c.Text = string(data)
+	}
+	if r.hostFiles == nil {
+		r.hostFiles = map[string]Content{}
+	}
+	r.hostFiles[p] = c
+	return c.Text, c.Exists
 }

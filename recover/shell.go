@@ -45,8 +45,14 @@ func (r *Reconstructor) shell(op *manifest.Op, replay bool) {
 				matched, unsure := r.matching(compileGlobs(e.Patterns, e.Specs), e.Recursive || e.Kind == manifest.ShellMove, false)
 				for _, p := range append(matched, unsure...) {
 					for _, q := range append(r.under(p), p) {
-						if _, known := r.files[r.key(q)]; known {
+						if f, known := r.files[r.key(q)]; known {
+							before := len(f.res.Notes)
 							r.staleFile(q, op, "a shell command that failed part-way may have changed it (%s)", firstLine(op.Command))
+							if e.Bound {
+								// As for one that succeeded (staleUnder): a
+								// file the session only read is not its work.
+								f.boundNotes += len(f.res.Notes) - before
+							}
 						}
 					}
 				}

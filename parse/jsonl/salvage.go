@@ -124,7 +124,7 @@ func Names(line []byte) (names []string, unnamed bool) {
 			script = wholeWords(script)
 		}
 		for _, e := range shellcmd.Parse(script).Effects {
-			if e.Kind != shellcmd.Dir {
+			if e.Kind != shellcmd.Dir && e.Kind != shellcmd.Task { // a task's path is where it runs
 				for _, p := range e.Paths {
 					add(p)
 				}

@@ -39,12 +39,13 @@ func init() {
 		"gofmt": (*call).gofmt, "goimports": (*call).gofmt,
 		"prettier": (*call).prettier, "eslint": (*call).eslint, "black": (*call).black, "ruff": (*call).ruff,
 		"rustfmt": (*call).rustfmt, "clang-format": (*call).clangFormat, "shfmt": (*call).shfmt,
+		"golangci-lint": (*call).golangci, "gofumpt": (*call).gofmt,
 		"bash": (*call).shell, "sh": (*call).shell, "zsh": (*call).shell, "dash": (*call).shell, "ksh": (*call).shell,
 		"eval": (*call).eval, "source": (*call).source, ".": (*call).source,
 		"python": (*call).interp, "python3": (*call).interp, "python2": (*call).interp, "pypy3": (*call).interp,
 		"node": (*call).interp, "ruby": (*call).interp, "bun": (*call).interp, "tsx": (*call).interp, "ts-node": (*call).interp, "deno": (*call).deno,
 		"find": (*call).find,
-		"make": (*call).tasks, "mise": (*call).tasks, "just": (*call).tasks, "task": (*call).tasks,
+		"make": (*call).tasks, "gmake": (*call).tasks, "mise": (*call).tasks, "just": (*call).tasks, "task": (*call).tasks,
 		"npm": (*call).tasks, "pnpm": (*call).tasks, "yarn": (*call).tasks,
 	}
 }
@@ -152,6 +153,17 @@ func (c *call) unwrap(args []arg) []arg {
 				return args
 			}
 			_, args = flags{longVal: []string{"with", "python", "project", "directory", "with-requirements", "env-file", "extra", "group", "package", "index", "index-url"}, shortVal: "p", posix: true}.parse(args[2:])
+			continue
+		case name == "mise":
+			// mise exec TOOL… -- CMD, mise x: CMD with the tools installed.
+			if len(args) < 2 || args[1].val != "exec" && args[1].val != "x" {
+				return args
+			}
+			dd := dashdash(args)
+			if dd < 0 {
+				return nil // mise x TOOL alone starts a shell
+			}
+			args = args[dd+1:]
 			continue
 		case name == "npm" || name == "pnpm" || name == "yarn":
 			if len(args) < 2 || args[1].val != "exec" && args[1].val != "dlx" {

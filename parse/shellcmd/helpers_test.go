@@ -85,8 +85,11 @@ func checkResult(script string, r Result) error {
 		if e.Kind == Run && len(e.Paths) < 2 {
 			return fmt.Errorf("run with paths %q", e.Paths)
 		}
+		if e.Kind == Task && (len(e.Paths) != 1 || len(e.Args) == 0) {
+			return fmt.Errorf("task with paths %q and args %q", e.Paths, e.Args)
+		}
 		for i, p := range e.Paths {
-			if e.Kind == Run && i == 1 && (p == "." || words[p] || moves) {
+			if (e.Kind == Run && i == 1 || e.Kind == Task) && (p == "." || words[p] || moves) {
 				continue // the directory the script runs in
 			}
 			switch {
@@ -337,6 +340,9 @@ func describe(r Result) string {
 		}
 		for _, p := range e.Specs {
 			fmt.Fprintf(&b, " spec=%q", p)
+		}
+		if len(e.Args) > 0 {
+			fmt.Fprintf(&b, " args=%q", strings.Join(e.Args, " "))
 		}
 		for _, f := range []struct {
 			on   bool

@@ -21,7 +21,7 @@ func Fill(op *manifest.Op, r Result, cwd string, resolve func(cwd, p string) str
 		if e.Kind == Dir {
 			continue
 		}
-		me := manifest.ShellEffect{Kind: manifest.ShellEffectKind(e.Kind), Verb: e.Verb, Recursive: e.Recursive, IntoDir: e.IntoDir, Cond: e.Cond, Bound: e.Bound}
+		me := manifest.ShellEffect{Kind: manifest.ShellEffectKind(e.Kind), Verb: e.Verb, Recursive: e.Recursive, IntoDir: e.IntoDir, Cond: e.Cond, Bound: e.Bound, Args: e.Args}
 		if e.Kind == Create || e.Kind == Append {
 			c := e.Content
 			me.Content = &c
@@ -29,8 +29,8 @@ func Fill(op *manifest.Op, r Result, cwd string, resolve func(cwd, p string) str
 		for _, p := range e.Paths {
 			abs := resolve(cwd, p)
 			me.Paths = append(me.Paths, abs)
-			if e.Kind == Run {
-				continue // the script and its operands: not what it changes
+			if e.Kind == Run || e.Kind == Task {
+				continue // the script and its operands, where a task runs: not what it changes
 			}
 			if !seen[abs] {
 				seen[abs] = true

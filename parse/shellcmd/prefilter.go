@@ -22,6 +22,8 @@ var commandWords = []string{
 	"merge-file", "submodule", "lfs", "fmt", "fix", "generate", "mod", "get",
 	// task names that rewrite files (mise run fmt, npm run format)
 	"format",
+	// task runners, whose tasks the replay reads, and linters that fix
+	"make", "gmake", "mise", "just", "task", "npm", "pnpm", "yarn", "golangci-lint", "gofumpt",
 	// what runs a script file, whose content the replay may know
 	"bash", "sh", "zsh", "dash", "ksh", "source", "python", "python2", "python3", "pypy3", "node", "ruby", "bun",
 	"tsx", "ts-node",

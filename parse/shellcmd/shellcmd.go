@@ -43,6 +43,13 @@ const (
 	// or exec when it runs by its path). What it changes depends on the
 	// file's content, which only the replay knows (ReadScript).
 	Run EffectKind = "run"
+	// Task runs a task a project file defines (make TARGET, mise run TASK,
+	// npm run X, just RECIPE, task X), or a linter whose configuration says
+	// whether it fixes files (golangci-lint run), in the directory Paths[0];
+	// Verb is the command as written and Args its literal words after the
+	// program's name, Args[0] being the program. What it changes depends on
+	// the project's files, which only the replay knows (ReadTask).
+	Task EffectKind = "task"
 )
 
 // Effect is one change a command makes to files.
@@ -88,6 +95,8 @@ type Effect struct {
 	// is graded stale. Verb tells them apart (git stash and git stash pop
 	// are read as a pair).
 	Bound bool
+	// Args are a Task's program and the literal words after it.
+	Args []string
 }
 
 // Result is what a script does to files.

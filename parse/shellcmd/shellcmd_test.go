@@ -128,14 +128,14 @@ func TestRedirects(t *testing.T) {
 		{`ls > out.txt`, `write "redirect" "out.txt"`},
 		{`ls >> out.txt`, `write "redirect" "out.txt"`},
 		{`ls >| out.txt`, `write "redirect" "out.txt"`},
-		{`make &> build.log`, `write "redirect" "build.log"`},
-		{`make &>> build.log`, `write "redirect" "build.log"`},
-		{`make 2> err.log`, `write "redirect" "err.log"`},
-		{`make >& all.log`, `write "redirect" "all.log"`},
+		{`go build &> build.log`, `write "redirect" "build.log"`},
+		{`go build &>> build.log`, `write "redirect" "build.log"`},
+		{`go vet 2> err.log`, `write "redirect" "err.log"`},
+		{`go build >& all.log`, `write "redirect" "all.log"`},
 		{`exec 3> fd.log`, `write "redirect" "fd.log"`},
 		{`go test ./... 2>&1 | tail`, ``},
-		{`make >/dev/null 2>&1`, ``},
-		{`make > /dev/stderr; make 1>&2; make >&-`, ``},
+		{`go build >/dev/null 2>&1`, ``},
+		{`go vet > /dev/stderr; go vet 1>&2; go vet >&-`, ``},
 		{`echo x >/dev/tty; echo y > /dev/fd/3`, ``},
 		{`echo 'a > b' | grep x`, ``},
 		{`echo "a >> b.txt"`, ``},
@@ -431,12 +431,12 @@ func TestGit(t *testing.T) {
 // TestTools covers formatters and the go, cargo and deno tools.
 func TestTools(t *testing.T) {
 	runCases(t, []parseCase{
-		{`gofmt -w main.go pkg/`, `write "gofmt -w" "main.go" "pkg" +recursive`},
+		{`gofmt -w main.go pkg/`, "write \"gofmt -w\" \"main.go\" +recursive\nwrite \"gofmt -w\" spec=\"pkg/*.go\" spec=\"pkg/*.go/*\" +recursive +bound\nvague \"gofmt -w main.go pkg/\""},
 		{`gofmt -l .`, ``},
 		// Go's flag package stops at the first operand: -w after it is a file.
-		{`gofmt -w a.go -w`, `write "gofmt -w" "a.go" "-w" +recursive`},
+		{`gofmt -w a.go -w`, "write \"gofmt -w\" \"a.go\" +recursive\nwrite \"gofmt -w\" spec=\"-w/*.go\" spec=\"-w/*.go/*\" +recursive +bound\nvague \"gofmt -w a.go -w\""},
 		{`gofmt -l a.go -w`, ``},
-		{`gofmt -s -w=true x`, `write "gofmt -w" "x" +recursive`},
+		{`gofmt -s -w=true x`, "write \"gofmt -w\" spec=\"x/*.go\" spec=\"x/*.go/*\" +recursive +bound\nvague \"gofmt -s -w=true x\""},
 		{`goimports -w -local example.com x.go`, `write "goimports -w" "x.go" +recursive`},
 		{`prettier --write "src/**/*.ts"`, "write \"prettier --write\" spec=\"src/**/*.ts\" +recursive\nvague \"\\\"src/**/*.ts\\\"\""},
 		{`prettier --check src`, ``},
@@ -462,12 +462,14 @@ func TestTools(t *testing.T) {
 		{`go -C svc mod tidy`, `write "go mod tidy" "svc/go.mod" "svc/go.sum"`},
 		{`go test ./... && go vet ./...`, ``},
 		{`deno fmt`, "write \"deno fmt\"\nvague \"deno fmt\""},
-		{`mise run fmt && mise run lint 2>&1`, "write \"mise fmt\" spec=\"*\" +recursive +bound\nvague \"mise run fmt\""},
-		{`make -C svc format`, "write \"make format\" spec=\"*\" +recursive +bound\nvague \"make -C svc format\""},
-		{`npm run lint:fix`, "write \"npm lint:fix\" spec=\"*\" +recursive +bound\nvague \"npm run lint:fix\""},
-		{`npm run lint -- --fix`, "write \"npm --fix\" spec=\"*\" +recursive +bound\nvague \"npm run lint -- --fix\""},
-		{`npm test && make build && mise run test:ci`, ``},
-		{`mise fmt-0`, ``}, // found by FuzzParse: the prefilter reads fmt only as a word
+		{`mise run fmt && mise run lint 2>&1`, "task \"mise run fmt\" \".\" args=\"mise run fmt\"\ntask \"mise run lint\" \".\" args=\"mise run lint\""},
+		{`make -C svc format`, "task \"make -C svc format\" \".\" args=\"make -C svc format\""},
+		{`npm run lint:fix`, "task \"npm run lint:fix\" \".\" args=\"npm run lint:fix\""},
+		{`npm run lint -- --fix`, "task \"npm run lint -- --fix\" \".\" args=\"npm run lint -- --fix\""},
+		{`npm test && make build && mise run test:ci`, "task \"npm test\" \".\" args=\"npm test\"\ntask \"make build\" \".\" args=\"make build\"\ntask \"mise run test:ci\" \".\" args=\"mise run test:ci\""},
+		{`cd "$D" && make fmt && make test`, "write \"make fmt\"\nvague \"make fmt\""},
+		{`npm install && npm ci && yarn && pnpm add x && make -n fmt && mise ls && mise run`, ``},
+		{`mise fmt-0`, "task \"mise fmt-0\" \".\" args=\"mise fmt-0\""}, // found by FuzzParse: mise X runs task X
 	})
 }
 
@@ -579,14 +581,14 @@ func TestPrefilter(t *testing.T) {
 		`'r'm x`, `r\m x`, `"rm" x`, `$'rm' x`, "r\\\nm x", `RM x`, `/bin/rm x`, `X=1 rm x`, `(rm x)`, `$(rm x)`,
 		"`rm x`", `a&&rm x`, `git -C d checkout x`, `echo > f`, `ls >& out`, `ls 2>"/dev/null"`, `ls >/dev/nullx`,
 		`ls > "$F"`, `ls >$F`, `x >(tee)`, `python3 -c "open('x','w')"`, `find . -delete`, `dd of=x`, `Remove-Item x`,
-		`cargo fmt`, `go mod tidy`, `node -e "fs.writeFileSync(1)"`,
+		`cargo fmt`, `go mod tidy`, `node -e "fs.writeFileSync(1)"`, `npm test`, `make`, `golangci-lint run`,
 	} {
 		if !mayWrite(s) {
 			t.Errorf("mayWrite(%q) = false", s)
 		}
 	}
 	for _, s := range []string{
-		`ls -la`, `go test ./... 2>&1 | tail`, `git status && git diff`, `make >/dev/null 2>&1`, `npm test`,
+		`ls -la`, `go test ./... 2>&1 | tail`, `git status && git diff`, `go vet >/dev/null 2>&1`, `go version`,
 		`cat README.md`, `echo hello`, `ls 2>/dev/null`, `ls &>/dev/null`, `cat firmware.bin`, `git log --format=%H`,
 		`go build ./... 2>&1 | head -20`, `grep -rn "formatter" src`, `ls >&2`, `ls 1>&-`,
 	} {

@@ -326,7 +326,8 @@ func (c *call) cargo(_ string, args []arg) {
 		return
 	}
 	switch sub := ops[0].val; {
-	case sub == "fmt" && !has(opts, "check"):
+	case sub == "fmt" && !has(opts, "check") && !slices.ContainsFunc(args, func(a arg) bool { return a.lit && a.val == "--check" }):
+		// cargo fmt -- --check passes --check on to rustfmt.
 		c.bounded("cargo fmt", words("cargo", args), "*.rs")
 	case sub == "fix" || sub == "clippy" && has(opts, "fix"):
 		c.bounded("cargo "+sub, words("cargo", args), "*.rs")
@@ -385,11 +386,32 @@ func goFlags(args []arg, valued ...string) (map[string]string, []arg) {
 	return set, nil
 }
 
-// gofmt reads gofmt -w and goimports -w; a directory operand is walked.
+// gofmt reads gofmt -w, goimports -w and gofumpt -w. A .go file operand is
+// rewritten; any other operand is a directory, whose .go files below it
+// are rewritten, as files it chooses: a bound write of DIR/*.go, so that a
+// file the session only read there, or one that is no Go file, is not
+// taken for one it changed.
 func (c *call) gofmt(name string, args []arg) {
 	set, ops := goFlags(args, "r", "cpuprofile", "local", "srcdir")
-	if set["w"] == "true" {
-		c.emitPaths(Write, name+" -w", true, ops)
+	if set["w"] != "true" {
+		return
+	}
+	verb := name + " -w"
+	var files, dirs []arg
+	for _, a := range ops {
+		if a.lit && a.val != "" && !strings.HasSuffix(a.val, ".go") && !strings.ContainsAny(a.val, "*?[\\") {
+			d := path.Join(escapeGlob(path.Clean(a.val)), "*.go")
+			dirs = append(dirs, arg{val: d, spec: true, text: a.text})
+			continue
+		}
+		files = append(files, a)
+	}
+	if len(files) > 0 {
+		c.emitPaths(Write, verb, true, files)
+	}
+	if len(dirs) > 0 {
+		c.w.unknown(verb, words(name, args), c.cx)
+		c.under(verb, dirs)
 	}
 }
 
@@ -416,7 +438,8 @@ func (c *call) eslint(_ string, args []arg) {
 		return
 	}
 	if len(ops) == 0 {
-		c.w.unknown("eslint --fix", words("eslint", args), c.cx)
+		// eslint --fix alone lints the directory it runs in.
+		c.bounded("eslint --fix", words("eslint", args), "*")
 		return
 	}
 	c.emitPaths(Write, "eslint --fix", true, pathspecs(ops))
@@ -447,7 +470,8 @@ func (c *call) ruff(_ string, args []arg) {
 		return
 	}
 	if len(ops) == 0 {
-		c.w.unknown(verb, words("ruff", args), c.cx)
+		// ruff alone reads the directory it runs in.
+		c.bounded(verb, words("ruff", args), "*.py", "*.pyi", "*.ipynb")
 		return
 	}
 	c.emitPaths(Write, verb, true, ops)
@@ -476,37 +500,6 @@ func (c *call) clangFormat(_ string, args []arg) {
 	if inPlace {
 		c.emitPaths(Write, "clang-format -i", false, ops)
 	}
-}
-
-// tasks reads task runners (make, mise run, npm run, just …) for tasks
-// that by their name rewrite files: fmt, format, fix, lint:fix. What they
-// change is the project's business: an unknown write.
-func (c *call) tasks(name string, args []arg) {
-	_, ops := flags{shortVal: "CfIoW", longVal: []string{"directory", "file", "makefile", "include-dir", "prefix", "filter", "workspace"}}.parse(args)
-	for _, a := range ops {
-		if a.lit && formatTask(a.val) {
-			c.bounded(name+" "+a.val, words(name, args), "*")
-			return
-		}
-	}
-}
-
-// formatTask reports whether a task name, or an option passed on to it,
-// says that it rewrites files: fmt, format or fix, alone or as a part of
-// a name made with colons (lint:fix). Names joined with - or _ are not
-// read, as the prefilter matches these words only between other bytes.
-func formatTask(s string) bool {
-	s = strings.ToLower(s)
-	if s == "--fix" || s == "--write" {
-		return true
-	}
-	for part := range strings.SplitSeq(s, ":") {
-		switch part {
-		case "fmt", "format", "fix":
-			return true
-		}
-	}
-	return false
 }
 
 // shell reads bash, sh and the like: a script given with -c, or fed on

@@ -1,0 +1,96 @@
+package recover
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentsandbox/sandbox/manifest"
+)
+
+// hostOf is a BaseFunc over a host's files.
+func hostOf(files map[string]string) BaseFunc {
+	return func(p string) ([]byte, bool, bool) {
+		s, ok := files[p]
+		return []byte(s), ok, true
+	}
+}
+
+// TestLintedIsStale: a file written, then rewritten by a linter that fixes
+// or a task whose definition runs one, is stale, and its note names the
+// command and the line of the definition; a task that only checks leaves
+// it exact. The definition is read from the transcript first, then from
+// the host.
+func TestLintedIsStale(t *testing.T) {
+	fixOn := map[string]string{"/w/.golangci.yaml": "version: \"2\"\nissues:\n  fix: true\n"}
+	miseLint := "[tasks.lint]\nrun = \"golangci-lint run ./...\"\n[tasks.fmt]\nrun = \"gofmt -l .\"\n"
+	cases := []struct {
+		name  string
+		host  map[string]string
+		ops   []manifest.Op
+		grade Confidence
+		why   string
+	}{
+		{"golangci-lint run --fix", nil,
+			[]manifest.Op{writeOp(0, "/w/a.go", "package a\n"), shellOp(1, "golangci-lint run --fix ./...")},
+			Stale, "(golangci-lint run --fix: golangci-lint run --fix ./..., "},
+		{"golangci-lint fmt of another package", nil,
+			[]manifest.Op{writeOp(0, "/w/a.go", "package a\n"), shellOp(1, "golangci-lint fmt ./pkg/...")},
+			Exact, ""},
+		{"golangci-lint run, fixing on in the host's configuration", fixOn,
+			[]manifest.Op{writeOp(0, "/w/a.go", "package a\n"), shellOp(1, "golangci-lint run ./...")},
+			Stale, "(golangci-lint run ./... fixes files (issues.fix is true in .golangci.yaml): "},
+		{"golangci-lint run, fixing off", map[string]string{"/w/.golangci.yml": "issues:\n  fix: false\n"},
+			[]manifest.Op{writeOp(0, "/w/a.go", "package a\n"), shellOp(1, "golangci-lint run ./...")},
+			Exact, ""},
+		{"mise run lint, its task in the transcript", fixOn,
+			[]manifest.Op{writeOp(0, "/w/mise.toml", miseLint), writeOp(1, "/w/a.go", "package a\n"), shellOp(2, "mise run lint")},
+			Stale, "(mise run lint runs golangci-lint run ./... (mise.toml [tasks.lint]), which fixes files (issues.fix is true in .golangci.yaml): mise run lint, "},
+		{"mise run lint, its task on the host", map[string]string{"/w/mise.toml": miseLint, "/w/.golangci.yaml": fixOn["/w/.golangci.yaml"]},
+			[]manifest.Op{writeOp(1, "/w/a.go", "package a\n"), shellOp(2, "mise run lint 2>&1 | tail")},
+			Stale, "(mise run lint runs golangci-lint run ./... (mise.toml [tasks.lint])"},
+		{"the transcript's definition before the host's", map[string]string{"/w/mise.toml": "[tasks.lint]\nrun = \"gofmt -w .\"\n"},
+			[]manifest.Op{writeOp(0, "/w/mise.toml", miseLint), writeOp(1, "/w/a.go", "package a\n"), shellOp(2, "mise run lint")},
+			Exact, ""},
+		{"a task named fmt that only lists", map[string]string{"/w/mise.toml": miseLint},
+			[]manifest.Op{writeOp(1, "/w/a.go", "package a\n"), shellOp(2, "mise run fmt")},
+			Exact, ""},
+		{"a task named fmt with no definition", nil,
+			[]manifest.Op{writeOp(1, "/w/a.go", "package a\n"), shellOp(2, "mise run fmt")},
+			Stale, "(mise run fmt (no definition read: its name says it formats or fixes): mise run fmt, "},
+		{"make lint runs $(MAKE) fmt", map[string]string{"/w/Makefile": "lint: \n\t$(MAKE) fmt\nfmt:\n\tgofmt -w .\n"},
+			[]manifest.Op{writeOp(1, "/w/a.go", "package a\n"), shellOp(2, "make lint")},
+			Stale, "make lint runs make fmt (Makefile lint), which runs gofmt -w . (Makefile fmt)"},
+		{"written again after the linter", nil,
+			[]manifest.Op{writeOp(0, "/w/a.go", "package a\n"), shellOp(1, "golangci-lint run --fix"), writeOp(2, "/w/a.go", "package a // b\n")},
+			Exact, ""},
+	}
+	for _, c := range cases {
+		res, _ := Reconstruct(c.ops, hostOf(c.host), ReconstructOptions{})
+		var got *FileResult
+		for _, f := range res {
+			if f.Path == "/w/a.go" {
+				got = f
+			}
+		}
+		if got == nil {
+			t.Fatalf("%s: no a.go in %v", c.name, res)
+		}
+		if got.Confidence != c.grade {
+			t.Errorf("%s: a.go is %s, want %s (notes %q)", c.name, got.Confidence, c.grade, got.Notes)
+		}
+		if c.why != "" && !strings.Contains(strings.Join(got.Notes, "\n"), c.why) {
+			t.Errorf("%s: notes %q, want one with %q", c.name, got.Notes, c.why)
+		}
+	}
+}
+
+// TestFailedLinterIsStale: golangci-lint --fix exits 1 when issues remain,
+// having fixed what it could: a failed run changed the files too.
+func TestFailedLinterIsStale(t *testing.T) {
+	op := shellOp(1, "golangci-lint run --fix ./...")
+	op.Outcome = manifest.OutcomeFailed
+	res, _ := Reconstruct([]manifest.Op{writeOp(0, "/w/a.go", "package a\n"), op}, hostOf(nil), ReconstructOptions{})
+	if len(res) != 1 || res[0].Confidence != Stale {
+		t.Fatalf("a.go after a failed golangci-lint --fix: %+v, want stale", res[0])
+	}
+}
