@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -240,4 +242,219 @@ func TestUndoJournalWithoutDirs(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, root, before, "undo of a journal without directories")
+}
+
+// appendFaultFS refuses every append to a journal: a disk that takes the
+// files back but not the journal's last line.
+type appendFaultFS struct{ *OSFS }
+
+func (appendFaultFS) AppendFile(t Target, _ []byte) error {
+	return &fs.PathError{Op: "write", Path: t.Path(), Err: syscall.ENOSPC}
+}
+
+// TestUndoCannotMarkUndone: every file is put back but the journal cannot
+// be marked undone. Undo says so, and how to finish; the journal stays
+// pending, and undo run again finds every file as it was and closes it.
+func TestUndoCannotMarkUndone(t *testing.T) {
+	root, name, before, _ := appliedJournal(t)
+	real := NewOSFS()
+	defer real.Close()
+	_, err := Undo(appendFaultFS{real}, root, name, false)
+	if err == nil || !strings.Contains(err.Error(), "could not be marked undone") || !errors.Is(err, syscall.ENOSPC) ||
+		!strings.Contains(err.Error(), "run sandbox undo again") {
+		t.Fatalf("undo that cannot mark its journal: %v", err)
+	}
+	sameTree(t, root, before, "undo that cannot mark its journal")
+	if got, _ := LatestJournal(real, root); got != name {
+		t.Fatalf("the journal to undo next is %q, want %s still pending", got, name)
+	}
+	res, err := Undo(real, root, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Action != "unchanged" {
+			t.Errorf("undo again: %+v, want unchanged", r)
+		}
+	}
+	sameTree(t, root, before, "undo again")
+	if _, err := os.Lstat(filepath.Join(root, ".sandbox")); !os.IsNotExist(err) {
+		t.Fatalf(".sandbox left after a whole undo: %v", err)
+	}
+}
+
+// undoAsNobody runs Undo in a copy of the test binary as uid and gid 65534,
+// so that file modes bind it as they bind a user (root reads everything).
+// It skips when this process cannot change user.
+func undoAsNobody(t *testing.T, root, name string) helperReport {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("not root: cannot undo as another user to meet a file it may not read")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "recover.test")
+	if err := os.Chmod(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin)
+	cmd.Dir = "/"
+	cmd.Env = []string{envUndoAs + "=" + root + "\n" + name, "HOME=/nonexistent", "PATH=/usr/bin:/bin"}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("undo as uid 65534: %v\n%s", err, errb.String())
+	}
+	var rep helperReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	return rep
+}
+
+// giveTo makes the tree under root (and the directories above it) usable
+// by uid and gid 65534, as a user's own project is.
+func giveTo(t *testing.T, root string) {
+	t.Helper()
+	for d := filepath.Dir(root); d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, 65534, 65534)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUndoKeepsAFileWhereADirectoryWas: the apply created new/deep/c.txt,
+// and with it new/ and new/deep/; the user then removed new/ and made a
+// file of that name. The file is the user's: undo keeps it, byte for byte.
+func TestUndoKeepsAFileWhereADirectoryWas(t *testing.T) {
+	root, name, before, _ := appliedJournal(t)
+	if err := os.RemoveAll(filepath.Join(root, "new")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "new"), []byte("important\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsys := NewOSFS()
+	defer fsys.Close()
+	if _, err := Undo(fsys, root, name, false); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "new")); err != nil || string(b) != "important\n" {
+		t.Fatalf("the user's file where the apply made a directory: %q, %v", b, err)
+	}
+	now := tree(t, root)
+	delete(now, "new")
+	if fmt.Sprint(now) != fmt.Sprint(before) {
+		t.Fatalf("after undo, new aside\n%v\nwant\n%v", now, before)
+	}
+}
+
+// TestUndoDirectoryNotRemovable: run by its owner, undo removes
+// new/deep/c.txt but may not remove new/deep, since new/ was made read-only
+// after the apply. That may pass: undo fails, naming the directory, with
+// every file put back and the journal pending; once new/ is writable again,
+// undo run again removes both directories, and the host is as it was.
+func TestUndoDirectoryNotRemovable(t *testing.T) {
+	root, name, before, _ := appliedJournal(t)
+	giveTo(t, root)
+	dir := filepath.Join(root, "new")
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	rep := undoAsNobody(t, root, name)
+	if !rep.Incomplete || !strings.Contains(rep.Error, "new/deep: ") || !strings.Contains(rep.Error, "permission denied") {
+		t.Fatalf("undo that may not remove a directory: %+v", rep)
+	}
+	for _, r := range rep.Results {
+		if r.Action != "restored" && r.Action != "removed" {
+			t.Errorf("%+v, want every file put back", r)
+		}
+	}
+	want := map[string]string{"new": "dir dr-xr-xr-x", "new/deep": "dir drwxr-xr-x"}
+	for p, v := range before {
+		want[p] = v
+	}
+	sameTree(t, root, want, "an undo that may not remove new/deep")
+	fsys := NewOSFS()
+	defer fsys.Close()
+	if got, _ := LatestJournal(fsys, root); got != name {
+		t.Fatalf("the journal to undo next is %q, want %s still pending", got, name)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if rep = undoAsNobody(t, root, name); rep.Error != "" {
+		t.Fatalf("undo once new/ is writable: %+v", rep)
+	}
+	sameTree(t, root, before, "undo once new/ is writable")
+}
+
+// TestUndoEveryStepFails fails each change undo makes in turn (a file
+// written back or removed, a temporary file or directory removed, the
+// journal's last line, its cleanup), on a disk that works again right
+// after. Whatever failed, every file is either as the apply left it or as
+// it was before, never anything else; and undo run again (when the first
+// one did not finish) leaves the host exactly as it was before the apply,
+// with no journal left.
+func TestUndoEveryStepFails(t *testing.T) {
+	tried := 0
+	for at := 1; ; at++ {
+		root, name, before, after := appliedJournal(t)
+		real := NewOSFS()
+		ffs := &faultFS{OSFS: real, fail: func(n int) bool { return n == at }}
+		_, err := Undo(ffs, root, name, false)
+		if ffs.n < at {
+			real.Close()
+			break // undo made fewer changes than at: every one was failed
+		}
+		tried++
+		now := tree(t, root)
+		for p, v := range now {
+			if v != before[p] && v != after[p] {
+				t.Errorf("change %d failed: %s is %s, neither %s before nor %s after the apply", at, p, v, before[p], after[p])
+			}
+		}
+		if err != nil {
+			if got, _ := LatestJournal(real, root); got != name {
+				t.Fatalf("change %d failed (%v): the journal to undo next is %q, want %s", at, err, got, name)
+			}
+			if _, err := Undo(real, root, name, false); err != nil {
+				t.Fatalf("change %d failed, then undo again: %v", at, err)
+			}
+		}
+		sameTree(t, root, before, fmt.Sprintf("change %d failed, then undo again", at))
+		// Only the cleanup after the journal was marked undone may leave
+		// it (a before-image or the journal not removed), and then as a
+		// journal undone, never damaged or still to undo.
+		infos, _ := ListJournals(real, root)
+		for _, in := range infos {
+			if in.State != "undone" {
+				t.Errorf("change %d failed: journal %s left %s", at, in.Name, in.State)
+			}
+		}
+		real.Close()
+	}
+	if tried < 10 {
+		t.Fatalf("only %d changes tried", tried)
+	}
+	t.Logf("%d changes failed in turn", tried)
 }
