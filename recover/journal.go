@@ -278,12 +278,14 @@ func (e *IncompleteError) Error() string {
 // Undo reverses a journal. Files the apply created are removed first, so a
 // full disk gets its space back before any before-image is written again;
 // then every changed or deleted file gets its before-image back, last
-// change first. A file that changed again since the apply is refused, file
-// by file, and left as it is. Leftover temporary files of a write cut short
-// (kill -9) are removed, and so are the directories the apply created, and
-// only those, and only while they are empty directories. The journal is
-// marked undone only when nothing failed; after a failure it stays pending
-// and undo can be run again: every step is idempotent.
+// change first. A file that changed again since the apply (or is no longer
+// a file), or whose before-image is missing, altered or not a file, is
+// refused, file by file, and left as it is. A file or before-image that
+// cannot be read now (permission, I/O) fails. Leftover temporary files of
+// a write cut short (kill -9) are removed, and so are the directories the
+// apply created, and only those, and only while they are empty directories.
+// The journal is marked undone only when nothing failed; after a failure it
+// stays pending and undo can be run again: every step is idempotent.
 //
 // With a journal key set (JournalKey), every entry must carry its seal
 // unless unsealed says to undo a journal this sandbox cannot vouch for.
@@ -456,8 +458,15 @@ func undoOne(fsys FS, root, name string, e JournalEntry) UndoResult {
 	t := Target{Root: root, Rel: e.Path}
 	r := UndoResult{Path: e.Path}
 	data, _, exists, err := fsys.ReadFile(t)
-	if err != nil {
-		r.Action, r.Reason = "refused", err.Error()
+	switch {
+	case err != nil && isNotAFile(err):
+		// Something else is there now (a directory, a link): the user's.
+		r.Action, r.Reason = "refused", "changed since the apply ("+err.Error()+"): left as it is"
+		return r
+	case err != nil:
+		// It cannot be read now (permission, I/O): that may pass, and the
+		// journal must stay pending for the next undo to finish.
+		r.Action, r.Reason = "failed", err.Error()
 		return r
 	}
 	now := string(data)
@@ -473,6 +482,8 @@ func undoOne(fsys FS, root, name string, e JournalEntry) UndoResult {
 		switch {
 		case err == nil && !ok:
 			r.Action, r.Reason = "refused", "its before-image is missing from the journal: left as it is"
+		case err != nil && isNotAFile(err):
+			r.Action, r.Reason = "refused", "its before-image in the journal is not a file ("+err.Error()+"): left as it is"
 		case err == nil && sum(string(before)) != e.BeforeSHA256:
 			r.Action, r.Reason = "refused", "its before-image in the journal does not match its sha256 (altered): left as it is"
 		case err != nil:

@@ -283,6 +283,111 @@ func TestUndoCannotMarkUndone(t *testing.T) {
 	}
 }
 
+// TestUndoWhereAFileIsNoLongerOne: after the apply, the user put a
+// directory where a.txt was and a symbolic link where the apply created
+// sub/m.txt. Both are the user's now: refused and left exactly as they
+// are, with the journal (and a.txt's before-image) kept; every other file
+// is put back.
+func TestUndoWhereAFileIsNoLongerOne(t *testing.T) {
+	root, name, before, _ := appliedJournal(t)
+	a := filepath.Join(root, "a.txt")
+	if err := os.Remove(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(a, "inner"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(a, "inner", "notes"), []byte("user's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(root, "sub", "m.txt")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../b.txt", link); err != nil {
+		t.Fatal(err)
+	}
+	fsys := NewOSFS()
+	defer fsys.Close()
+	res, err := Undo(fsys, root, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := undoResults(res)
+	if r := got["a.txt"]; r.Action != "refused" || !strings.Contains(r.Reason, "changed since the apply") || !strings.Contains(r.Reason, "is a directory") {
+		t.Errorf("a directory where a.txt was: %+v", r)
+	}
+	if r := got["sub/m.txt"]; r.Action != "refused" || !strings.Contains(r.Reason, "symbolic link") {
+		t.Errorf("a link where sub/m.txt was: %+v", r)
+	}
+	want := map[string]string{}
+	for p, v := range before {
+		if p != "a.txt" {
+			want[p] = v
+		}
+	}
+	now := tree(t, root)
+	for _, p := range []string{"a.txt", "a.txt/inner", "a.txt/inner/notes", "sub", "sub/m.txt"} {
+		if now[p] == "" {
+			t.Errorf("%s is gone", p)
+		}
+		delete(now, p)
+	}
+	if fmt.Sprint(now) != fmt.Sprint(want) {
+		t.Fatalf("after undo\n%v\nwant\n%v", now, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(a, "inner", "notes")); err != nil || string(b) != "user's\n" {
+		t.Errorf("the user's file in the directory: %q, %v", b, err)
+	}
+	if dest, err := os.Readlink(link); err != nil || dest != "../b.txt" {
+		t.Errorf("the user's link: %q, %v", dest, err)
+	}
+	if b, err := os.ReadFile(beforeImage(t, root, name, "a.txt")); err != nil || string(b) != "A0\n" {
+		t.Errorf("a.txt's before-image: %q, %v", b, err)
+	}
+}
+
+// TestUndoBeforeImageNotAFile: a.txt's before-image in the journal was
+// replaced by a directory, and m.txt's by a link to b.txt's (the journal is
+// damaged, or steered). Neither is written back: both files are refused
+// and left as the apply made them; the others are put back.
+func TestUndoBeforeImageNotAFile(t *testing.T) {
+	root, name, before, after := appliedJournal(t)
+	img := beforeImage(t, root, name, "a.txt")
+	if err := os.Remove(img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(img, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mimg := beforeImage(t, root, name, "m.txt")
+	if err := os.Remove(mimg); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(beforeImage(t, root, name, "b.txt"), mimg); err != nil {
+		t.Fatal(err)
+	}
+	fsys := NewOSFS()
+	defer fsys.Close()
+	res, err := Undo(fsys, root, name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := undoResults(res)
+	for _, p := range []string{"a.txt", "m.txt"} {
+		if r := got[p]; r.Action != "refused" || !strings.Contains(r.Reason, "before-image in the journal is not a file") {
+			t.Errorf("%s: %+v", p, r)
+		}
+	}
+	want := map[string]string{}
+	for p, v := range before {
+		want[p] = v
+	}
+	want["a.txt"] = after["a.txt"]
+	delete(want, "m.txt") // moved away by the apply, and not put back
+	sameTree(t, root, want, "undo with broken before-images")
+}
+
 // undoAsNobody runs Undo in a copy of the test binary as uid and gid 65534,
 // so that file modes bind it as they bind a user (root reads everything).
 // It skips when this process cannot change user.
@@ -340,6 +445,63 @@ func giveTo(t *testing.T, root string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestUndoPermissionDenied: run by its owner, undo meets a.txt, which it may
+// not read now, and m.txt's before-image, likewise. Neither is a change the
+// user made to the file, and both may pass: each fails (not refused), a.txt
+// is left as the apply made it, m.txt is not written, every other file is
+// put back, and the journal stays pending. Once the modes are fixed, undo
+// run again finishes, and the host is as it was before the apply.
+func TestUndoPermissionDenied(t *testing.T) {
+	root, name, before, after := appliedJournal(t)
+	giveTo(t, root)
+	a := filepath.Join(root, "a.txt")
+	mimg := beforeImage(t, root, name, "m.txt")
+	for _, p := range []string{a, mimg} {
+		if err := os.Chmod(p, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := undoAsNobody(t, root, name)
+	if !rep.Incomplete || !strings.Contains(rep.Error, "permission denied") {
+		t.Fatalf("undo of files it may not read: %+v", rep)
+	}
+	got := undoResults(rep.Results)
+	for _, p := range []string{"a.txt", "m.txt"} {
+		if r := got[p]; r.Action != "failed" || !strings.Contains(r.Reason, "permission denied") {
+			t.Errorf("%s: %+v, want failed: permission denied", p, r)
+		}
+	}
+	for _, p := range []string{"b.txt", "new/deep/c.txt", "sub/m.txt"} {
+		if r := got[p]; r.Action != "restored" && r.Action != "removed" {
+			t.Errorf("%s: %+v, want it put back", p, r)
+		}
+	}
+	want := map[string]string{}
+	for p, v := range before {
+		want[p] = v
+	}
+	want["a.txt"] = "---------- " + strings.Fields(after["a.txt"])[1] // what the apply wrote, mode 0
+	delete(want, "m.txt")
+	sameTree(t, root, want, "an undo that may not read two files")
+	fsys := NewOSFS()
+	defer fsys.Close()
+	if got, _ := LatestJournal(fsys, root); got != name {
+		t.Fatalf("the journal to undo next is %q, want %s still pending", got, name)
+	}
+
+	if err := os.Chmod(a, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(mimg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep = undoAsNobody(t, root, name)
+	if rep.Error != "" {
+		t.Fatalf("undo once the modes are fixed: %+v", rep)
+	}
+	sameTree(t, root, before, "undo once the modes are fixed")
 }
 
 // TestUndoKeepsAFileWhereADirectoryWas: the apply created new/deep/c.txt,
@@ -457,4 +619,58 @@ func TestUndoEveryStepFails(t *testing.T) {
 		t.Fatalf("only %d changes tried", tried)
 	}
 	t.Logf("%d changes failed in turn", tried)
+}
+
+// readFaultFS fails every read of the paths in eio with an I/O error: a
+// disk with a bad sector under those files.
+type readFaultFS struct {
+	*OSFS
+	eio map[string]bool
+}
+
+func (f readFaultFS) ReadFile(t Target) ([]byte, fs.FileMode, bool, error) {
+	if f.eio[t.Rel] {
+		return nil, 0, true, &fs.PathError{Op: "read", Path: t.Path(), Err: syscall.EIO}
+	}
+	return f.OSFS.ReadFile(t)
+}
+
+// TestUndoReadError: reading a.txt, and m.txt's before-image, fails with
+// an I/O error, which may pass (TestUndoPermissionDenied meets the same
+// with modes, as another user). Both fail, neither file is written, the
+// rest is put back and the journal stays pending; once the disk reads
+// again, undo run again finishes.
+func TestUndoReadError(t *testing.T) {
+	root, name, before, after := appliedJournal(t)
+	img, err := filepath.Rel(root, beforeImage(t, root, name, "m.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := NewOSFS()
+	defer real.Close()
+	res, err := Undo(readFaultFS{real, map[string]bool{"a.txt": true, filepath.ToSlash(img): true}}, root, name, false)
+	var ie *IncompleteError
+	if !errors.As(err, &ie) || len(ie.Failed) != 2 || !strings.Contains(err.Error(), "input/output error") {
+		t.Fatalf("undo on a disk that fails two reads: %v", err)
+	}
+	got := undoResults(res)
+	for _, p := range []string{"a.txt", "m.txt"} {
+		if r := got[p]; r.Action != "failed" || !strings.Contains(r.Reason, "input/output error") {
+			t.Errorf("%s: %+v, want failed: input/output error", p, r)
+		}
+	}
+	want := map[string]string{}
+	for p, v := range before {
+		want[p] = v
+	}
+	want["a.txt"] = after["a.txt"]
+	delete(want, "m.txt")
+	sameTree(t, root, want, "an undo that cannot read two files")
+	if got, _ := LatestJournal(real, root); got != name {
+		t.Fatalf("the journal to undo next is %q, want %s still pending", got, name)
+	}
+	if _, err := Undo(real, root, name, false); err != nil {
+		t.Fatal(err)
+	}
+	sameTree(t, root, before, "undo once the disk reads again")
 }
