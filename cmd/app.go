@@ -5,12 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	recov "github.com/agentsandbox/sandbox/recover"
 	"github.com/rs/zerolog"
@@ -61,7 +60,13 @@ func (a *app) rootCommand() *cobra.Command {
 Gemini CLI, opencode and pi) and gets back the files they wrote when the sandbox they ran in is gone:
 it extracts every file-changing tool call, replays it with the agent's own
 semantics, and writes the result onto the host with dry-run diffs, conflict
-detection, three-way merge and atomic writes.`,
+detection, three-way merge and atomic writes.
+
+A SIZE (--max-line, run's --memory, SANDBOX_RESTORE_MAX_SIZE) is a number of
+bytes (1073741824) or a number and a unit, in any case, a blank between them
+allowed: K, M, G, T, and KiB, MiB, GiB, TiB, are powers of 1024 (64M = 64MiB =
+67108864 bytes), KB, MB, GB, TB powers of 1000 (64MB = 64000000 bytes); the
+number may have a fraction (1.5G), rounded down to a whole byte.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       readVersion().String(),
@@ -71,9 +76,9 @@ detection, three-way merge and atomic writes.`,
 				return usagef("--log-format %q: use text or json", a.logFormat)
 			}
 			a.setupLog()
-			n, err := parseSize(a.maxLine)
+			n, err := bytesize.Parse(a.maxLine)
 			if err != nil || n < 1<<10 {
-				return usagef("--max-line %q: give a size of at least 1K, such as 64M or 1G", a.maxLine)
+				return &HintError{usagef("--max-line %q: want a size of at least 1K, such as 64M, 64MiB, 1.5G or 1073741824", a.maxLine), sizeHint}
 			}
 			jsonl.MaxLine = n
 			tuneMemory()
@@ -82,7 +87,7 @@ detection, three-way merge and atomic writes.`,
 		},
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.maxLine, "max-line", "1G", "skip (and report) transcript lines longer than `SIZE` instead of holding them (K, M, G)")
+	pf.StringVar(&a.maxLine, "max-line", "1G", "skip (and report) transcript lines longer than `SIZE` instead of holding them: bytes, or a number with K, M, G, T or KiB, MiB… (powers of 1024) or KB, MB, GB, TB (powers of 1000), such as 64M, 512MiB or 1.5G")
 	pf.BoolVar(&a.json, "json", false, "print one machine-readable JSON document on stdout")
 	pf.CountVarP(&a.verbose, "verbose", "v", "log more on stderr (-v, -vv)")
 	pf.BoolVarP(&a.quiet, "quiet", "q", false, "log only errors on stderr")
@@ -117,26 +122,9 @@ detection, three-way merge and atomic writes.`,
 	return root
 }
 
-// parseSize reads a size such as 512, 64K, 64M or 1G (powers of 1024).
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(s, "K"), strings.HasSuffix(s, "k"):
-		mult = 1 << 10
-	case strings.HasSuffix(s, "M"), strings.HasSuffix(s, "m"):
-		mult = 1 << 20
-	case strings.HasSuffix(s, "G"), strings.HasSuffix(s, "g"):
-		mult = 1 << 30
-	}
-	if mult > 1 {
-		s = s[:len(s)-1]
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("bad size %q", s)
-	}
-	return n * mult, nil
-}
+// sizeHint says how a size is written, for the errors of the flags and
+// variables that take one.
+const sizeHint = "a size is bytes, or a number and a unit: K, M, G, T, KiB, MiB, GiB and TiB are powers of 1024 (64M = 64MiB = 67108864), KB, MB, GB and TB powers of 1000 (64MB = 64000000); the number may have a fraction (1.5G)"
 
 // setupLog makes the stderr logger: a console writer on a terminal, JSON
 // lines otherwise.

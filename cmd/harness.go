@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/rs/zerolog"
@@ -83,7 +84,7 @@ killed (137 for an OOM kill).`,
 	f.StringVar(&o.Runtime, "runtime", "", "`RUNTIME`: docker, podman, bwrap or local (default: the session's, else the first available sandbox)")
 	f.StringVar(&o.Image, "image", "", "the container `IMAGE` (docker, podman)")
 	f.StringVar(&o.Project, "project", "", "the project `DIR` mounted at /workspace (default the current directory)")
-	f.StringVar(&o.Memory, "memory", "", "memory limit `SIZE`, e.g. 512m")
+	f.StringVar(&o.Memory, "memory", "", "memory limit `SIZE`, at least 6m, written as for --max-line (512m = 512MiB, 512MB = 512000000, 1.5g)")
 	f.StringVar(&o.CPUs, "cpus", "", "CPU limit in `CPUS`, e.g. 1.5")
 	f.StringVar(&o.Network, "network", "none", "`NETWORK`: none or host")
 	f.StringArrayVar(&o.Env, "env", nil, "set `K=V` in the sandbox (repeatable)")
@@ -512,9 +513,9 @@ const (
 func restoreLimits() (harness.RestoreLimits, error) {
 	lim := harness.DefaultRestoreLimits
 	if v := os.Getenv(envRestoreMaxSize); v != "" {
-		n, err := harness.ParseSize(v)
-		if err != nil {
-			return lim, usagef("%s=%q: %v", envRestoreMaxSize, v, err)
+		n, err := bytesize.Parse(v)
+		if err != nil || n <= 0 {
+			return lim, &HintError{usagef("%s=%q: want a positive size, such as 64G or 100GiB", envRestoreMaxSize, v), sizeHint}
 		}
 		lim.MaxBytes = n
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentsandbox/sandbox/internal/bytesize"
 )
 
 // Limits for the runtimes that have no daemon to enforce them (bwrap,
@@ -159,7 +161,7 @@ func newCgroup(name, memory, cpus string) (*cgroup, error) {
 	}
 	var mem int64
 	if memory != "" {
-		if mem, err = ParseSize(memory); err != nil {
+		if mem, err = bytesize.Parse(memory); err != nil {
 			return nil, fmt.Errorf("--memory %q: %v", memory, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -449,5 +450,43 @@ func TestFindsOpencodeSession(t *testing.T) {
 	got, _ := ResumeCommand([]string{"opencode", "run", "go on"}, sess.AgentSessionID)
 	if strings.Join(got, " ") != "opencode run --session ses_7a1c30b41ffe9Hs2Kd7LmQpZ3c go on" {
 		t.Fatalf("resume command %v", got)
+	}
+}
+
+// TestContainerMemoryInBytes: Docker and Podman get --memory in bytes, as
+// the harness reads the size (and as bwrap's and local's cgroup gets it):
+// given 512MB as written, Docker would take it for 512 MiB.
+func TestContainerMemoryInBytes(t *testing.T) {
+	st := hermetic(t)
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fake := filepath.Join(dir, "docker")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"$*\" >>"+calls+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for memory, want := range map[string]string{"512MB": "512000000", "512m": "536870912", "1.5 GiB": "1610612736", "7000000": "7000000"} {
+		sess := &Session{ID: "mem", Name: "mem", Runtime: "docker", Image: "img", Project: t.TempDir()}
+		if err := st.Save(sess); err != nil {
+			t.Fatal(err)
+		}
+		_ = os.Remove(calls)
+		rt := &containerRuntime{name: "docker", bin: fake}
+		if _, err := rt.Run(context.Background(), &Spec{Session: sess, Store: st, Command: []string{"true"}, Memory: memory,
+			Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(calls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var run string
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "run ") {
+				run = l
+			}
+		}
+		if !strings.Contains(run, " --memory "+want+" --memory-swap "+want+" ") {
+			t.Errorf("--memory %s: docker %s", memory, run)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentsandbox/sandbox/internal/bytesize"
 )
 
 // RunFlags are what the command line says for sandbox run; an empty value
@@ -40,8 +42,7 @@ type EnvLayer struct {
 }
 
 var (
-	memoryRe = regexp.MustCompile(`^[0-9]+(\.[0-9]+)? ?([kKmMgGtT])?[iI]?[bB]?$`)
-	cpusRe   = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+	cpusRe = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 )
 
 // Resolve works out a run's settings from the command line, the session
@@ -112,7 +113,7 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 	}
 	// The same bounds as Validate's, said here with the file and line.
 	if v := r.Memory; v.Value != "" {
-		if n, err := ParseSize(v.Value); !memoryRe.MatchString(v.Value) || err != nil || n < 6<<20 {
+		if n, err := bytesize.Parse(v.Value); err != nil || n < 6<<20 {
 			return nil, badSetting(v.From, "%s %q: want a size of at least 6m, such as 512m or 2g", settingName(v.From, "memory"), v.Value)
 		}
 	}

@@ -12,12 +12,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 )
@@ -565,19 +563,4 @@ func (c *dirCache) close() {
 		c.dir.Close()
 		c.dir = nil
 	}
-}
-
-// ParseSize reads a size in bytes: a whole number with an optional binary
-// suffix (K, M, G, T, also written KiB, KB, …; 16G is 16 GiB).
-func ParseSize(s string) (int64, error) {
-	num := strings.TrimRight(s, "KMGTiBkmgtb")
-	unit := strings.ToUpper(strings.TrimSuffix(strings.TrimSuffix(s[len(num):], "B"), "b"))
-	unit = strings.TrimSuffix(unit, "I")
-	shift := map[string]uint{"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
-	sh, ok := shift[unit]
-	n, err := strconv.ParseInt(num, 10, 64)
-	if !ok || err != nil || n <= 0 || n > math.MaxInt64>>sh {
-		return 0, fmt.Errorf("want a size such as 512M or 64G")
-	}
-	return n << sh, nil
 }

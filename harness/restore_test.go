@@ -637,19 +637,6 @@ func TestSumsLine(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"512": 512, "1K": 1 << 10, "64G": 64 << 30, "2GiB": 2 << 30, "3MB": 3 << 20, "1t": 1 << 40} {
-		if got, err := ParseSize(in); err != nil || got != want {
-			t.Errorf("%s: %d %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"", "G", "-1", "0", "1X", "99999999999T", "1.5G"} {
-		if _, err := ParseSize(bad); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
 // FuzzRestore feeds snapshots, valid, hostile and mangled, to restore. An
 // input that is not gzip is gzipped first, so that the fuzzer works on the
 // tar structure rather than on deflate's checksums. Whatever the input, a

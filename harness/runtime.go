@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/tidwall/gjson"
 )
 
@@ -270,7 +271,14 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	}
 	args = append(args, mountArgs(spec.Mounts)...) // config.go
 	if spec.Memory != "" {
-		args = append(args, "--memory", spec.Memory, "--memory-swap", spec.Memory)
+		// In bytes: Docker and Podman read 512MB as 512 MiB, and the
+		// limit must be the one bwrap and local set for the same words.
+		mem, err := bytesize.Parse(spec.Memory)
+		if err != nil {
+			return Result{}, fmt.Errorf("--memory %q: %w", spec.Memory, err)
+		}
+		n := strconv.FormatInt(mem, 10)
+		args = append(args, "--memory", n, "--memory-swap", n)
 	}
 	if spec.CPUs != "" {
 		args = append(args, "--cpus", spec.CPUs)

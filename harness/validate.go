@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentsandbox/sandbox/internal/bytesize"
 )
 
 // CommandError is a command that cannot be started at all: Code is the
@@ -54,7 +56,7 @@ func (s *Store) Validate(ctx context.Context, o *RunOptions) (*Session, Runtime,
 		return nil, nil, invalidf("--network %q: use none or host", o.Network)
 	}
 	if o.Memory != "" {
-		if n, err := ParseSize(o.Memory); err != nil || n < 6<<20 {
+		if n, err := bytesize.Parse(o.Memory); err != nil || n < 6<<20 {
 			return nil, nil, invalidf("--memory %q: want a size of at least 6m, such as 512m or 2g", o.Memory)
 		}
 	}

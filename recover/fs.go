@@ -116,13 +116,13 @@ func (o *OSFS) ReadFile(t Target) ([]byte, fs.FileMode, bool, error) {
 		return nil, 0, false, err
 	}
 	if st.Mode()&fs.ModeSymlink != 0 {
-		return nil, 0, true, fmt.Errorf("%s is a symbolic link: refusing to read or replace it", t.Path())
+		return nil, 0, true, notAFile(t.Path() + " is a symbolic link: refusing to read or replace it")
 	}
 	if st.IsDir() {
 		return nil, 0, true, fmt.Errorf("%s: %w", t.Path(), ErrIsDir)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, 0, true, fmt.Errorf("%s is not a regular file", t.Path())
+		return nil, 0, true, notAFile(t.Path() + " is not a regular file")
 	}
 	data, err := r.ReadFile(rel)
 	if err != nil {
@@ -133,6 +133,25 @@ func (o *OSFS) ReadFile(t Target) ([]byte, fs.FileMode, bool, error) {
 
 // ErrIsDir is returned for a directory where a file was expected.
 var ErrIsDir = errors.New("is a directory")
+
+// ErrNotAFile is what ReadFile's error is (errors.Is) when the path holds
+// a symbolic link, a device or a pipe (a directory is ErrIsDir). Unlike an
+// I/O or permission error, which may pass, it is a fact about the host.
+var ErrNotAFile = errors.New("not a regular file")
+
+// notAFile is an ErrNotAFile with a message of its own.
+type notAFile string
+
+func (e notAFile) Error() string      { return string(e) }
+func (notAFile) Is(target error) bool { return target == ErrNotAFile }
+
+// isNotAFile reports whether a ReadFile error says the path holds
+// something other than a regular file, or leads out of its root through a
+// link.
+func isNotAFile(err error) bool {
+	var esc *EscapeError
+	return errors.Is(err, ErrNotAFile) || errors.Is(err, ErrIsDir) || errors.As(err, &esc)
+}
 
 // EscapeError is a path that leads out of its root through a symbolic
 // link: os.Root refuses to follow it, and recovery never writes there.

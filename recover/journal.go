@@ -278,12 +278,14 @@ func (e *IncompleteError) Error() string {
 // Undo reverses a journal. Files the apply created are removed first, so a
 // full disk gets its space back before any before-image is written again;
 // then every changed or deleted file gets its before-image back, last
-// change first. A file that changed again since the apply is refused, file
-// by file, and left as it is. Leftover temporary files of a write cut short
-// (kill -9) are removed, and so are the directories the apply created, and
-// only those. The journal is marked undone only when nothing failed; after
-// a failure it stays pending and undo can be run again: every step is
-// idempotent.
+// change first. A file that changed again since the apply (or is no longer
+// a file), or whose before-image is missing, altered or not a file, is
+// refused, file by file, and left as it is. A file or before-image that
+// cannot be read now (permission, I/O) fails. Leftover temporary files of
+// a write cut short (kill -9) are removed, and so are the directories the
+// apply created, and only those, and only while they are empty directories.
+// The journal is marked undone only when nothing failed; after a failure it
+// stays pending and undo can be run again: every step is idempotent.
 //
 // With a journal key set (JournalKey), every entry must carry its seal
 // unless unsealed says to undo a journal this sandbox cannot vouch for.
@@ -346,7 +348,17 @@ func Undo(fsys FS, root, name string, unsealed bool) ([]UndoResult, error) {
 	}
 	sort.SliceStable(made, func(a, b int) bool { return strings.Count(made[a], "/") > strings.Count(made[b], "/") })
 	for _, d := range made {
-		_ = fsys.Remove(Target{Root: root, Rel: d}) // fails unless empty, as it should
+		t := Target{Root: root, Rel: d}
+		// Only a directory: a file the user has put under that name since
+		// is theirs (Remove would take it).
+		if _, _, exists, err := fsys.ReadFile(t); !exists || !errors.Is(err, ErrIsDir) {
+			continue
+		}
+		// It goes only when empty; a directory that holds the user's
+		// files stays. Another failure may pass: undo again retries.
+		if err := fsys.Remove(t); err != nil && !gone(err) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
+			failed = append(failed, fmt.Errorf("%s: %w", d, err))
+		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Path < out[b].Path })
 	if len(failed) > 0 {
@@ -354,7 +366,9 @@ func Undo(fsys FS, root, name string, unsealed bool) ([]UndoResult, error) {
 	}
 	j := &Journal{Root: root, Name: name, fsys: fsys}
 	if err := j.append(JournalEntry{Event: "undone"}); err != nil {
-		return out, err
+		// The files are as out says; the journal stays pending, and undo
+		// run again finds them so and closes it.
+		return out, fmt.Errorf("undo of %s finished, but the journal could not be marked undone (%w): run sandbox undo again to close it", name, err)
 	}
 	for _, r := range out {
 		if r.Action == "refused" {
@@ -363,10 +377,14 @@ func Undo(fsys FS, root, name string, unsealed bool) ([]UndoResult, error) {
 			return out, nil
 		}
 	}
-	// Every file is back: the journal has nothing more to give.
+	// Every file is back: the journal has nothing more to give. A
+	// before-image that cannot be removed keeps the journal, marked undone,
+	// to say what it is.
 	for _, e := range entries {
 		if e.Before != "" {
-			_ = fsys.Remove(Target{Root: root, Rel: path.Join(JournalDir, name, e.Before)})
+			if err := fsys.Remove(Target{Root: root, Rel: path.Join(JournalDir, name, e.Before)}); err != nil && !gone(err) {
+				return out, nil
+			}
 		}
 	}
 	_ = fsys.Remove(j.target("journal.jsonl"))
@@ -440,8 +458,15 @@ func undoOne(fsys FS, root, name string, e JournalEntry) UndoResult {
 	t := Target{Root: root, Rel: e.Path}
 	r := UndoResult{Path: e.Path}
 	data, _, exists, err := fsys.ReadFile(t)
-	if err != nil {
-		r.Action, r.Reason = "refused", err.Error()
+	switch {
+	case err != nil && isNotAFile(err):
+		// Something else is there now (a directory, a link): the user's.
+		r.Action, r.Reason = "refused", "changed since the apply ("+err.Error()+"): left as it is"
+		return r
+	case err != nil:
+		// It cannot be read now (permission, I/O): that may pass, and the
+		// journal must stay pending for the next undo to finish.
+		r.Action, r.Reason = "failed", err.Error()
 		return r
 	}
 	now := string(data)
@@ -457,6 +482,8 @@ func undoOne(fsys FS, root, name string, e JournalEntry) UndoResult {
 		switch {
 		case err == nil && !ok:
 			r.Action, r.Reason = "refused", "its before-image is missing from the journal: left as it is"
+		case err != nil && isNotAFile(err):
+			r.Action, r.Reason = "refused", "its before-image in the journal is not a file ("+err.Error()+"): left as it is"
 		case err == nil && sum(string(before)) != e.BeforeSHA256:
 			r.Action, r.Reason = "refused", "its before-image in the journal does not match its sha256 (altered): left as it is"
 		case err != nil:
