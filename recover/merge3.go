@@ -59,8 +59,8 @@ func diffLines(x, y []string) []change {
 }
 
 // changedLines marks the lines of x and y that the line diff deletes and
-// inserts: those discard sets aside, and those diffmatchpatch's diff of the
-// rest deletes and inserts. Each slice has a false sentinel before and after the
+// inserts: those discard sets aside, and those diffmatchpatch's minimal
+// diff of the rest deletes and inserts. Each slice has a false sentinel before and after the
 // lines: line i is at index i+1.
 func changedLines(x, y []string) (cx, cy []bool) {
 	cx, cy = make([]bool, len(x)+2), make([]bool, len(y)+2)
@@ -77,7 +77,7 @@ func changedLines(x, y []string) (cx, cy []bool) {
 	}
 	kx, ky := discard(rx, ry, len(table), cx, cy)
 	i, j := 0, 0
-	for _, d := range runeDiff(pick(rx, kx), pick(ry, ky)) {
+	for _, d := range minimalRuneDiff(pick(rx, kx), pick(ry, ky)) {
 		n := utf8.RuneCountInString(d.Text)
 		switch d.Type {
 		case diffmatchpatch.DiffEqual:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"math/rand"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -170,12 +171,15 @@ func FuzzMerge3Git(f *testing.F) {
 		if got == want && min(n, 127) == wn {
 			return
 		}
-		viaGit, vn := merge3(base, ours, theirs, "ours", "theirs", func(x, y []string) []change {
-			d := gitDiff(t, git, strings.Join(x, ""), strings.Join(y, ""))
-			if c := recompact(x, y, d); !reflect.DeepEqual(c, d) {
-				t.Fatalf("compacting git's diff %v moved it to %v\nx %q\ny %q", d, c, x, y)
+		// The diffs differ, but only in which lines they pair: each side's is
+		// as long as git's.
+		for _, side := range []string{ours, theirs} {
+			if mine, gits := diffLines(b, splitLinesKeep(side)), gitDiff(t, git, base, side); diffSize(mine) != diffSize(gits) {
+				t.Fatalf("the diff of %q and %q is %v, git's %v", base, side, mine, gits)
 			}
-			return d
+		}
+		viaGit, vn := merge3(base, ours, theirs, "ours", "theirs", func(x, y []string) []change {
+			return gitDiff(t, git, strings.Join(x, ""), strings.Join(y, ""))
 		})
 		if viaGit != want || min(vn, 127) != wn {
 			t.Fatalf("on git's diffs Merge3 gave %d conflicts:\n%s\ngit merge-file %d:\n%s\nbase %q\nours %q\ntheirs %q", vn, viaGit, wn, want, base, ours, theirs)
@@ -214,6 +218,38 @@ func checkDiff(t *testing.T, x, y []string) {
 	}
 	if cost != 0 {
 		t.Fatalf("compaction changed the size of the diff %v of %q and %q", d, x, y)
+	}
+}
+
+// diffSize is the number of lines a diff deletes and inserts.
+func diffSize(d []change) int {
+	n := 0
+	for _, c := range d {
+		n += c.an + c.bn
+	}
+	return n
+}
+
+// TestCompactAsGit: a block inserted into (or deleted from) a text rich in
+// repeated lines can be placed at several lines, and the diff finds one of
+// them; compacted, it is where git's diff places it, every time.
+func TestCompactAsGit(t *testing.T) {
+	git := needGit(t)
+	r := rand.New(rand.NewSource(1))
+	for k := 0; k < 300; k++ {
+		prog := make([]byte, 40)
+		r.Read(prog)
+		p := mergeProg{b: prog}
+		x := p.lines(p.next() % 24)
+		at := p.next() % (len(x) + 1)
+		y := append(append(append([]string(nil), x[:at]...), p.lines(1+p.next()%4)...), x[at:]...)
+		if k%2 == 1 {
+			x, y = y, x
+		}
+		xs, ys := joinLines(x, false), joinLines(y, false)
+		if mine, gits := diffLines(splitLinesKeep(xs), splitLinesKeep(ys)), gitDiff(t, git, xs, ys); !reflect.DeepEqual(mine, gits) {
+			t.Errorf("the diff of %q and %q is %v, git's %v", xs, ys, mine, gits)
+		}
 	}
 }
 
