@@ -3,9 +3,9 @@ package recover
 import (
 	"bytes"
 	"errors"
+	"math/rand"
 	"os"
 	"os/exec"
-	"math/rand"
 	"path/filepath"
 	"reflect"
 	"strconv"
