@@ -97,6 +97,7 @@ func changedLines(x, y []string) (cx, cy []bool) {
 	return cx, cy
 }
 
+// pick is the runes of r at the indexes at.
 func pick(r []rune, at []int) []rune {
 	out := make([]rune, len(at))
 	for k, i := range at {
@@ -107,11 +108,13 @@ func pick(r []rune, at []int) []rune {
 
 // discard marks changed, before any diff, the lines git's xdiff marks so:
 // past the common first and last lines, a line the other file does not
-// have, and a line the other file has many times (about the square root of
-// its length) that sits among such lines. It returns the lines left to
-// diff (their indexes). Which lines a diff pairs, when several pairings are
-// as short, depends on the lines it is given: given these, the diff pairs
-// more often as git's does, so a merge reads as git's more often.
+// have, and a line the other file has many times (at least about the square
+// root of this file's length) that sits among such lines. It returns the
+// lines left to diff (their indexes). Which lines a diff pairs, when several
+// pairings are as short, depends on the lines it is given; given these, it
+// pairs them as git's does more often, so a merge reads as git's more often
+// (and where the second kind makes git's diff longer than need be, this one
+// is as long).
 func discard(rx, ry []rune, distinct int, cx, cy []bool) (kx, ky []int) {
 	head, tail := commonEnds(rx, ry)
 	count := func(r []rune) []int32 {

@@ -148,7 +148,9 @@ const (
 // merge's.
 func FuzzMerge3Git(f *testing.F) {
 	git := needGit(f)
-	f.Add(minBase, minOurs, minTheirs, []byte(nil))
+	for _, c := range mergeShapes {
+		f.Add(c.base, c.ours, c.theirs, []byte(nil))
+	}
 	f.Add("func f() {\n\treturn nil\n}\n", "func f() {\n\tx()\n\treturn nil\n}\n\nfunc g() {\n}\n", "func f() {\n\treturn nil\n}\n\nfunc g() {\n}\n", []byte(nil))
 	f.Add("a\nb\nc\n", "a\nB\nc\n", "a\nb\nC\n", []byte(nil))
 	f.Add("a\r\nb\r\nc\r\n", "a\r\nB\r\nc\r\n", "a\r\nX\r\nc\r\n", []byte(nil))
@@ -314,49 +316,56 @@ func hunkRange(s string) (int, int) {
 	return at, n
 }
 
-// TestMerge3Shapes: the shapes sessions hit, each with git merge-file's
-// result (and checked against git itself where it is installed).
+// Two functions of a Go file, and a third to insert.
+const (
+	fab = "package p\n\nfunc a() {\n\treturn\n}\n\nfunc b() {\n\treturn\n}\n"
+	fc  = "\nfunc c() {\n\treturn\n}\n"
+)
+
+// mergeShapes are the shapes sessions hit, each with git merge-file's
+// result: seeds of FuzzMerge3Git too.
+var mergeShapes = []struct {
+	name, base, ours, theirs, want string
+	conflicts                      int
+}{
+	{"the same block inserted on both sides, both ends changed", minBase, minOurs, minTheirs, minWant, 0},
+	{"the same function inserted on both sides",
+		fab, "package q\n\nfunc a() {\n\treturn\n}\n" + fc + "\nfunc b() {\n\treturn\n}\n",
+		"package p\n\nfunc a() {\n\treturn\n}\n" + fc + "\nfunc b() {\n\treturn\n}\n// end\n",
+		"package q\n\nfunc a() {\n\treturn\n}\n" + fc + "\nfunc b() {\n\treturn\n}\n// end\n", 0},
+	{"a block ending in a brace before a run of braces",
+		"if a {\n\tx()\n\t}\n}\n}\n", "if a {\n\tx()\n\t}\n\t}\n}\n}\n", "If a {\n\tx()\n\t}\n\t}\n}\n}\n",
+		"If a {\n\tx()\n\t}\n\t}\n}\n}\n", 0},
+	{"a block ending in a blank line among blank lines",
+		"a\n\nb\n\nc\n\nd\n\ne\n", "A\n\nb\n\nc\n\nnew\n\nd\n\ne\n", "a\n\nb\n\nc\n\nnew\n\nd\n\nE\n",
+		"A\n\nb\n\nc\n\nnew\n\nd\n\nE\n", 0},
+	{"the same function inserted on both sides, one next to a change",
+		"func a() {\n}\n\nfunc b() {\n}\n\nfunc c() {\n}\n",
+		"func A() {\n}\n\nfunc b() {\n}\n\nfunc n() {\n}\n\nfunc c() {\n}\n",
+		"func a() {\n}\n\nfunc b() {\n}\n\nfunc n() {\n}\n\nfunc C() {\n}\n",
+		"func A() {\n}\n\nfunc b() {\n}\n\nfunc n() {\n}\n\n<<<<<<< ours\nfunc c() {\n=======\nfunc C() {\n>>>>>>> theirs\n}\n", 1},
+	{"adjacent changes conflict", "a\nb\nc\nd\n", "a\nB\nc\nd\n", "a\nb\nC\nd\n",
+		"a\n<<<<<<< ours\nB\nc\n=======\nb\nC\n>>>>>>> theirs\nd\n", 1},
+	{"the same change taken once", "a\nb\nc\nd\n", "a\nB\nc\nD\n", "a\nB\nc\nd\n", "a\nB\nc\nD\n", 0},
+	{"deletions on both sides", "a\nb\nc\nd\ne\n", "a\nb\nc\nd\n", "b\nc\nd\ne\n", "b\nc\nd\n", 0},
+	{"overlapping deletions", "a\nb\nc\nd\ne\n", "a\nd\ne\n", "a\nb\ne\n",
+		"a\n<<<<<<< ours\nd\n=======\nb\n>>>>>>> theirs\ne\n", 1},
+	{"a line added after a last line without a newline", "a\nb\nc", "A\nb\nc", "a\nb\nc\nd", "A\nb\nc\nd", 0},
+	{"a last line without a newline in a conflict", "a\nb\nc", "a\nb\nX", "a\nb\nY",
+		"a\nb\n<<<<<<< ours\nX\n=======\nY\n>>>>>>> theirs\n", 1},
+	{"markers in a CRLF file", "a\r\nb\r\nc\r\n", "a\r\nB\r\nc\r\n", "a\r\nX\r\nc\r\n",
+		"a\r\n<<<<<<< ours\r\nB\r\n=======\r\nX\r\n>>>>>>> theirs\r\nc\r\n", 1},
+	{"conflicts a brace apart are one", "a\n}\nb\n", "A\n}\nB\n", "X\n}\nY\n",
+		"<<<<<<< ours\nA\n}\nB\n=======\nX\n}\nY\n>>>>>>> theirs\n", 1},
+	{"what both sides wrote alike is out of the conflict", "a\nb\nc\nd\ne\nf\n", "a\nX\nsame\nsame 2\nsame 3\nsame 4\nc\nd\ne\nf\n", "a\nY\nsame\nsame 2\nsame 3\nsame 4\nc\nd\ne\nf\n",
+		"a\n<<<<<<< ours\nX\n=======\nY\n>>>>>>> theirs\nsame\nsame 2\nsame 3\nsame 4\nc\nd\ne\nf\n", 1},
+}
+
+// TestMerge3Shapes: each shape merges to git merge-file's result (and git,
+// where installed, still gives it).
 func TestMerge3Shapes(t *testing.T) {
-	const fab = "package p\n\nfunc a() {\n\treturn\n}\n\nfunc b() {\n\treturn\n}\n"
-	const fc = "\nfunc c() {\n\treturn\n}\n"
-	cases := []struct {
-		name, base, ours, theirs, want string
-		conflicts                      int
-	}{
-		{"the same block inserted on both sides, both ends changed", minBase, minOurs, minTheirs, minWant, 0},
-		{"the same function inserted on both sides",
-			fab, "package q\n\nfunc a() {\n\treturn\n}\n" + fc + "\nfunc b() {\n\treturn\n}\n",
-			"package p\n\nfunc a() {\n\treturn\n}\n" + fc + "\nfunc b() {\n\treturn\n}\n// end\n",
-			"package q\n\nfunc a() {\n\treturn\n}\n" + fc + "\nfunc b() {\n\treturn\n}\n// end\n", 0},
-		{"a block ending in a brace before a run of braces",
-			"if a {\n\tx()\n\t}\n}\n}\n", "if a {\n\tx()\n\t}\n\t}\n}\n}\n", "If a {\n\tx()\n\t}\n\t}\n}\n}\n",
-			"If a {\n\tx()\n\t}\n\t}\n}\n}\n", 0},
-		{"a block ending in a blank line among blank lines",
-			"a\n\nb\n\nc\n\nd\n\ne\n", "A\n\nb\n\nc\n\nnew\n\nd\n\ne\n", "a\n\nb\n\nc\n\nnew\n\nd\n\nE\n",
-			"A\n\nb\n\nc\n\nnew\n\nd\n\nE\n", 0},
-		{"the same function inserted on both sides, one next to a change",
-			"func a() {\n}\n\nfunc b() {\n}\n\nfunc c() {\n}\n",
-			"func A() {\n}\n\nfunc b() {\n}\n\nfunc n() {\n}\n\nfunc c() {\n}\n",
-			"func a() {\n}\n\nfunc b() {\n}\n\nfunc n() {\n}\n\nfunc C() {\n}\n",
-			"func A() {\n}\n\nfunc b() {\n}\n\nfunc n() {\n}\n\n<<<<<<< ours\nfunc c() {\n=======\nfunc C() {\n>>>>>>> theirs\n}\n", 1},
-		{"adjacent changes conflict", "a\nb\nc\nd\n", "a\nB\nc\nd\n", "a\nb\nC\nd\n",
-			"a\n<<<<<<< ours\nB\nc\n=======\nb\nC\n>>>>>>> theirs\nd\n", 1},
-		{"the same change taken once", "a\nb\nc\nd\n", "a\nB\nc\nD\n", "a\nB\nc\nd\n", "a\nB\nc\nD\n", 0},
-		{"deletions on both sides", "a\nb\nc\nd\ne\n", "a\nb\nc\nd\n", "b\nc\nd\ne\n", "b\nc\nd\n", 0},
-		{"overlapping deletions", "a\nb\nc\nd\ne\n", "a\nd\ne\n", "a\nb\ne\n",
-			"a\n<<<<<<< ours\nd\n=======\nb\n>>>>>>> theirs\ne\n", 1},
-		{"a line added after a last line without a newline", "a\nb\nc", "A\nb\nc", "a\nb\nc\nd", "A\nb\nc\nd", 0},
-		{"a last line without a newline in a conflict", "a\nb\nc", "a\nb\nX", "a\nb\nY",
-			"a\nb\n<<<<<<< ours\nX\n=======\nY\n>>>>>>> theirs\n", 1},
-		{"markers in a CRLF file", "a\r\nb\r\nc\r\n", "a\r\nB\r\nc\r\n", "a\r\nX\r\nc\r\n",
-			"a\r\n<<<<<<< ours\r\nB\r\n=======\r\nX\r\n>>>>>>> theirs\r\nc\r\n", 1},
-		{"conflicts a brace apart are one", "a\n}\nb\n", "A\n}\nB\n", "X\n}\nY\n",
-			"<<<<<<< ours\nA\n}\nB\n=======\nX\n}\nY\n>>>>>>> theirs\n", 1},
-		{"what both sides wrote alike is out of the conflict", "a\nb\nc\nd\ne\nf\n", "a\nX\nsame\nsame 2\nsame 3\nsame 4\nc\nd\ne\nf\n", "a\nY\nsame\nsame 2\nsame 3\nsame 4\nc\nd\ne\nf\n",
-			"a\n<<<<<<< ours\nX\n=======\nY\n>>>>>>> theirs\nsame\nsame 2\nsame 3\nsame 4\nc\nd\ne\nf\n", 1},
-	}
 	git, _ := exec.LookPath("git")
-	for _, c := range cases {
+	for _, c := range mergeShapes {
 		got, n := Merge3(c.base, c.ours, c.theirs, "ours", "theirs")
 		if got != c.want || n != c.conflicts {
 			t.Errorf("%s: got %d conflicts:\n%s\nwant %d:\n%s", c.name, n, got, c.conflicts, c.want)
