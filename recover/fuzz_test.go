@@ -85,16 +85,26 @@ func FuzzApplyChunks(f *testing.F) {
 	})
 }
 
-// FuzzMerge3 checks that a merge of a text with itself changes nothing and
-// that merging never panics.
+// FuzzMerge3 checks, on any texts, what needs no git (FuzzMerge3Git holds
+// the merge to git merge-file): a merge of a text with itself changes
+// nothing; a side that is the base gives the other side; and a merge is
+// clean or not whichever side is ours, and a clean one is the same text.
 func FuzzMerge3(f *testing.F) {
 	f.Add("a\nb\n", "a\nB\n", "A\nb\n")
 	f.Add("", "x", "y\n")
+	f.Add(minBase, minOurs, minTheirs)
 	f.Fuzz(func(t *testing.T, base, ours, theirs string) {
 		if got, n := Merge3(base, ours, ours, "o", "t"); n != 0 || got != ours {
 			t.Fatalf("merging %q with itself gave %q (%d conflicts)", ours, got, n)
 		}
-		Merge3(base, ours, theirs, "o", "t")
+		if got, n := Merge3(base, base, theirs, "o", "t"); n != 0 || got != theirs {
+			t.Fatalf("merging %q onto the base gave %q (%d conflicts)", theirs, got, n)
+		}
+		got, n := Merge3(base, ours, theirs, "o", "t")
+		swapped, sn := Merge3(base, theirs, ours, "t", "o")
+		if (n == 0) != (sn == 0) || n == 0 && got != swapped {
+			t.Fatalf("merge %q (%d conflicts), swapped %q (%d)\nbase %q\nours %q\ntheirs %q", got, n, swapped, sn, base, ours, theirs)
+		}
 		_ = UnifiedDiff("a", "b", ours, theirs)
 	})
 }

@@ -27,11 +27,26 @@ var (
 // diffed the same way while the work allows; a piece past it, or with no
 // anchor, is replaced whole, which is right if not minimal.
 func runeDiff(a, b []rune) []diffmatchpatch.Diff {
-	work := 0
-	return runeDiffIn(a, b, &work, true)
+	return (&diffRun{}).diff(a, b, true)
 }
 
-func runeDiffIn(a, b []rune, work *int, anchor bool) []diffmatchpatch.Diff {
+// minimalRuneDiff is runeDiff without diffmatchpatch's half-match speedup,
+// which cuts both texts at a long common run and can so give a longer diff
+// than need be ("} _ c } _" to "_ c _ } _ c": 5 lines, not 3). A three-way
+// merge pairs lines as git's does only on diffs as short as git's.
+func minimalRuneDiff(a, b []rune) []diffmatchpatch.Diff {
+	return (&diffRun{minimal: true}).diff(a, b, true)
+}
+
+// diffRun is one diff's work so far (the sum of the squares bounded by
+// maxDiffWork) and whether it is to be minimal.
+type diffRun struct {
+	work    int
+	minimal bool
+}
+
+func (r *diffRun) diff(a, b []rune, anchor bool) []diffmatchpatch.Diff {
+	work := &r.work
 	head, tail := commonEnds(a, b)
 	ma, mb := a[head:len(a)-tail], b[head:len(b)-tail]
 	if n := len(ma) + len(mb); len(ma) == 0 || len(mb) == 0 || n <= maxDiffRunes && *work+n*n <= maxDiffWork {
@@ -43,6 +58,9 @@ func runeDiffIn(a, b []rune, work *int, anchor bool) []diffmatchpatch.Diff {
 		// must read the same.
 		dmp := diffmatchpatch.New()
 		dmp.DiffTimeout = time.Hour // out of reach: the bound above keeps the work to about half a second
+		if r.minimal {
+			dmp.DiffTimeout = 0 // no deadline, and so no half-match either
+		}
 		return dmp.DiffMainRunes(a, b, false)
 	}
 	var out []diffmatchpatch.Diff
@@ -50,7 +68,7 @@ func runeDiffIn(a, b []rune, work *int, anchor bool) []diffmatchpatch.Diff {
 		out = append(out, diffmatchpatch.Diff{Type: diffmatchpatch.DiffEqual, Text: string(a[:head])})
 	}
 	if anchor {
-		out = append(out, anchored(ma, mb, work)...)
+		out = append(out, r.anchored(ma, mb)...)
 	} else {
 		out = append(out, replaced(ma, mb)...)
 	}
@@ -76,7 +94,7 @@ func replaced(a, b []rune) []diffmatchpatch.Diff {
 // sequence of lines that occur once in a and once in b, in the same order
 // in both. The pieces are diffed without anchoring again, so the whole
 // stays within a few passes over the lines.
-func anchored(a, b []rune, work *int) []diffmatchpatch.Diff {
+func (r *diffRun) anchored(a, b []rune) []diffmatchpatch.Diff {
 	type seen struct{ a, b, at int } // occurrences in a and b, and where in b
 	count := map[rune]*seen{}
 	for _, r := range a {
@@ -129,9 +147,9 @@ func anchored(a, b []rune, work *int) []diffmatchpatch.Diff {
 	var out []diffmatchpatch.Diff
 	i, j := 0, 0
 	for _, s := range seq {
-		out = append(out, runeDiffIn(a[i:s.i], b[j:s.j], work, false)...)
+		out = append(out, r.diff(a[i:s.i], b[j:s.j], false)...)
 		out = append(out, diffmatchpatch.Diff{Type: diffmatchpatch.DiffEqual, Text: string(a[s.i : s.i+1])})
 		i, j = s.i+1, s.j+1
 	}
-	return append(out, runeDiffIn(a[i:], b[j:], work, false)...)
+	return append(out, r.diff(a[i:], b[j:], false)...)
 }

@@ -9,7 +9,8 @@ import (
 
 // FuzzRuneDiff: whatever the texts, and however low the bounds (so that the
 // anchored and the replaced pieces are reached on small inputs), the diff
-// spells both texts back, and is the same every time.
+// spells both texts back, and is the same every time; so does the minimal
+// diff, which is never longer.
 func FuzzRuneDiff(f *testing.F) {
 	f.Add("abcdefg", "abXdeYg", uint8(4))
 	f.Add("aaaabbbb", "bbbbaaaa", uint8(2))
@@ -20,18 +21,27 @@ func FuzzRuneDiff(f *testing.F) {
 		maxDiffRunes = int(bound % 16)
 		maxDiffWork = maxDiffRunes * maxDiffRunes * int(bound/16+1)
 		ra, rb := []rune(a), []rune(b)
-		d := runeDiff(ra, rb)
-		var ga, gb strings.Builder
-		for _, x := range d {
-			if x.Type != diffmatchpatch.DiffInsert {
-				ga.WriteString(x.Text)
+		spell := func(d []diffmatchpatch.Diff) (changed int) {
+			var ga, gb strings.Builder
+			for _, x := range d {
+				if x.Type != diffmatchpatch.DiffInsert {
+					ga.WriteString(x.Text)
+				}
+				if x.Type != diffmatchpatch.DiffDelete {
+					gb.WriteString(x.Text)
+				}
+				if x.Type != diffmatchpatch.DiffEqual {
+					changed += len([]rune(x.Text))
+				}
 			}
-			if x.Type != diffmatchpatch.DiffDelete {
-				gb.WriteString(x.Text)
+			if ga.String() != string(ra) || gb.String() != string(rb) {
+				t.Fatalf("diff of %q and %q spells %q and %q", a, b, ga.String(), gb.String())
 			}
+			return changed
 		}
-		if ga.String() != string(ra) || gb.String() != string(rb) {
-			t.Fatalf("runeDiff(%q, %q) spells %q and %q", a, b, ga.String(), gb.String())
+		d := runeDiff(ra, rb)
+		if n, m := spell(d), spell(minimalRuneDiff(ra, rb)); m > n {
+			t.Fatalf("the minimal diff of %q and %q changes %d runes, the other %d", a, b, m, n)
 		}
 		again := runeDiff(ra, rb)
 		if len(again) != len(d) {
