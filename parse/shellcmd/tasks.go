@@ -78,7 +78,7 @@ func bunFile(x string) bool {
 // commands write nothing read here.
 func (c *call) bun(name string, args []arg) {
 	opts, ops := bunFlags.parse(args)
-	if has(opts, "e", "eval", "p", "print") || len(ops) == 0 || !ops[0].lit {
+	if has(opts, "e", "eval", "p", "print") || len(ops) == 0 || !ops[0].lit || ops[0].val == "-" {
 		c.interp(name, args) // code inline or on standard input, or a file $F
 		return
 	}

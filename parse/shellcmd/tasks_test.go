@@ -97,6 +97,7 @@ func TestBun(t *testing.T) {
 		{`bun --cwd web run --watch src/index.ts`, `run "bun" "web/src/index.ts" "web"`},
 		{`bun -e 'require("fs").writeFileSync("a", "b")'`, "write \"bun script\" spec=\"a\" spec=\"a/*\" +recursive +bound\nvague \"bun -e 'require(\\\"fs\\\").writeFileSync(\\\"a\\\", \\\"b\\\")'\""},
 		{`bun exec 'rm -rf dist'`, `delete "rm -r" "dist" +recursive`},
+		{"bun - <<'EOF'\nrequire('fs').rmSync('dist')\nEOF", "write \"bun script\" spec=\"dist\" spec=\"dist/*\" +recursive +bound\nvague \"bun <<'EOF' require('fs').rmSync('dist')…\""},
 		{`bun install && bun add -d x && bun test && bun run && bun --version && bun build src/index.ts --outdir dist`, ``},
 	})
 }
