@@ -541,6 +541,9 @@ func TestFallback(t *testing.T) {
 		{`ls 2>&1 | grep (`, ``}, // no spelling of a write: not even parsed
 		{`git checkout main; if then`, "write \"git checkout\" spec=\"*\" +recursive +cond +bound\nvague \"git checkout (does not parse)\"\nerr"},
 		{`sed -i 's/a/b/' f; fi`, "write \"sed -i\" +cond\nvague \"sed -i (does not parse)\"\nerr"},
+		{`biome check --apply src; fi`, "write \"biome\" +cond\nvague \"biome (does not parse)\"\nerr"},
+		{`biome check src; fi`, "err"},
+		{`npx @biomejs/biome format --write . && (`, "write \"biome\" +cond\nvague \"biome (does not parse)\"\nerr"},
 		// A script with no spelling of a write is not parsed at all.
 		{`"0 go -w`, ``},
 	})
