@@ -94,3 +94,56 @@ func TestFailedLinterIsStale(t *testing.T) {
 		t.Fatalf("a.go after a failed golangci-lint --fix: %+v, want stale", res[0])
 	}
 }
+
+// TestBunScriptIsStale: bun run X and bun X run the package.json script X
+// (PackmindHub/context-evaluator: lint:fix is biome check --write, which
+// rewrote a .tsx file the session wrote); a script that only checks, and
+// bun running a file that writes nothing, leave it exact.
+func TestBunScriptIsStale(t *testing.T) {
+	pkg := `{"scripts":{"lint":"biome check --error-on-warnings","lint:fix":"biome check --write","format":"biome format --write src/other"}}`
+	tsx := "export const A = () => <div/>\n"
+	cases := []struct {
+		name  string
+		host  map[string]string
+		ops   []manifest.Op
+		grade Confidence
+		why   string
+	}{
+		{"bun run lint:fix, its script on the host", map[string]string{"/w/package.json": pkg},
+			[]manifest.Op{writeOp(0, "/w/src/app.tsx", tsx), shellOp(1, "bun run lint:fix")},
+			Stale, "(bun run lint:fix runs biome check --write (package.json scripts.lint:fix): bun run lint:fix, "},
+		{"bun lint:fix from a directory below, its script in the transcript", nil,
+			[]manifest.Op{writeOp(0, "/w/package.json", pkg), writeOp(1, "/w/src/app.tsx", tsx), shellOp(2, "cd src && bun lint:fix")},
+			Stale, "(bun lint:fix runs biome check --write (../package.json scripts.lint:fix)"},
+		{"bun run lint only checks", map[string]string{"/w/package.json": pkg},
+			[]manifest.Op{writeOp(0, "/w/src/app.tsx", tsx), shellOp(1, "bun run lint")},
+			Exact, ""},
+		{"bun run format writes elsewhere", map[string]string{"/w/package.json": pkg},
+			[]manifest.Op{writeOp(0, "/w/src/app.tsx", tsx), shellOp(1, "bun run format")},
+			Exact, ""},
+		{"bunx biome check --apply", nil,
+			[]manifest.Op{writeOp(0, "/w/src/app.tsx", tsx), shellOp(1, "bunx @biomejs/biome check --apply")},
+			Stale, "(biome check --apply: "},
+		{"biome check alone", nil,
+			[]manifest.Op{writeOp(0, "/w/src/app.tsx", tsx), shellOp(1, "bunx biome check src && bun x biome ci")},
+			Exact, ""},
+	}
+	for _, c := range cases {
+		res, _ := Reconstruct(c.ops, hostOf(c.host), ReconstructOptions{})
+		var got *FileResult
+		for _, f := range res {
+			if f.Path == "/w/src/app.tsx" {
+				got = f
+			}
+		}
+		if got == nil {
+			t.Fatalf("%s: no app.tsx in %v", c.name, res)
+		}
+		if got.Confidence != c.grade {
+			t.Errorf("%s: app.tsx is %s, want %s (notes %q)", c.name, got.Confidence, c.grade, got.Notes)
+		}
+		if c.why != "" && !strings.Contains(strings.Join(got.Notes, "\n"), c.why) {
+			t.Errorf("%s: notes %q, want one with %q", c.name, got.Notes, c.why)
+		}
+	}
+}

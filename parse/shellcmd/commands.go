@@ -40,10 +40,12 @@ func init() {
 		"prettier": (*call).prettier, "eslint": (*call).eslint, "black": (*call).black, "ruff": (*call).ruff,
 		"rustfmt": (*call).rustfmt, "clang-format": (*call).clangFormat, "shfmt": (*call).shfmt,
 		"golangci-lint": (*call).golangci, "gofumpt": (*call).gofmt,
+		"biome": (*call).biome, "dprint": (*call).dprint, "standard": (*call).jsLint, "xo": (*call).jsLint,
+		"stylelint": (*call).jsLint, "oxlint": (*call).jsLint,
 		"bash": (*call).shell, "sh": (*call).shell, "zsh": (*call).shell, "dash": (*call).shell, "ksh": (*call).shell,
 		"eval": (*call).eval, "source": (*call).source, ".": (*call).source,
 		"python": (*call).interp, "python3": (*call).interp, "python2": (*call).interp, "pypy3": (*call).interp,
-		"node": (*call).interp, "ruby": (*call).interp, "bun": (*call).interp, "tsx": (*call).interp, "ts-node": (*call).interp, "deno": (*call).deno,
+		"node": (*call).interp, "ruby": (*call).interp, "bun": (*call).bun, "tsx": (*call).interp, "ts-node": (*call).interp, "deno": (*call).deno,
 		"find": (*call).find,
 		"make": (*call).tasks, "gmake": (*call).tasks, "mise": (*call).tasks, "just": (*call).tasks, "task": (*call).tasks,
 		"npm": (*call).tasks, "pnpm": (*call).tasks, "yarn": (*call).tasks,
@@ -165,6 +167,13 @@ func (c *call) unwrap(args []arg) []arg {
 			}
 			args = args[dd+1:]
 			continue
+		case name == "bun":
+			// bun x PKG: bunx PKG.
+			if len(args) < 2 || !args[1].lit || args[1].val != "x" {
+				return args
+			}
+			args = append([]arg{{val: "bunx", lit: true, text: args[0].text + " " + args[1].text}}, args[2:]...)
+			continue
 		case name == "npm" || name == "pnpm" || name == "yarn":
 			if len(args) < 2 || args[1].val != "exec" && args[1].val != "dlx" {
 				return args
@@ -187,6 +196,12 @@ func (c *call) unwrap(args []arg) []arg {
 				c.shellString(name+" -c", v)
 				return nil
 			}
+			if len(rest) > 0 && rest[0].lit {
+				if bin := pkgBin(rest[0].val); bin != rest[0].val {
+					// npx @biomejs/biome@1.9 check: the package's program.
+					rest = append([]arg{{val: bin, lit: true, text: rest[0].text}}, rest[1:]...)
+				}
+			}
 			if len(rest) > 0 && rest[0].lit && handlers[path.Base(rest[0].val)] == nil {
 				// A package's binary (tsx -e, a codemod): read its
 				// arguments as code, as for node -e.
@@ -207,6 +222,17 @@ func (c *call) unwrap(args []arg) []arg {
 		args = rest
 	}
 	return args
+}
+
+// pkgBin returns the program npx, bunx and pnpx run for a package named
+// with a version (prettier@3, @biomejs/biome@1.9.4): the package's name
+// without it, when that names a program read here; else pkg.
+func pkgBin(pkg string) string {
+	i := strings.LastIndexByte(pkg, '@')
+	if i <= 0 || handlers[path.Base(pkg[:i])] == nil {
+		return pkg
+	}
+	return pkg[:i]
 }
 
 // env strips env's options and assignments and returns the command.

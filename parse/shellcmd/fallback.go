@@ -68,7 +68,8 @@ func fallback(script string, err error) Result {
 				}
 				break
 			}
-		case "gofmt", "goimports", "prettier", "eslint", "ruff", "shfmt", "clang-format", "go", "cargo", "deno":
+		case "gofmt", "goimports", "prettier", "eslint", "ruff", "shfmt", "clang-format", "go", "cargo", "deno",
+			"biome", "dprint", "standard", "xo", "stylelint", "oxlint":
 			if later(i, func(s string) bool { return slices.Contains(writeWords[name], s) }) {
 				found(name)
 			}
@@ -94,7 +95,9 @@ func fallback(script string, err error) Result {
 var writeWords = map[string][]string{
 	"gofmt": {"-w"}, "goimports": {"-w"}, "shfmt": {"-w", "--write"}, "prettier": {"-w", "--write"},
 	"eslint": {"--fix"}, "ruff": {"format", "--fix"}, "clang-format": {"-i"},
-	"go": {"fmt", "generate", "mod", "get", "fix"}, "cargo": {"fmt", "fix"}, "deno": {"fmt"},
+	"go": {"fmt", "generate", "mod", "get", "fix"}, "cargo": {"fmt", "fix"}, "deno": {"fmt", "--fix"},
+	"biome": {"--write", "--fix", "--apply", "--apply-unsafe", "init"}, "dprint": {"fmt"}, "standard": {"--fix"},
+	"xo": {"--fix"}, "stylelint": {"--fix"}, "oxlint": {"--fix", "--fix-suggestions", "--fix-dangerously"},
 }
 
 // inPlaceFlag reports whether s is a sed or perl option bundle with -i.

@@ -25,6 +25,8 @@ func FuzzParse(f *testing.F) {
 		"if [ -f a ]; then rm a; fi; case $x in y) mv y z;; esac",
 		"for f in a 'b c' d/e; do cp \"$f\" \"bak/$f\"; rm $f; bash -c \"rm $f\"; done",
 		"f=notes.md; d=sub; cd \"$d\" && rm \"$f\" \"${f}\"/x; if x; then f=y; fi",
+		"bun --cwd web run lint:fix && bun x @biomejs/biome@1.9.4 check --apply src && bun run x.ts out && dprint fmt a.ts",
+		"biome format --write --line-width 100 'src/**' && deno lint --fix && stylelint --fix -c x a.css && oxlint --fix-suggestions",
 		"cd src && rm -f *.o 'a*'? b\\[x].c && mv docs/*.md \"my dir\"/ && git rm -r 'lib/**' && for f in t/*.sh; do sed -i s/a/b/ \"$f\"; done",
 	} {
 		f.Add(s)

@@ -13,7 +13,7 @@ import (
 // impliedPaths are paths a command changes without naming them.
 var impliedPaths = map[string][]string{
 	"go mod tidy": {"go.mod", "go.sum"}, "go get": {"go.mod", "go.sum"},
-	"go mod init": {"go.mod"}, "go mod edit": {"go.mod"},
+	"go mod init": {"go.mod"}, "go mod edit": {"go.mod"}, "biome init": {"biome.json", "biome.jsonc"},
 }
 
 // redirected are the verbs of effects a redirection makes.
@@ -54,7 +54,7 @@ func checkResult(script string, r Result) error {
 			}
 		}
 	}
-	moves := strings.Contains(script, "cd") || strings.Contains(script, "pushd") || strings.Contains(script, "-C")
+	moves := strings.Contains(script, "cd") || strings.Contains(script, "pushd") || strings.Contains(script, "-C") || strings.Contains(script, "--cwd")
 	for _, e := range r.Effects {
 		if r.Err != nil && len(e.Paths) > 0 {
 			return fmt.Errorf("a path from a script that does not parse: %+v", e)

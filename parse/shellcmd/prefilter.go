@@ -24,6 +24,8 @@ var commandWords = []string{
 	"format",
 	// task runners, whose tasks the replay reads, and linters that fix
 	"make", "gmake", "mise", "just", "task", "npm", "pnpm", "yarn", "golangci-lint", "gofumpt",
+	// biome check --apply and biome init spell no other needle
+	"biome",
 	// what runs a script file, whose content the replay may know
 	"bash", "sh", "zsh", "dash", "ksh", "source", "python", "python2", "python3", "pypy3", "node", "ruby", "bun",
 	"tsx", "ts-node",

@@ -112,9 +112,9 @@ func (t *taskReader) resolve(args []string, dir string, depth int) []Effect {
 	var out []Effect
 	for _, name := range call.names {
 		def, ok := t.define(call, name, dir)
-		if !ok && (call.runner == "yarn" || call.runner == "pnpm") && handlers[name] != nil && !call.other {
-			// yarn eslint --fix: a package's program, when no script has
-			// its name.
+		if !ok && (call.runner == "yarn" || call.runner == "pnpm" || call.runner == "bun") && handlers[name] != nil && !call.other {
+			// yarn eslint --fix, bun biome check --write: a package's
+			// program, when no script has its name.
 			def, ok = definition{cmds: []command{{text: quoteWords(append([]string{name}, call.extra...)), where: "its program " + name, dir: dir}}}, true
 			call.extra = nil
 		}

@@ -461,7 +461,10 @@ func TestTools(t *testing.T) {
 		{`cd svc && go get example.com/x@v1`, `write "go get" "svc/go.mod" "svc/go.sum"`},
 		{`go -C svc mod tidy`, `write "go mod tidy" "svc/go.mod" "svc/go.sum"`},
 		{`go test ./... && go vet ./...`, ``},
-		{`deno fmt`, "write \"deno fmt\"\nvague \"deno fmt\""},
+		{`deno fmt`, "write \"deno fmt\" spec=\"*\" +recursive +bound\nvague \"deno fmt\""},
+		{`deno fmt src`, `write "deno fmt" "src" +recursive`},
+		{`deno fmt --check && deno fmt - && deno lint`, ``},
+		{`deno lint --fix -c deno.json src/a.ts`, `write "deno lint --fix" "src/a.ts" +recursive`},
 		{`mise run fmt && mise run lint 2>&1`, "task \"mise run fmt\" \".\" args=\"mise run fmt\"\ntask \"mise run lint\" \".\" args=\"mise run lint\""},
 		{`make -C svc format`, "task \"make -C svc format\" \".\" args=\"make -C svc format\""},
 		{`npm run lint:fix`, "task \"npm run lint:fix\" \".\" args=\"npm run lint:fix\""},
@@ -538,6 +541,9 @@ func TestFallback(t *testing.T) {
 		{`ls 2>&1 | grep (`, ``}, // no spelling of a write: not even parsed
 		{`git checkout main; if then`, "write \"git checkout\" spec=\"*\" +recursive +cond +bound\nvague \"git checkout (does not parse)\"\nerr"},
 		{`sed -i 's/a/b/' f; fi`, "write \"sed -i\" +cond\nvague \"sed -i (does not parse)\"\nerr"},
+		{`biome check --apply src; fi`, "write \"biome\" +cond\nvague \"biome (does not parse)\"\nerr"},
+		{`biome check src; fi`, "err"},
+		{`npx @biomejs/biome format --write . && (`, "write \"biome\" +cond\nvague \"biome (does not parse)\"\nerr"},
 		// A script with no spelling of a write is not parsed at all.
 		{`"0 go -w`, ``},
 	})

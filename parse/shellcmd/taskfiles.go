@@ -36,7 +36,7 @@ func (t *taskReader) define(call taskCall, name, dir string) (def definition, ok
 		return t.justTask(call, name, dir)
 	case "mise":
 		return t.miseTask(name, dir)
-	case "npm", "pnpm", "yarn":
+	case "npm", "pnpm", "yarn", "bun":
 		if call.other {
 			return definition{}, false // another package's script
 		}
@@ -634,7 +634,7 @@ func miseFileTask(text, where, root string) definition {
 	return def
 }
 
-// npm, pnpm and yarn.
+// npm, pnpm, yarn and bun.
 
 func (t *taskReader) npmTask(runner, name, dir string) (definition, bool) {
 	for _, d := range upward(dir) {
@@ -657,7 +657,7 @@ func (t *taskReader) npmTask(runner, name, dir string) (definition, bool) {
 		def := definition{}
 		names := []string{name}
 		if runner != "pnpm" {
-			names = []string{"pre" + name, name, "post" + name} // npm and yarn 1 run pre and post scripts
+			names = []string{"pre" + name, name, "post" + name} // npm, yarn 1 and bun run pre and post scripts
 		}
 		for _, n := range names {
 			if s2, ok := pkg.Scripts[n].(string); ok && s2 != "" {

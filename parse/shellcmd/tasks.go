@@ -1,11 +1,12 @@
 package shellcmd
 
 import (
+	"path"
 	"slices"
 	"strings"
 )
 
-// Task runners (make, mise, just, task, npm, pnpm, yarn) run what a
+// Task runners (make, mise, just, task, npm, pnpm, yarn, bun) run what a
 // project file defines, and golangci-lint run fixes files when its
 // configuration says so. The parser knows no file, so such a command is a
 // Task effect: the replay reads the definition (ReadTask) from the content
@@ -40,10 +41,84 @@ func (c *call) tasks(name string, args []arg) {
 	c.taskByName(name, args)
 }
 
+// bunValued are bun's own options that take the next word as their value.
+var bunValued = []string{"cwd", "preload", "env-file", "config", "filter", "elide-lines", "shell", "tsconfig-override",
+	"conditions", "main-fields", "extension-order", "port", "origin", "jsx-factory", "jsx-fragment", "jsx-import-source",
+	"jsx-runtime", "define", "loader", "workspace"}
+
+// bunFlags reads bun's options before its command or file, and those of
+// bun run before the script's name.
+var bunFlags = flags{shortVal: "rcF", longVal: bunValued, posix: true}
+
+// bunCommands are bun's own commands: bun X runs script X only when X is
+// none of them (bun x is read as bunx, by unwrap).
+var bunCommands = []string{"test", "x", "exec", "repl", "install", "i", "add", "a", "remove", "rm", "update",
+	"outdated", "audit", "link", "unlink", "publish", "patch", "patch-commit", "pm", "info", "why", "build", "init",
+	"create", "c", "upgrade", "feedback", "completions", "discord", "help", "getcompletes"}
+
+// bunFile reports whether bun X runs X as a file rather than as a
+// package.json script: a path, or a name with a JavaScript or TypeScript
+// extension. A script may be so named, but agents name scripts by what
+// they do (lint:fix, format).
+func bunFile(x string) bool {
+	if strings.Contains(x, "/") || strings.HasPrefix(x, ".") {
+		return true
+	}
+	switch path.Ext(x) {
+	case ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts":
+		return true
+	}
+	return false
+}
+
+// bun reads bun: bun run X and bun X run the package.json script X (a
+// Task effect, read as npm's, pre and post scripts included, as bun's
+// documentation says) or, when X is a file, run it (read by the replay);
+// bun -e reads code; bun exec runs a script in bun's shell; bun's other
+// commands write nothing read here.
+func (c *call) bun(name string, args []arg) {
+	opts, ops := bunFlags.parse(args)
+	if has(opts, "e", "eval", "p", "print") || len(ops) == 0 || !ops[0].lit || ops[0].val == "-" {
+		c.interp(name, args) // code inline or on standard input, or a file $F
+		return
+	}
+	sub, rest := ops[0].val, ops[1:]
+	switch {
+	case sub == "run":
+		ropts, rops := bunFlags.parse(rest)
+		if has(ropts, "e", "eval", "p", "print") || len(rops) == 0 {
+			return // bun run alone lists the scripts
+		}
+		if rops[0].lit && bunFile(rops[0].val) {
+			c.bunScript(append(opts, ropts...), rops[0], rops[1:])
+			return
+		}
+	case sub == "exec":
+		if len(rest) > 0 {
+			c.shellString("bun exec", rest[0])
+		}
+		return
+	case slices.Contains(bunCommands, sub):
+		return
+	case bunFile(sub):
+		c.bunScript(opts, ops[0], rest)
+		return
+	}
+	c.tasks(name, args)
+}
+
+// bunScript reads bun running a file, in the directory --cwd names.
+func (c *call) bunScript(opts []opt, file arg, rest []arg) {
+	if d, ok := value(opts, "cwd"); ok {
+		c.chdirCommand(d)
+	}
+	c.runScript("bun", file, rest)
+}
+
 // taskByName reads a task runner's command whose task cannot be read: it
 // rewrites files, all under where it runs, when its name says so.
 func (c *call) taskByName(name string, args []arg) {
-	_, ops := flags{shortVal: "CfIoW", longVal: []string{"directory", "file", "makefile", "include-dir", "prefix", "filter", "workspace"}}.parse(args)
+	_, ops := flags{shortVal: "CfIoW", longVal: []string{"directory", "file", "makefile", "include-dir", "prefix", "filter", "workspace", "cwd"}}.parse(args)
 	for _, a := range ops {
 		if a.lit && formatTask(a.val) {
 			c.bounded(name+" "+a.val, words(name, args), "*")
@@ -138,7 +213,7 @@ func golangciFix(opts []opt) (fix, set bool) {
 
 // taskCall is a task runner's command line, read from its literal words.
 type taskCall struct {
-	runner string   // make, mise, just, task, npm, pnpm, yarn
+	runner string   // make, mise, just, task, npm, pnpm, yarn, bun
 	names  []string // the tasks it runs, in order; "" is the default one
 	extra  []string // words passed on to the task's commands (npm run x -- --fix)
 	dir    string   // -C DIR, --cd, --prefix, --dir, --cwd: where it looks
@@ -169,6 +244,8 @@ var runnerOpts = map[string]runnerFlags{
 		dry: []string{"h", "help"}},
 	"yarn": {long: []string{"cwd", "mutex", "network-timeout"},
 		dry: []string{"h", "help"}},
+	"bun": {short: bunFlags.shortVal, long: bunValued,
+		dry: []string{"h", "help", "e", "eval", "p", "print", "v", "version", "revision"}},
 }
 
 // npmBuiltins are the commands of npm, pnpm and yarn that are not a
@@ -222,12 +299,19 @@ func parseTaskCall(ws []string) (taskCall, bool) {
 	var ops []arg
 	var opts []opt
 	switch t.runner {
-	case "npm", "pnpm", "yarn", "mise":
+	case "npm", "pnpm", "yarn", "mise", "bun":
 		// Their options before the command, then the command's: the words
 		// after a script's name are the script's.
 		opts, ops = flags{shortVal: rf.short, longVal: rf.long, posix: true}.parse(args)
 	default:
 		opts, ops = flags{shortVal: rf.short, longVal: rf.long}.parse(args)
+	}
+	if t.runner == "bun" && len(ops) > 0 && ops[0].val == "run" {
+		// bun run's options, then the script's name.
+		ropts, rops := flags{shortVal: rf.short, longVal: rf.long, posix: true}.parse(ops[1:])
+		opts, ops = append(opts, ropts...), rops
+	} else if t.runner == "bun" && len(ops) > 0 && slices.Contains(bunCommands, ops[0].val) {
+		return t, false
 	}
 	if has(opts, rf.dry...) {
 		return t, false
@@ -313,6 +397,11 @@ func parseTaskCall(ws []string) (taskCall, bool) {
 		default:
 			return t, false
 		}
+	case "bun":
+		if len(ops) == 0 || bunFile(ops[0].val) {
+			return t, false // bun run alone lists the scripts; a file is no task
+		}
+		t.names, t.extra = []string{ops[0].val}, dropDashes(ops[1:])
 	case "pnpm", "yarn":
 		if len(ops) == 0 {
 			return t, false // yarn alone installs

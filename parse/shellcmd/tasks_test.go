@@ -48,6 +48,60 @@ func TestLinters(t *testing.T) {
 	})
 }
 
+// TestJSLinters: Biome, dprint, standard, xo, stylelint and oxlint fix the
+// places they are given, or the tree where they run, only in the modes
+// that write; through npx and bunx, and a package named with its version.
+func TestJSLinters(t *testing.T) {
+	runCases(t, []parseCase{
+		{`biome check --write`, "write \"biome check --write\" spec=\"*\" +recursive +bound\nvague \"biome check --write\""},
+		{`biome check --fix src`, `write "biome check --fix" "src" +recursive`},
+		{`biome check --apply-unsafe src/a.tsx`, `write "biome check --apply-unsafe" "src/a.tsx" +recursive`},
+		{`cd web && biome check --apply ./src`, `write "biome check --apply" "web/src" +recursive`},
+		{`biome lint --write --max-diagnostics 50 src`, `write "biome lint --write" "src" +recursive`},
+		{`biome format --write --line-width 100 "src/**/*.ts"`, "write \"biome format --write\" spec=\"src/**/*.ts\" +recursive\nvague \"\\\"src/**/*.ts\\\"\""},
+		{`biome migrate --write`, "write \"biome migrate --write\" spec=\"biome.json\" spec=\"biome.json/*\" spec=\"biome.jsonc\" spec=\"biome.jsonc/*\" +recursive +bound\nvague \"biome migrate --write\""},
+		{`biome init`, `write "biome init" "biome.json"`},
+		{`biome check && biome check --error-on-warnings src && biome ci . && biome lint && biome format src && biome migrate`, ``},
+		{`biome format --write --stdin-file-path=a.ts < a.ts`, ``},
+		{`biome format --apply src`, ``}, // format has no --apply
+		{`npx @biomejs/biome format --write .`, `write "biome format --write" "." +recursive`},
+		{`bunx @biomejs/biome@1.9.4 check --apply`, "write \"biome check --apply\" spec=\"*\" +recursive +bound\nvague \"biome check --apply\""},
+		{`bun x biome lint --fix src`, `write "biome lint --fix" "src" +recursive`},
+		{`pnpm exec biome check --write src`, `write "biome check --write" "src" +recursive`},
+		{`npx prettier@3 --write a.ts`, `write "prettier --write" "a.ts" +recursive`},
+		{`dprint fmt`, "write \"dprint fmt\" spec=\"*\" +recursive +bound\nvague \"dprint fmt\""},
+		{`dprint fmt -c dprint.json src/a.ts`, `write "dprint fmt" "src/a.ts" +recursive`},
+		{`dprint check && dprint fmt --stdin a.ts < a.ts`, ``},
+		{`standard --fix`, "write \"standard --fix\" spec=\"*\" +recursive +bound\nvague \"standard --fix\""},
+		{`npx xo --fix src`, `write "xo --fix" "src" +recursive`},
+		{`stylelint --fix -c .stylelintrc 'src/**/*.css'`, "write \"stylelint --fix\" spec=\"src/**/*.css\" +recursive\nvague \"'src/**/*.css'\""},
+		{`oxlint -c oxlintrc.json --fix-suggestions src`, `write "oxlint --fix" "src" +recursive`},
+		{`standard && xo src && stylelint a.css && oxlint -D correctness src && stylelint --fix --stdin < a.css`, ``},
+	})
+}
+
+// TestBun: bun run X and bun X run the package.json script X, a task the
+// replay reads; a file is a script run, read by the replay; bun's own
+// commands write nothing; bun -e is code and bun exec a script.
+func TestBun(t *testing.T) {
+	runCases(t, []parseCase{
+		{`bun run lint:fix`, `task "bun run lint:fix" "." args="bun run lint:fix"`},
+		{`bun lint:fix`, `task "bun lint:fix" "." args="bun lint:fix"`},
+		{`bun run lint -- --fix`, `task "bun run lint -- --fix" "." args="bun run lint -- --fix"`},
+		{`bun --cwd web run --bun lint`, `task "bun --cwd web run --bun lint" "." args="bun --cwd web run --bun lint"`},
+		{`bun biome check --write`, `task "bun biome check --write" "." args="bun biome check --write"`},
+		{`cd "$D" && bun run lint:fix`, "write \"bun lint:fix\"\nvague \"bun run lint:fix\""},
+		{`cd "$D" && bun run lint`, ``},
+		{`bun run x.ts`, `run "bun" "x.ts" "."`},
+		{`bun scripts/gen.ts out.txt`, `run "bun" "scripts/gen.ts" "." "out.txt"`},
+		{`bun --cwd web run --watch src/index.ts`, `run "bun" "web/src/index.ts" "web"`},
+		{`bun -e 'require("fs").writeFileSync("a", "b")'`, "write \"bun script\" spec=\"a\" spec=\"a/*\" +recursive +bound\nvague \"bun -e 'require(\\\"fs\\\").writeFileSync(\\\"a\\\", \\\"b\\\")'\""},
+		{`bun exec 'rm -rf dist'`, `delete "rm -r" "dist" +recursive`},
+		{"bun - <<'EOF'\nrequire('fs').rmSync('dist')\nEOF", "write \"bun script\" spec=\"dist\" spec=\"dist/*\" +recursive +bound\nvague \"bun <<'EOF' require('fs').rmSync('dist')…\""},
+		{`bun install && bun add -d x && bun test && bun run && bun --version && bun build src/index.ts --outdir dist`, ``},
+	})
+}
+
 // project is a file system for ReadTask: each file's content by path.
 type project map[string]string
 
@@ -101,6 +155,7 @@ clean:
 		"/q/.golangci.yaml":           "issues:\n  fix: false\n",
 		"/r/.golangci.toml":           "[issues]\nfix = true\n",
 		"/s/.golangci.json":           `{"issues": {"fix": true}}`,
+		"/b/package.json":             `{"scripts":{"lint":"biome check --error-on-warnings","lint:fix":"biome check --write","prebuild":"biome format --write src","build":"tsc"}}`,
 	}
 	cases := []struct {
 		dir, cmd, want string
@@ -135,6 +190,15 @@ clean:
 		{"/p", "task", ``},
 		{"/p", "task fmt -- a.py", `write "task fmt -- a.py runs black a.py (Taskfile.yml tasks.fmt)" "/p/a.py" +recursive`},
 		{"/p", "task lint", ``},
+		{"/b", "bun run lint:fix", `write "bun run lint:fix runs biome check --write (package.json scripts.lint:fix)" spec="/b/*" +recursive +bound`},
+		{"/b/web", "bun lint:fix", `write "bun lint:fix runs biome check --write (../package.json scripts.lint:fix)" spec="/b/*" +recursive +bound`},
+		{"/b", "bun --cwd web run lint:fix", `write "bun --cwd web run lint:fix runs biome check --write (../package.json scripts.lint:fix)" spec="/b/*" +recursive +bound`},
+		{"/b", "bun run lint", ``},
+		{"/b", "bun run lint -- --write src", `write "bun run lint -- --write src runs biome check --error-on-warnings --write src (package.json scripts.lint)" "/b/src" +recursive`},
+		{"/b", "bun run build", `write "bun run build runs biome format --write src (package.json scripts.prebuild)" "/b/src" +recursive`},
+		{"/b", "bun biome check --fix", `write "bun biome check --fix runs biome check --fix (its program biome)" spec="/b/*" +recursive +bound`},
+		{"/b", "bun run --filter app lint:fix", `write "bun run --filter app lint:fix (no definition read: its name says it formats or fixes)" spec="/b/*" +recursive +bound`},
+		{"/b", "bun run x.ts", ``},
 		{`C:\proj`, "make fmt", `write "make fmt (no definition read: its name says it formats or fixes)" spec="*" +recursive +bound`},
 	}
 	for _, c := range cases {

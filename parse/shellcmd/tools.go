@@ -445,6 +445,92 @@ func (c *call) eslint(_ string, args []arg) {
 	c.emitPaths(Write, "eslint --fix", true, pathspecs(ops))
 }
 
+// fixes adds the write of a linter or formatter that rewrites the files
+// and directories it is given (globs it expands itself), or, given none,
+// those under where it runs.
+func (c *call) fixes(verb, what string, ops []arg) {
+	if len(ops) == 0 {
+		c.bounded(verb, what, "*")
+		return
+	}
+	c.emitPaths(Write, verb, true, pathspecs(ops))
+}
+
+// biomeValued are Biome's options that take the next word as their value.
+var biomeValued = []string{"config-path", "max-diagnostics", "diagnostic-level", "log-level", "log-kind", "log-file",
+	"log-path", "log-prefix-name", "colors", "reporter", "reporter-file", "stdin-file-path", "since", "skip", "only",
+	"files-max-size", "indent-style", "indent-width", "line-width", "line-ending", "attribute-position",
+	"bracket-spacing", "expand", "threads", "vcs-client-kind", "vcs-root", "vcs-default-branch", "use-server",
+	"server-log-path"}
+
+// biome reads Biome (@biomejs/biome): check and lint with --write, --fix
+// or the older --apply and --apply-unsafe, and format with --write,
+// rewrite the files they are given, or those under where they run; without
+// them, and biome ci, they only report. migrate --write rewrites the
+// configuration, init creates it.
+func (c *call) biome(_ string, args []arg) {
+	opts, ops := flags{longVal: biomeValued}.parse(args)
+	if len(ops) == 0 || !ops[0].lit || has(opts, "h", "help", "stdin-file-path") {
+		return // biome check --stdin-file-path prints the fixed file
+	}
+	sub, paths := ops[0].val, ops[1:]
+	what := words("biome", args)
+	fix := ""
+	for _, o := range opts {
+		if o.name == "write" || o.name == "fix" || (o.name == "apply" || o.name == "apply-unsafe") && sub != "format" && sub != "migrate" {
+			fix = "biome " + sub + " --" + o.name
+			break
+		}
+	}
+	switch sub {
+	case "check", "lint", "format":
+		if fix != "" {
+			c.fixes(fix, what, paths)
+		}
+	case "migrate":
+		if fix != "" {
+			c.bounded(fix, what, "biome.json", "biome.jsonc")
+		}
+	case "init":
+		if has(opts, "jsonc") {
+			c.implied("biome init", "biome.jsonc")
+			return
+		}
+		c.implied("biome init", "biome.json")
+	}
+}
+
+// dprint reads dprint: fmt rewrites the files it is given, or all it
+// formats under where it runs; check, and fmt --stdin, write nothing.
+func (c *call) dprint(_ string, args []arg) {
+	opts, ops := flags{shortVal: "c", longVal: []string{"config", "plugins", "excludes", "includes-override", "excludes-override", "log-level", "stdin"}}.parse(args)
+	if len(ops) == 0 || !ops[0].lit || ops[0].val != "fmt" || has(opts, "stdin", "h", "help") {
+		return
+	}
+	c.fixes("dprint fmt", words("dprint", args), ops[1:])
+}
+
+// jsLinters are the JavaScript and CSS linters whose --fix rewrites the
+// files they are given, with their options that take the next word as
+// their value.
+var jsLinters = map[string]flags{
+	"standard":  {longVal: []string{"global", "plugin", "parser", "env", "ext"}},
+	"xo":        {longVal: []string{"reporter", "env", "global", "ignore", "plugin", "extend", "extension", "cwd", "stdin-filename"}},
+	"stylelint": {shortVal: "cifo", longVal: []string{"config", "config-basedir", "ignore-path", "ignore-pattern", "ip", "custom-syntax", "formatter", "output-file", "max-warnings", "mw", "cache-location", "cache-strategy", "stdin-filename", "report-descriptionless-disables", "globby-options", "go"}},
+	"oxlint":    {shortVal: "cAWDfo", longVal: []string{"config", "tsconfig", "ignore-path", "ignore-pattern", "allow", "warn", "deny", "format", "threads", "max-warnings", "plugin", "env", "output-file"}},
+}
+
+// jsLint reads standard, xo, stylelint and oxlint: with --fix (oxlint's
+// --fix-suggestions and --fix-dangerously too) they rewrite the files they
+// are given, or those under where they run.
+func (c *call) jsLint(name string, args []arg) {
+	opts, ops := jsLinters[name].parse(args)
+	if !has(opts, "fix", "fix-suggestions", "fix-dangerously") || has(opts, "stdin", "h", "help") {
+		return // --stdin --fix prints the fixed text
+	}
+	c.fixes(name+" --fix", words(name, args), ops)
+}
+
 func (c *call) black(_ string, args []arg) {
 	opts, ops := flags{shortVal: "ltWc", longVal: []string{"line-length", "target-version", "include", "exclude", "extend-exclude", "force-exclude", "stdin-filename", "workers", "config", "required-version", "python-cell-magics", "code", "enable-unstable-feature"}}.parse(args)
 	if has(opts, "check", "diff", "c", "code") {
@@ -755,15 +841,21 @@ func codeOperands(args []arg, i int, inWord bool) []arg {
 	return args[i+1:]
 }
 
+// deno reads deno: fmt rewrites the files it is given, or those under
+// where it runs, unless --check; lint does with --fix; eval runs code.
 func (c *call) deno(_ string, args []arg) {
-	opts, ops := flags{}.parse(args)
+	opts, ops := flags{shortVal: "c", longVal: []string{"config", "ext", "ignore", "indent-width", "line-width", "prose-wrap", "log-level", "rules-tags", "rules-include", "rules-exclude", "import-map", "lock"}}.parse(args)
 	if len(ops) == 0 || !ops[0].lit {
 		return
 	}
 	switch ops[0].val {
 	case "fmt":
-		if !has(opts, "check") {
-			c.w.unknown("deno fmt", words("deno", args), c.cx)
+		if !has(opts, "check") && !(len(ops) > 1 && ops[1].lit && ops[1].val == "-") {
+			c.fixes("deno fmt", words("deno", args), ops[1:])
+		}
+	case "lint":
+		if has(opts, "fix") {
+			c.fixes("deno lint --fix", words("deno", args), ops[1:])
 		}
 	case "eval":
 		if len(ops) > 1 {
