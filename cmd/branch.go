@@ -190,6 +190,7 @@ whole work, to apply onto that commit.`,
 	f.StringVar(&o.At, "at", "", "the files as they were at `TIME|TURN` of the session")
 	f.StringArrayVar(&o.Paths, "path", nil, "only the files matching `GLOB` (repeatable)")
 	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (`MODE`): skip or apply")
+	f.StringVar(&o.Redacted, "redacted", "skip", redactedUsage)
 	f.StringVar(&against, "against", "host", "the patch's before side (`SIDE`): host (the files now) or start (as the session started)")
 	return c
 }

@@ -183,7 +183,7 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 			leave(strings.TrimPrefix(f.Path, manifest.RelativeRoot+"/"), "outside the destination root")
 			continue
 		}
-		if f.Confidence == Unrecoverable || f.Confidence == UnknownOutcome {
+		if f.Confidence == Unrecoverable || f.Confidence == UnknownOutcome || f.Confidence == Redacted && opts.Redacted != RedactedApply {
 			leave(t.Rel, fmt.Sprintf("%s: %s", f.Confidence, f.Reason))
 			continue
 		}
