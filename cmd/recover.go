@@ -145,7 +145,10 @@ Each file's result is compared with the host copy: already there is
 and a merge that does not come out clean is a conflict, handled by
 --on-conflict (skip: leave the host file and report; backup: also write the
 recovered version beside it as FILE.recovered; overwrite: replace it;
-markers: write it with <<<<<<< conflict markers).
+markers: write it with <<<<<<< conflict markers). A file a call of unknown
+outcome touched, or one graded redacted (the transcript was redacted: the
+session wrote a placeholder such as [REDACTED] where a secret was), is listed
+and not written unless --unknown apply or --redacted apply.
 
 Writes are atomic (temporary file, fsync, rename), read back and checked by
 sha256; if any write fails, the changes already made are rolled back.
