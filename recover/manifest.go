@@ -265,7 +265,10 @@ func replayManifest(ctx context.Context, res *Result, sessions []manifest.Sessio
 	rc.Lost(sessions)
 	files, stats := rc.Finish()
 	for i, f := range files {
-		if mf, ok := fromFiles[f.Path]; ok && (mf.Confidence.rank() > f.Confidence.rank() || isRedacted(mf)) {
+		// A replay that found a placeholder the session wrote stays redacted
+		// whatever grade the files section claims (a manifest exported
+		// before the grade existed says exact).
+		if mf, ok := fromFiles[f.Path]; ok && (mf.Confidence.rank() > f.Confidence.rank() && f.Confidence != Redacted || isRedacted(mf)) {
 			files[i] = mf
 		}
 	}

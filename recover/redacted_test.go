@@ -1,6 +1,8 @@
 package recover
 
 import (
+	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -137,5 +139,34 @@ func TestFileFromManifestRedacted(t *testing.T) {
 	mf.Redacted, mf.Confidence, mf.Final.SHA256 = false, "redacted", sum(red)
 	if f, err := FileFromManifest(mf); err != nil || f.Confidence != Redacted {
 		t.Errorf("%+v %v", f, err)
+	}
+}
+
+// A manifest whose files section says exact (exported before the grade
+// existed) does not lift a replay that found a placeholder the session
+// wrote: apply grades it redacted and skips it, as recover does.
+func TestApplyManifestKeepsRedacted(t *testing.T) {
+	var buf bytes.Buffer
+	w := manifest.NewWriter(&buf)
+	op := writeOp(0, "/w/a.env", "K=[REDACTED]\n")
+	op.Session = "s1"
+	if err := w.Op(op); err != nil {
+		t.Fatal(err)
+	}
+	text := "K=[REDACTED]\n"
+	files := []manifest.File{{Path: "/w/a.env", Sessions: []string{"s1"}, Confidence: "exact", Ops: 1, Base: BaseTranscript,
+		Start: manifest.State{State: manifest.StateAbsent},
+		Final: manifest.State{State: manifest.StateContent, SHA256: sum(text), Encoding: "utf-8", Content: &text}}}
+	if err := w.Close([]manifest.Session{{ID: "s1", Agent: manifest.AgentClaude, Cwd: "/w"}}, files, nil); err != nil {
+		t.Fatal(err)
+	}
+	fsys := NewOSFS()
+	defer fsys.Close()
+	res, err := ApplyManifest(context.Background(), &buf, &DryRunFS{Read: fsys}, Options{Dest: t.TempDir(), DryRun: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Report.Files) != 1 || res.Report.Files[0].Confidence != string(Redacted) || res.Report.Files[0].Action != ActSkipped {
+		t.Errorf("files %+v", res.Report.Files)
 	}
 }
