@@ -19,6 +19,11 @@ func TestFindPlaceholders(t *testing.T) {
 		{"bracketed with details", `"text":"[REDACTED_TEXT len=806 sha=d10ca27b]"`, []string{"[REDACTED_TEXT len=806 sha=d10ca27b]"}, 1},
 		{"angle name", "API_KEY=<REDACTED_SECRET>", []string{"<REDACTED_SECRET>"}, 1},
 		{"token", "API_KEY=REDACTED_API_KEY\n", []string{"REDACTED_API_KEY"}, 1},
+		// An upper-case REDACTED_ name is taken for a placeholder even when it is
+		// an identifier the session wrote (a known false positive, documented).
+		{"token identifier", "x := REDACTED_AT + 1", []string{"REDACTED_AT"}, 1},
+		{"token then lower", "REDACTED_key", nil, 0},
+		{"token alone", "REDACTED_ = 1", nil, 0},
 		{"entire bare", "export OPENAI_API_KEY=REDACTED\n", []string{"REDACTED"}, 1},
 		{"entire run", "https://cursor.com/open?REDACTED.REDACTED.REDACTED", []string{"REDACTED", "REDACTED", "REDACTED"}, 1},
 		{"entire path", "/Users/alex/.REDACTED.txt", []string{"REDACTED"}, 1},
