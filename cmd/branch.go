@@ -80,6 +80,9 @@ func (a *app) recoverToBranch(ctx context.Context, sel []parse.Selected, opts re
 	for _, l := range rep.Stale {
 		fmt.Fprintf(a.stdout, "stale\t%s\t%s (the branch has its last known content)\n", printable(l.Path), printable(l.Reason))
 	}
+	for _, l := range rep.Redacted {
+		fmt.Fprintf(a.stdout, "redacted\t%s\t%s (the branch has it placeholders and all)\n", printable(l.Path), printable(l.Reason))
+	}
 	if rep.Replaced != "" {
 		fmt.Fprintf(a.stderr, "sandbox: branch %s replaced (it was at %s)\n", printable(rep.Branch), rep.Replaced[:7])
 	}
