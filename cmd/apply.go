@@ -19,6 +19,7 @@ type applyOptions struct {
 	DryRun         bool
 	OnConflict     string
 	Unknown        string
+	Redacted       string
 	DestPerSession bool
 	applyFlags
 }
@@ -39,7 +40,9 @@ applies in bounded memory.
 --dest re-roots every session's working directory onto DIR (in the simple form,
 relative paths are relative to DIR); --map FROM=TO maps prefixes. --on-conflict
 is as for recover, and markers writes a conflicted file with <<<<<<< blocks.
-Files a --redact export changed are never written.`,
+Files graded redacted (their content holds placeholders where secrets were, from
+a redacted transcript or a --redact export) are listed and not written unless
+--redacted apply.`,
 		Example: `  sandbox apply session.manifest.json --dest ./proj --dry-run
   sandbox apply /tmp/sandbox-exports.json --dest ./out --validate 'go build ./...'`,
 		Args: cobra.ExactArgs(1),
@@ -53,13 +56,14 @@ Files a --redact export changed are never written.`,
 	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
 	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict (`MODE`): skip, backup, overwrite or markers")
 	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result), `MODE`: skip lists their files, apply replays them")
+	f.StringVar(&o.Redacted, "redacted", "skip", redactedUsage)
 	f.BoolVar(&o.DestPerSession, "dest-per-session", false, "with --dest, put each project (sessions of one working directory) in its own folder `DIR/<session id>`")
 	o.applyFlags.register(f)
 	return c
 }
 
 func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
-	ro := recoverOptions{Dest: o.Dest, Maps: o.Maps, DryRun: o.DryRun, OnConflict: o.OnConflict, Unknown: o.Unknown, DestPerSession: o.DestPerSession}
+	ro := recoverOptions{Dest: o.Dest, Maps: o.Maps, DryRun: o.DryRun, OnConflict: o.OnConflict, Unknown: o.Unknown, Redacted: o.Redacted, DestPerSession: o.DestPerSession}
 	ro.Transcripts = []string{name} // only to pass validate's "something is named" check
 	opts, err := ro.validate()
 	if err != nil {

@@ -80,6 +80,9 @@ func (a *app) recoverToBranch(ctx context.Context, sel []parse.Selected, opts re
 	for _, l := range rep.Stale {
 		fmt.Fprintf(a.stdout, "stale\t%s\t%s (the branch has its last known content)\n", printable(l.Path), printable(l.Reason))
 	}
+	for _, l := range rep.Redacted {
+		fmt.Fprintf(a.stdout, "redacted\t%s\t%s (the branch has it placeholders and all)\n", printable(l.Path), printable(l.Reason))
+	}
 	if rep.Replaced != "" {
 		fmt.Fprintf(a.stderr, "sandbox: branch %s replaced (it was at %s)\n", printable(rep.Branch), rep.Replaced[:7])
 	}
@@ -190,6 +193,7 @@ whole work, to apply onto that commit.`,
 	f.StringVar(&o.At, "at", "", "the files as they were at `TIME|TURN` of the session")
 	f.StringArrayVar(&o.Paths, "path", nil, "only the files matching `GLOB` (repeatable)")
 	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (`MODE`): skip or apply")
+	f.StringVar(&o.Redacted, "redacted", "skip", redactedUsage)
 	f.StringVar(&against, "against", "host", "the patch's before side (`SIDE`): host (the files now) or start (as the session started)")
 	return c
 }

@@ -19,6 +19,7 @@ import (
 var fixedValues = map[string][]string{
 	"on-conflict": {"skip\tleave the host's file, report the conflict", "backup\tkeep the host's file as FILE.orig", "overwrite\twrite the recovered file", "markers\tconflict markers in the file"},
 	"unknown":     {"skip\tlist their files, write nothing", "apply\treplay them"},
+	"redacted":    {"skip\tlist them, write nothing", "apply\twrite them, placeholders and all"},
 	"runtime":     {"docker", "podman", "bwrap", "local\tno isolation"},
 	"network":     {"none", "host"},
 	"agent":       {"codex", "claude", "gemini", "opencode", "pi"},

@@ -67,6 +67,9 @@ func diffLines(d string) []diffLine {
 	return out
 }
 
+// gradeClass colours a grade: exact is good, git and host-based are in
+// between, and the rest (stale, unknown-outcome, redacted, unrecoverable)
+// are bad.
 func gradeClass(g string) string {
 	switch g {
 	case "exact":

@@ -712,16 +712,16 @@ func ellipsis(s string, n int) string {
 // sortedFlags orders what needs checking: unrecoverable first, then the
 // other grades.
 func sortedFlags(f []checkItem) []checkItem {
-	rank := map[string]int{"unrecoverable": 0, "failed": 1, "unknown-outcome": 2, "stale": 3, "host-based": 4}
+	rank := map[string]int{"unrecoverable": 0, "failed": 1, "redacted": 2, "unknown-outcome": 3, "stale": 4, "host-based": 5}
 	out := append([]checkItem(nil), f...)
 	sort.SliceStable(out, func(a, b int) bool {
 		ra, ok := rank[out[a].Grade]
 		if !ok {
-			ra = 5
+			ra = len(rank)
 		}
 		rb, ok := rank[out[b].Grade]
 		if !ok {
-			rb = 5
+			rb = len(rank)
 		}
 		return ra < rb
 	})

@@ -36,6 +36,7 @@ type recoverOptions struct {
 	OnConflict     string
 	IncludeUnknown bool
 	Unknown        string
+	Redacted       string
 	DestPerSession bool
 	ToBranch       string
 	Force          bool
@@ -144,7 +145,10 @@ Each file's result is compared with the host copy: already there is
 and a merge that does not come out clean is a conflict, handled by
 --on-conflict (skip: leave the host file and report; backup: also write the
 recovered version beside it as FILE.recovered; overwrite: replace it;
-markers: write it with <<<<<<< conflict markers).
+markers: write it with <<<<<<< conflict markers). A file a call of unknown
+outcome touched, or one graded redacted (the transcript was redacted: the
+session wrote a placeholder such as [REDACTED] where a secret was), is listed
+and not written unless --unknown apply or --redacted apply.
 
 Writes are atomic (temporary file, fsync, rename), read back and checked by
 sha256; if any write fails, the changes already made are rolled back.
@@ -201,6 +205,7 @@ diff) prints a patch for git apply and git am.`,
 	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result), `MODE`: skip lists their files, apply replays them")
 	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "the same as --unknown apply")
 	_ = f.MarkDeprecated("include-unknown", "use --unknown apply")
+	f.StringVar(&o.Redacted, "redacted", "skip", redactedUsage)
 	f.BoolVar(&o.DestPerSession, "dest-per-session", false, "with --dest, put each project (sessions of one working directory) in its own folder `DIR/<session id>`")
 	f.StringVar(&o.ToBranch, "to-branch", "", "write the recovered session as history on a new git branch `NAME` (one commit per turn, from the start commit); the work tree, index and HEAD are left alone")
 	f.BoolVar(&o.Force, "force", false, "with --to-branch, replace a branch of that name")
@@ -481,6 +486,10 @@ func (a *app) confirm(ctx context.Context, res *recov.Result) (bool, error) {
 	return answer == "y" || answer == "yes", nil
 }
 
+// redactedUsage is the help of --redacted, the same wherever files are
+// written.
+const redactedUsage = "files whose transcript was redacted (a placeholder such as [REDACTED] where a secret was), `MODE`: skip lists them, apply writes them placeholders and all"
+
 func (o recoverOptions) validate() (recov.Options, error) {
 	opts := recov.Options{Dest: o.Dest, Base: o.Base, Repo: o.Repo, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
 		OnConflict: recov.ConflictPolicy(o.OnConflict), DestPerSession: o.DestPerSession, LockDir: harness.DefaultRoot()}
@@ -496,6 +505,13 @@ func (o recoverOptions) validate() (recov.Options, error) {
 		opts.IncludeUnknown = true
 	default:
 		return opts, usagef("--unknown %q: use skip or apply", o.Unknown)
+	}
+	switch o.Redacted {
+	case "", "skip":
+	case "apply":
+		opts.Redacted = recov.RedactedApply
+	default:
+		return opts, usagef("--redacted %q: use skip or apply", o.Redacted)
 	}
 	switch o.Format {
 	case "", "text":
@@ -624,6 +640,9 @@ func (a *app) printRecover(res *recov.Result, dry bool) {
 	if s.Stale+s.UnknownOutcome > 0 {
 		fmt.Fprintf(out, "; %d stale, %d of unknown outcome", s.Stale, s.UnknownOutcome)
 	}
+	if s.Redacted > 0 {
+		fmt.Fprintf(out, "; %d redacted", s.Redacted)
+	}
 	if s.LostCalls > 0 {
 		fmt.Fprintf(out, "; %d lost call%s may have changed files not named here", s.LostCalls, plural(s.LostCalls))
 	}
@@ -651,7 +670,7 @@ func (a *app) printPlan(p *recov.FilePlan, color bool) {
 		fmt.Fprintf(out, "  %s\n", printable(p.Reason))
 	}
 	fmt.Fprintf(out, "  base: %s\n", baseOrUnknown(p.File.Base))
-	if g := p.File.Confidence; (g == recov.Stale || g == recov.UnknownOutcome) && p.File.Reason != "" && p.File.Reason != p.Reason {
+	if g := p.File.Confidence; (g == recov.Stale || g == recov.UnknownOutcome || g == recov.Redacted) && p.File.Reason != "" && p.File.Reason != p.Reason {
 		fmt.Fprintf(out, "  %s: %s\n", g, printable(p.File.Reason))
 	}
 	for _, d := range p.File.Drift {

@@ -81,7 +81,8 @@ type File struct {
 	// session, so a host copy that is only behind can be moved forward.
 	States []string `json:"states,omitempty"`
 	// Redacted says the content was changed by --redact: it is not the
-	// file's, and is never written.
+	// file's (nor its sha256's), and apply grades it redacted, written
+	// only when asked to be.
 	Redacted bool `json:"redacted,omitempty"`
 	// Kind is the kind of artefact an agent said it exported (the simple
 	// form's "type" when it is not an operation: "adr", "skill", "config").

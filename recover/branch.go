@@ -53,7 +53,10 @@ type BranchReport struct {
 	Left []BranchLeft `json:"left"`
 	// Stale lists the files the branch carries as last known before a
 	// change that could not be replayed (a shell command), and why.
-	Stale    []BranchLeft       `json:"stale,omitempty"`
+	Stale []BranchLeft `json:"stale,omitempty"`
+	// Redacted lists the files the branch carries with redaction
+	// placeholders (--redacted apply), and why.
+	Redacted []BranchLeft       `json:"redacted,omitempty"`
 	Warnings []manifest.Warning `json:"warnings"`
 }
 
@@ -183,12 +186,15 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 			leave(strings.TrimPrefix(f.Path, manifest.RelativeRoot+"/"), "outside the destination root")
 			continue
 		}
-		if f.Confidence == Unrecoverable || f.Confidence == UnknownOutcome {
+		if f.Confidence == Unrecoverable || f.Confidence == UnknownOutcome || f.Confidence == Redacted && opts.Redacted != RedactedApply {
 			leave(t.Rel, fmt.Sprintf("%s: %s", f.Confidence, f.Reason))
 			continue
 		}
 		if f.Confidence == Stale {
 			rep.Stale = append(rep.Stale, BranchLeft{Path: t.Rel, Reason: f.Reason})
+		}
+		if f.Confidence == Redacted {
+			rep.Redacted = append(rep.Redacted, BranchLeft{Path: t.Rel, Reason: f.Reason})
 		}
 		if f.Base == BaseTranscript && f.Start.Known {
 			// The transcript saw the file otherwise than the commit has it:

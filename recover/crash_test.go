@@ -117,7 +117,7 @@ func TestCrashMidApply(t *testing.T) {
 		before := tree(t, root)
 		m, _ := NewMapper([]Rule{{From: "/w", To: root}})
 		real := NewOSFS()
-		plans, err := Plan(files, m, real, OnConflictSkip)
+		plans, err := Plan(files, m, real, OnConflictSkip, RedactedSkip)
 		if err != nil {
 			t.Fatal(err)
 		}

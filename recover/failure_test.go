@@ -91,7 +91,7 @@ func planRollback(t *testing.T, root string, files []*FileResult, fsys FS) []*Fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, err := Plan(files, m, fsys, OnConflictSkip)
+	plans, err := Plan(files, m, fsys, OnConflictSkip, RedactedSkip)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func applyAll(t *testing.T, root string, files []*FileResult) error {
 	m, _ := NewMapper([]Rule{{From: "/w", To: root}})
 	fsys := NewOSFS()
 	defer fsys.Close()
-	plans, err := Plan(files, m, fsys, OnConflictSkip)
+	plans, err := Plan(files, m, fsys, OnConflictSkip, RedactedSkip)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func TestRecheckBeforeWrite(t *testing.T) {
 	m, _ := NewMapper([]Rule{{From: "/w", To: root}})
 	fsys := NewOSFS()
 	defer fsys.Close()
-	plans, err := Plan(files, m, fsys, OnConflictSkip)
+	plans, err := Plan(files, m, fsys, OnConflictSkip, RedactedSkip)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
@@ -58,18 +57,23 @@ func FileFromManifest(m manifest.File) (*FileResult, error) {
 	f := &FileResult{Path: m.Path, Sessions: m.Sessions, Confidence: Confidence(m.Confidence), Ops: m.Ops,
 		MovedFrom: m.MovedFrom, Reason: m.Reason, Drift: m.Drift, Fuzz: m.Fuzz, Notes: m.Notes, states: map[[32]byte]bool{}, sha: true,
 		Kind: m.Kind, Outside: m.Outside, Base: m.Base}
-	if m.Redacted {
-		// Its content is placeholders, not the file's (and no longer matches its sha256).
-		f.Confidence = Unrecoverable
-		f.Reason = "the manifest's content was redacted: it is not the file's, and is not written"
-		return f, nil
-	}
 	var err error
-	if f.Start, err = fromState(m.Start, "start", m.Path); err != nil {
-		return nil, err
-	}
-	if f.Final, err = fromState(m.Final, "final", m.Path); err != nil {
-		return nil, err
+	if m.Redacted {
+		// --redact put placeholders where the content had secrets: it is
+		// not the file's (and no longer matches its sha256), so it is
+		// graded redacted, and written only when asked to be.
+		f.Start, f.Final = redactedState(m.Start), redactedState(m.Final)
+		f.Confidence, f.Reason = Redacted, "the manifest's content was redacted (export --redact): the secrets are not in it"
+		if ph, ok := manifest.IntroducedPlaceholder(f.Start.Text, f.Final.Text); ok {
+			f.Reason = fmt.Sprintf("line %d holds the redaction placeholder %s: the manifest was redacted (export --redact), the secret is not in it", ph.Line, ph.Text)
+		}
+	} else {
+		if f.Start, err = fromState(m.Start, "start", m.Path); err != nil {
+			return nil, err
+		}
+		if f.Final, err = fromState(m.Final, "final", m.Path); err != nil {
+			return nil, err
+		}
 	}
 	for _, h := range m.States {
 		// hex, not fmt.Sscanf("%x"): that fills no array, and every state
@@ -179,7 +183,7 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 				replay[f.Path] = f
 				return nil
 			}
-			p := planOne(f, m, fsys, opts.OnConflict, claimed)
+			p := planOne(f, m, fsys, opts.OnConflict, opts.Redacted, claimed)
 			if !opts.DryRun {
 				if err := a.apply(p); errors.Is(err, errChanged) {
 					changed(p)
@@ -261,11 +265,14 @@ func replayManifest(ctx context.Context, res *Result, sessions []manifest.Sessio
 	rc.Lost(sessions)
 	files, stats := rc.Finish()
 	for i, f := range files {
-		if mf, ok := fromFiles[f.Path]; ok && (mf.Confidence.rank() > f.Confidence.rank() || isRedacted(mf)) {
+		// A replay that found a placeholder the session wrote stays redacted
+		// whatever grade the files section claims (a manifest exported
+		// before the grade existed says exact).
+		if mf, ok := fromFiles[f.Path]; ok && (mf.Confidence.rank() > f.Confidence.rank() && f.Confidence != Redacted || isRedacted(mf)) {
 			files[i] = mf
 		}
 	}
-	plans, err := Plan(files, m, fsys, opts.OnConflict)
+	plans, err := Plan(files, m, fsys, opts.OnConflict, opts.Redacted)
 	if err != nil {
 		return res, err
 	}
@@ -278,7 +285,22 @@ func replayManifest(ctx context.Context, res *Result, sessions []manifest.Sessio
 	return finishRun(ctx, res, sessions, counts, stats, fsys, opts, res.Journals)
 }
 
-// isRedacted tells a manifest file whose content --redact replaced.
-func isRedacted(f *FileResult) bool {
-	return f.Confidence == Unrecoverable && strings.HasPrefix(f.Reason, "the manifest's content was redacted")
+// isRedacted tells a manifest file whose content holds redaction
+// placeholders (--redact replaced secrets, or the transcript it was
+// exported from was redacted): its grade wins over the replay's, whose
+// operations were redacted with it.
+func isRedacted(f *FileResult) bool { return f.Confidence == Redacted }
+
+// redactedState reads a state whose content --redact changed: its sha256
+// is the original's, and cannot be checked.
+func redactedState(s manifest.State) Content {
+	switch s.State {
+	case manifest.StateAbsent:
+		return Content{Known: true}
+	case manifest.StateContent:
+		if text, err := s.Text(); err == nil && s.Content != nil {
+			return Content{Known: true, Exists: true, Text: text}
+		}
+	}
+	return Content{}
 }

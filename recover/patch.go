@@ -46,6 +46,10 @@ func GitPatch(res *Result, against PatchAgainst, author string, when time.Time) 
 		switch against {
 		case AgainstStart:
 			f := p.File
+			if p.Action == ActSkipped && f.Confidence == Redacted {
+				out.Left = append(out.Left, BranchLeft{Path: p.Path(), Reason: string(p.Action) + ": " + p.Reason})
+				continue
+			}
 			if !f.Start.Known || !f.Final.Known {
 				out.Left = append(out.Left, BranchLeft{Path: p.Path(), Reason: fmt.Sprintf("%s: the content the session started from or ended with is unknown", f.Confidence)})
 				continue

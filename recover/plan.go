@@ -27,7 +27,8 @@ const (
 	ActOutsideRoot   Action = "outside-root"
 	ActUnrecoverable Action = "unrecoverable"
 	// ActSkipped leaves the host file alone on purpose: its only change has
-	// an unknown outcome, or it is the source of a move whose destination
+	// an unknown outcome, its content holds redaction placeholders (unless
+	// --redacted apply), or it is the source of a move whose destination
 	// was not written (so its content is never left nowhere).
 	ActSkipped Action = "skipped"
 )
@@ -42,6 +43,18 @@ const (
 	OnConflictBackup    ConflictPolicy = "backup"    // leave it, write PATH.recovered beside it
 	OnConflictOverwrite ConflictPolicy = "overwrite" // replace it with the recovered version
 	OnConflictMarkers   ConflictPolicy = "markers"   // write it with <<<<<<< markers
+)
+
+// RedactedPolicy says what to do with a file graded redacted.
+type RedactedPolicy string
+
+// Redacted policies.
+const (
+	// RedactedSkip lists the file and writes nothing (the default, ""): its
+	// content holds placeholders where the real file holds secrets.
+	RedactedSkip RedactedPolicy = "skip"
+	// RedactedApply writes it as recovered, placeholders included.
+	RedactedApply RedactedPolicy = "apply"
 )
 
 // FilePlan is what recovery does to one file, decided before anything is
@@ -110,12 +123,13 @@ func sum(s string) string {
 // Plan decides, for every reconstructed file, what to do on the host:
 // F == H is unchanged, H == S a plain create/update/delete, anything else a
 // three-way merge of S, H and F — clean, or a conflict handled by policy.
-func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy) ([]*FilePlan, error) {
+// A redacted file is skipped unless redacted is RedactedApply.
+func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy, redacted RedactedPolicy) ([]*FilePlan, error) {
 	var plans []*FilePlan
 	byAgent := map[string]*FilePlan{}
 	claimed := map[Target]string{}
 	for _, f := range files {
-		p := planOne(f, m, fsys, policy, claimed)
+		p := planOne(f, m, fsys, policy, redacted, claimed)
 		plans = append(plans, p)
 		byAgent[f.Path] = p
 	}
@@ -134,7 +148,7 @@ func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy) ([]*Fi
 
 // planOne decides what to do with one file. claimed records the host
 // targets already planned, so two files never write one target.
-func planOne(f *FileResult, m *Mapper, fsys FS, policy ConflictPolicy, claimed map[Target]string) *FilePlan {
+func planOne(f *FileResult, m *Mapper, fsys FS, policy ConflictPolicy, redacted RedactedPolicy, claimed map[Target]string) *FilePlan {
 	p := &FilePlan{File: f}
 	t, ok := m.Map(f.Path)
 	if f.Outside {
@@ -167,6 +181,12 @@ func planOne(f *FileResult, m *Mapper, fsys FS, policy ConflictPolicy, claimed m
 		return p
 	}
 	p.Host, p.HostMode = Content{Known: true, Exists: exists, Text: string(data)}, mode
+	if f.Confidence == Redacted && redacted != RedactedApply {
+		// Writing it would put placeholders where the real file has its
+		// secrets (or a file under a made-up name): listed, not written.
+		p.Action, p.Reason = ActSkipped, f.Reason+"; not written (--redacted apply writes it)"
+		return p
+	}
 	decide(p, policy)
 	return p
 }

@@ -39,6 +39,13 @@ const (
 	// UnknownOutcome: a call whose outcome is unknown (it never got its
 	// result) changed the file, or would have.
 	UnknownOutcome Confidence = "unknown-outcome"
+	// Redacted: the session wrote a redaction placeholder into the file
+	// (or its path holds one): the transcript passed through a redactor,
+	// and the content is known to differ from the real file's where the
+	// placeholders are. It ranks below unknown-outcome, whose content may
+	// well be the real one, and above unrecoverable, since every other
+	// line is as proven as the replay made it.
+	Redacted Confidence = "redacted"
 	// Unrecoverable: the base is unknown, or a hunk would not apply.
 	Unrecoverable Confidence = "unrecoverable"
 )
@@ -47,16 +54,18 @@ const (
 func (c Confidence) rank() int {
 	switch c {
 	case Exact:
-		return 6
+		return 7
 	case Git:
-		return 5
+		return 6
 	case HostBased:
-		return 4
+		return 5
 	case Merged:
-		return 3
+		return 4
 	case Stale:
-		return 2
+		return 3
 	case UnknownOutcome:
+		return 2
+	case Redacted:
 		return 1
 	}
 	return 0
@@ -465,10 +474,41 @@ func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 			res.Confidence = HostBased
 			res.Reason = ""
 		}
+		redacted(res)
 		out = append(out, res)
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].order < out[b].order })
 	return out, r.stats
+}
+
+// redacted grades a file redacted when its path, or a line the session
+// wrote into it, holds a redaction placeholder (see
+// manifest.IntroducedPlaceholder): whatever else is proven, the real file
+// differs there. The grade it had otherwise stays in its notes. An
+// unrecoverable file stays so: it has no content to hold one.
+func redacted(res *FileResult) {
+	if res.Confidence == Unrecoverable || !res.Final.Known {
+		return
+	}
+	var why string
+	if ph, ok := manifest.FirstPlaceholder(res.Path); ok {
+		why = fmt.Sprintf("the path holds the redaction placeholder %s: the transcript was redacted, the file's real name is not in it", ph.Text)
+	} else if res.Final.Exists {
+		start := ""
+		if res.Start.Known && res.Start.Exists {
+			start = res.Start.Text
+		}
+		if ph, ok := manifest.IntroducedPlaceholder(start, res.Final.Text); ok {
+			why = fmt.Sprintf("line %d holds the redaction placeholder %s: the transcript was redacted, the secret is not in it", ph.Line, ph.Text)
+		}
+	}
+	if why == "" {
+		return
+	}
+	if res.Reason != "" {
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: %s", res.Confidence, res.Reason))
+	}
+	res.Confidence, res.Reason = Redacted, why
 }
 
 // dedupKey identifies a call copied into several transcripts (fork,

@@ -34,6 +34,9 @@ type Options struct {
 	DryRun         bool
 	OnConflict     ConflictPolicy
 	IncludeUnknown bool
+	// Redacted says whether files graded redacted are written (skip, the
+	// default, lists them).
+	Redacted RedactedPolicy
 	// LockDir is where destination locks are taken (the state directory);
 	// empty: no lock.
 	LockDir string
@@ -256,7 +259,7 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	rc.Lost(sessions)
 	files, stats := rc.Finish()
 	files = filterFiles(files, m, opts.Filter)
-	plans, err := Plan(files, m, fsys, opts.OnConflict)
+	plans, err := Plan(files, m, fsys, opts.OnConflict, opts.Redacted)
 	if err != nil {
 		return nil, err
 	}
@@ -452,9 +455,11 @@ type Summary struct {
 	// outcome, or the source of a move whose destination was not written.
 	Skipped int `json:"skipped"`
 	// Stale counts files a shell command changed in a way that could not
-	// be replayed; UnknownOutcome those a call of unknown outcome touched.
+	// be replayed; UnknownOutcome those a call of unknown outcome touched;
+	// Redacted those whose content or path holds a redaction placeholder.
 	Stale          int `json:"stale"`
 	UnknownOutcome int `json:"unknown_outcome"`
+	Redacted       int `json:"redacted"`
 	Drift          int `json:"drift"`
 	// Observations counts file states the transcripts show without changing
 	// them (full reads, backups); EvidenceChecks counts how often evidence was
@@ -503,7 +508,7 @@ func addFile(r *Report, p *FilePlan) {
 	if p.Backup != nil {
 		fr.Backup = p.Backup.Rel
 	}
-	if fr.Reason == "" && (f.Confidence == Stale || f.Confidence == UnknownOutcome) {
+	if fr.Reason == "" && (f.Confidence == Stale || f.Confidence == UnknownOutcome || f.Confidence == Redacted) {
 		fr.Reason = f.Reason // the grade's reason comes first
 	}
 	if fr.Reason == "" && len(f.Notes) > 0 {
@@ -532,6 +537,8 @@ func addFile(r *Report, p *FilePlan) {
 		r.Summary.Stale++
 	case UnknownOutcome:
 		r.Summary.UnknownOutcome++
+	case Redacted:
+		r.Summary.Redacted++
 	}
 }
 
