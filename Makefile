@@ -5,7 +5,7 @@ BENCH ?= .
 BENCHCOUNT ?= 6
 FUZZEXECS ?=
 
-.PHONY: build install test race lint fuzz cover bench bench-big pgo docs demo
+.PHONY: build install test race lint fuzz cover bench bench-big pgo docs demo groundtruth
 
 # -buildvcs=true: sandbox version names the commit even where GOFLAGS
 # turns VCS stamping off.
@@ -95,3 +95,13 @@ docs:
 
 demo:
 	$(GO) run ./cmd/sandbox recover --transcript fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl --dest /tmp/sandbox-demo --dry-run
+
+# The ground truth (docs/recover.md): every usable Entire checkpoint of the
+# clones named in GTREPOS (git directories with an entire/checkpoints/v1
+# branch; default the bundle CI replays) replayed onto its parent commit and
+# compared with the commit, each grade's precision printed, every file
+# written as a JSON line to bench/groundtruth.jsonl.
+GTREPOS ?= fixtures/groundtruth/testdata/entireio-cli.bundle
+groundtruth:
+	mkdir -p bench
+	$(GO) run ./fixtures/cmd/groundtruth $(foreach r,$(GTREPOS),-repo $(r)) -o bench/groundtruth.jsonl

@@ -50,7 +50,7 @@ func (r *Reconstructor) partial(e manifest.Evidence, op *manifest.Op) {
 	r.stats.Mismatches++
 	msg := fmt.Sprintf("%s: the agent read %s, the replay has %s (changed outside the tools)", where(op), why[0], why[1])
 	f.res.Drift = append(f.res.Drift, msg)
-	if f.cur.Exists && e.TotalLines == strings.Count(lf(f.cur.Text), "\n")+1 {
+	if f.cur.Exists && sameShape(lf(f.cur.Text), e) {
 		// The same number of lines: the lines read replace the replay's,
 		// which is nearer the truth, if not the whole of it.
 		f.remember()
@@ -63,6 +63,17 @@ func (r *Reconstructor) partial(e manifest.Evidence, op *manifest.Op) {
 		// is not recovered at all.
 		f.stale = msg + "; only the lines read are known since"
 	}
+}
+
+// sameShape reports whether partial evidence places its lines in a file
+// of text's shape: as many lines as it says the file has, or (a whole file
+// printed with its trailing newlines trimmed: no count given, from line 1)
+// as many as text has before its trailing newlines.
+func sameShape(text string, e manifest.Evidence) bool {
+	if e.TotalLines > 0 {
+		return e.TotalLines == strings.Count(text, "\n")+1
+	}
+	return e.StartLine == 1 && strings.Count(e.Content, "\n") == strings.Count(strings.TrimRight(text, "\n"), "\n")
 }
 
 // spliceLines replaces text's lines from start (1-based) with those of

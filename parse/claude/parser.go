@@ -479,7 +479,7 @@ func (p *parser) message(rec jsonl.Record, typ string, md *jsonobj.Doc, tur gjso
 				return true // a copy (compaction replay, mirror, resumed history)
 			}
 			if name == "Bash" || name == "PowerShell" {
-				if !shellcmd.Parse(jsonobj.Field(e.Get("input"), "command").Str).Writes() {
+				if cmd := jsonobj.Field(e.Get("input"), "command").Str; !shellcmd.Parse(cmd).Writes() && (name != "Bash" || catFile(cmd) == "") {
 					p.settled.Add(p.hash(id)) // runs something, writes nothing we can see
 					return true
 				}
@@ -882,7 +882,11 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 	var sh shellcmd.Result
 	switch tu.name {
 	case "Bash", "PowerShell":
-		if sh = shellcmd.Parse(in.Get("command").Str); !sh.Writes() {
+		cmd := in.Get("command").Str
+		if sh = shellcmd.Parse(cmd); !sh.Writes() {
+			if name := catFile(cmd); tu.name == "Bash" && name != "" {
+				p.catEvidence(rec, tu, id, name, b, tur)
+			}
 			return
 		}
 	case "Read":
@@ -1001,6 +1005,46 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 	if !obj && tu.sidechain && o == manifest.OutcomeApplied && op.Kind != manifest.KindShell && op.Kind != manifest.KindObserve {
 		op.OutcomeEvidence += " (subagent call: no toolUseResult, the input is what was asked)"
 	}
+	p.emit(op)
+}
+
+// catFile is the file a command prints whole when it is "cat FILE" and
+// nothing else, FILE one literal word; "" otherwise (the output of
+// anything more cannot be placed in one file).
+func catFile(cmd string) string {
+	if !strings.HasPrefix(cmd, "cat ") {
+		return ""
+	}
+	f := strings.Fields(cmd)
+	if len(f) != 2 || f[1][0] == '-' || strings.ContainsAny(f[1], "$`\"'\\*?[]{}<>|&;()~!#") {
+		return ""
+	}
+	return f[1]
+}
+
+// catMax is the length of Bash output past which Claude Code may have cut
+// it: longer output is no evidence of a whole file.
+const catMax = 25000
+
+// catEvidence takes a Bash call that printed one file whole, "cat FILE"
+// and nothing else, that succeeded with nothing on stderr and output short
+// of any cut, as partial evidence of the file from its first line: Claude
+// Code trims the output's trailing newlines, so it says nothing of how the
+// file ends. Lines that disagree with the replay are drift.
+func (p *parser) catEvidence(rec jsonl.Record, tu *toolUse, id, name string, b gjson.Result, tur *turResult) {
+	o, why := outcome("Bash", b, tur)
+	out := tur.Get("stdout")
+	if o != manifest.OutcomeApplied || !tur.IsObject() || out.Type != gjson.String || tur.Get("stderr").Str != "" ||
+		tur.Get("interrupted").Bool() || len(out.Str) >= catMax || strings.Contains(out.Str, "truncated") {
+		return
+	}
+	op, ok := p.fileOp(rec, tu, id, manifest.KindObserve, name)
+	if !ok {
+		return
+	}
+	op.Evidence = []manifest.Evidence{{Path: op.Paths[0], Kind: manifest.EvidencePartial, Content: out.Str,
+		Source: "cat output", LFNormalized: true, StartLine: 1}}
+	op.Outcome, op.OutcomeEvidence = o, why
 	p.emit(op)
 }
 
