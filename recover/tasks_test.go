@@ -65,22 +65,7 @@ func TestLintedIsStale(t *testing.T) {
 			Exact, ""},
 	}
 	for _, c := range cases {
-		res, _ := Reconstruct(c.ops, hostOf(c.host), ReconstructOptions{})
-		var got *FileResult
-		for _, f := range res {
-			if f.Path == "/w/a.go" {
-				got = f
-			}
-		}
-		if got == nil {
-			t.Fatalf("%s: no a.go in %v", c.name, res)
-		}
-		if got.Confidence != c.grade {
-			t.Errorf("%s: a.go is %s, want %s (notes %q)", c.name, got.Confidence, c.grade, got.Notes)
-		}
-		if c.why != "" && !strings.Contains(strings.Join(got.Notes, "\n"), c.why) {
-			t.Errorf("%s: notes %q, want one with %q", c.name, got.Notes, c.why)
-		}
+		gradeOf(t, c.name, c.ops, c.host, "/w/a.go", c.grade, c.why)
 	}
 }
 
@@ -129,21 +114,28 @@ func TestBunScriptIsStale(t *testing.T) {
 			Exact, ""},
 	}
 	for _, c := range cases {
-		res, _ := Reconstruct(c.ops, hostOf(c.host), ReconstructOptions{})
-		var got *FileResult
-		for _, f := range res {
-			if f.Path == "/w/src/app.tsx" {
-				got = f
-			}
+		gradeOf(t, c.name, c.ops, c.host, "/w/src/app.tsx", c.grade, c.why)
+	}
+}
+
+// gradeOf replays ops onto host and checks the grade of the file at path,
+// and that one of its notes holds why ("" for none wanted).
+func gradeOf(t *testing.T, name string, ops []manifest.Op, host map[string]string, path string, grade Confidence, why string) {
+	t.Helper()
+	res, _ := Reconstruct(ops, hostOf(host), ReconstructOptions{})
+	var got *FileResult
+	for _, f := range res {
+		if f.Path == path {
+			got = f
 		}
-		if got == nil {
-			t.Fatalf("%s: no app.tsx in %v", c.name, res)
-		}
-		if got.Confidence != c.grade {
-			t.Errorf("%s: app.tsx is %s, want %s (notes %q)", c.name, got.Confidence, c.grade, got.Notes)
-		}
-		if c.why != "" && !strings.Contains(strings.Join(got.Notes, "\n"), c.why) {
-			t.Errorf("%s: notes %q, want one with %q", c.name, got.Notes, c.why)
-		}
+	}
+	if got == nil {
+		t.Fatalf("%s: no %s in %v", name, path, res)
+	}
+	if got.Confidence != grade {
+		t.Errorf("%s: %s is %s, want %s (notes %q)", name, path, got.Confidence, grade, got.Notes)
+	}
+	if why != "" && !strings.Contains(strings.Join(got.Notes, "\n"), why) {
+		t.Errorf("%s: notes %q, want one with %q", name, got.Notes, why)
 	}
 }

@@ -379,12 +379,7 @@ func TestUndoBeforeImageNotAFile(t *testing.T) {
 			t.Errorf("%s: %+v", p, r)
 		}
 	}
-	want := map[string]string{}
-	for p, v := range before {
-		want[p] = v
-	}
-	want["a.txt"] = after["a.txt"]
-	delete(want, "m.txt") // moved away by the apply, and not put back
+	want := leftAsApplied(before, after["a.txt"])
 	sameTree(t, root, want, "undo with broken before-images")
 }
 
@@ -478,12 +473,7 @@ func TestUndoPermissionDenied(t *testing.T) {
 			t.Errorf("%s: %+v, want it put back", p, r)
 		}
 	}
-	want := map[string]string{}
-	for p, v := range before {
-		want[p] = v
-	}
-	want["a.txt"] = "---------- " + strings.Fields(after["a.txt"])[1] // what the apply wrote, mode 0
-	delete(want, "m.txt")
+	want := leftAsApplied(before, "---------- "+strings.Fields(after["a.txt"])[1]) // what the apply wrote, mode 0
 	sameTree(t, root, want, "an undo that may not read two files")
 	fsys := NewOSFS()
 	defer fsys.Close()
@@ -659,12 +649,7 @@ func TestUndoReadError(t *testing.T) {
 			t.Errorf("%s: %+v, want failed: input/output error", p, r)
 		}
 	}
-	want := map[string]string{}
-	for p, v := range before {
-		want[p] = v
-	}
-	want["a.txt"] = after["a.txt"]
-	delete(want, "m.txt")
+	want := leftAsApplied(before, after["a.txt"])
 	sameTree(t, root, want, "an undo that cannot read two files")
 	if got, _ := LatestJournal(real, root); got != name {
 		t.Fatalf("the journal to undo next is %q, want %s still pending", got, name)
@@ -673,4 +658,17 @@ func TestUndoReadError(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameTree(t, root, before, "undo once the disk reads again")
+}
+
+// leftAsApplied is the tree before the apply with a.txt as the apply left
+// it (an undo that refused or failed it) and m.txt still moved away (the
+// apply moved it, and the undo could not put it back).
+func leftAsApplied(before map[string]string, a string) map[string]string {
+	want := map[string]string{}
+	for p, v := range before {
+		want[p] = v
+	}
+	want["a.txt"] = a
+	delete(want, "m.txt")
+	return want
 }
