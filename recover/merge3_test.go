@@ -272,7 +272,10 @@ func recompact(x, y []string, d []change) []change {
 }
 
 // gitDiff is git's line diff from a to b (xdiff's Myers, compacted, without
-// the indent heuristic that only display uses) as hunks.
+// the indent heuristic that only display uses) as hunks. It reads the
+// changes out of a diff with one line of context: with none, git diff first
+// trims the files' common tail (xdiff-interface's trim_common_tail), which
+// git merge-file does not, and on long files the diff can pair other lines.
 func gitDiff(t testing.TB, git, a, b string) []change {
 	t.Helper()
 	dir := t.TempDir()
@@ -281,7 +284,7 @@ func gitDiff(t testing.TB, git, a, b string) []change {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(git, "diff", "--no-index", "--no-indent-heuristic", "--diff-algorithm=myers", "--no-color", "--no-ext-diff", "-U0", "a", "b")
+	cmd := exec.Command(git, "diff", "--no-index", "--no-indent-heuristic", "--diff-algorithm=myers", "--no-color", "--no-ext-diff", "-U1", "a", "b")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 	out, err := cmd.Output()
@@ -290,14 +293,38 @@ func gitDiff(t testing.TB, git, a, b string) []change {
 		t.Fatalf("git diff: %v", err)
 	}
 	var hs []change
+	var i, j int
+	inHunk := false
 	for _, l := range strings.Split(string(out), "\n") {
-		if !strings.HasPrefix(l, "@@ -") {
+		switch {
+		case strings.HasPrefix(l, "@@ -"):
+			f := strings.Fields(l)
+			i, _ = hunkRange(f[1][1:])
+			j, _ = hunkRange(f[2][1:])
+			inHunk = true
+			continue
+		case !inHunk || l == "" || l[0] == '\\':
 			continue
 		}
-		f := strings.Fields(l)
-		a, an := hunkRange(f[1][1:])
-		b, bn := hunkRange(f[2][1:])
-		hs = append(hs, change{a, an, b, bn})
+		switch l[0] {
+		case ' ':
+			i, j = i+1, j+1
+			continue
+		case '-', '+':
+		default:
+			continue
+		}
+		if n := len(hs); n == 0 || hs[n-1].a+hs[n-1].an != i || hs[n-1].b+hs[n-1].bn != j {
+			hs = append(hs, change{a: i, b: j})
+		}
+		h := &hs[len(hs)-1]
+		if l[0] == '-' {
+			h.an++
+			i++
+		} else {
+			h.bn++
+			j++
+		}
 	}
 	return hs
 }
