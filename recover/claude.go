@@ -213,6 +213,9 @@ func (r *Reconstructor) edit(op *manifest.Op) {
 			}
 		}
 		out, err := ApplyEdit(text, e)
+		if err == nil && unconfirmed && e.Old != "" && e.New != e.Old && strings.Contains(e.New, e.Old) {
+			f.noteInserted(where(op), e.New)
+		}
 		if err != nil {
 			f.res.Reason = fmt.Sprintf("%s: edit %d of %d would not apply: %v", where(op), i+1, len(op.Edits), err)
 			if f.pinned {
@@ -276,6 +279,91 @@ func editApplied(text string, e manifest.Edit) applied {
 		return appliedBoth
 	}
 	return appliedYes
+}
+
+// maxInserted bounds the text insertedAgain keeps for one file.
+const maxInserted = 1 << 20
+
+// noteInserted keeps the text an unconfirmed insertion put in (see
+// insertedAgain).
+func (f *fstate) noteInserted(at, text string) {
+	n := 0
+	for _, t := range f.inserted {
+		n += len(t)
+	}
+	if n+len(text) > maxInserted {
+		return
+	}
+	if f.insertedAt == "" {
+		f.insertedAt = at
+	}
+	f.inserted = append(f.inserted, text)
+}
+
+// insertedAgain says why a file is not to be guessed when an insertion
+// whose result nothing records (a subagent's Edit) put in a block the
+// file held before it: the final text holds a block of repeatBlock lines
+// more often than the start did, at least twice, the start held it, and
+// an insertion's text holds it. The host may well hold the session's work
+// already, in a later form than the insertion's (its later edits made it
+// so): replayed again it is written twice. Both readings are possible, and
+// the file is left as it is rather than guessed ("" when none of this is
+// so).
+func (f *fstate) insertedAgain() string {
+	if len(f.inserted) == 0 || !f.cur.Known || !f.cur.Exists || !f.res.Start.Known || !f.res.Start.Exists {
+		return ""
+	}
+	before, after := lineBlocks(f.res.Start.Text), lineBlocks(f.cur.Text)
+	for block, n := range after {
+		if n < 2 || n <= before[block] || before[block] == 0 {
+			continue
+		}
+		for _, t := range f.inserted {
+			if strings.Contains(t, block) {
+				return fmt.Sprintf("%s: an edit with no recorded result inserted a block the file already held (%q): the file held the session's work already, in a later form, or it did not; written again it would hold the block twice: not guessed", f.insertedAt, firstSaying(block))
+			}
+		}
+	}
+	return ""
+}
+
+// firstSaying is a block's first line that says something, trimmed.
+func firstSaying(block string) string {
+	for _, l := range strings.Split(block, "\n") {
+		if says(l) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return firstLine(block)
+}
+
+// says reports whether a line says something: three characters or more
+// besides spaces and brackets.
+func says(l string) bool {
+	return len(strings.Trim(strings.TrimSpace(l), "{}()[];,")) >= 3
+}
+
+// repeatBlock is how many lines, at least three of them saying something
+// (not blank, not a lone bracket), make a block for insertedAgain.
+const repeatBlock = 6
+
+// lineBlocks counts each run of repeatBlock lines of text that says
+// something.
+func lineBlocks(text string) map[string]int {
+	lines := strings.SplitAfter(text, "\n")
+	count := map[string]int{}
+	for i := 0; i+repeatBlock <= len(lines); i++ {
+		n := 0
+		for _, l := range lines[i : i+repeatBlock] {
+			if says(l) {
+				n++
+			}
+		}
+		if n >= 3 {
+			count[strings.Join(lines[i:i+repeatBlock], "")]++
+		}
+	}
+	return count
 }
 
 // ApplyEdit applies one Claude Code exact-string replacement to LF text.

@@ -168,6 +168,10 @@ type fstate struct {
 	// boundNotes counts the notes of commands that change files they do
 	// not name (see quiet).
 	boundNotes int
+	// inserted holds the text unconfirmed insertions put in (see
+	// insertedAgain), up to maxInserted bytes, and where the first was.
+	inserted   []string
+	insertedAt string
 }
 
 // failedHunk is an Update hunk of a patch that reported failure.
@@ -446,6 +450,10 @@ func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 		}
 		f.remember()
 		res := f.res
+		if why := f.insertedAgain(); why != "" {
+			f.cur, f.pinned = Content{}, false
+			res.Reason = why
+		}
 		res.Final = f.output(f.cur)
 		switch {
 		case f.unknown != "" && (f.cur.Known || res.Reason == ""):
