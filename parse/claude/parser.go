@@ -479,7 +479,7 @@ func (p *parser) message(rec jsonl.Record, typ string, md *jsonobj.Doc, tur gjso
 				return true // a copy (compaction replay, mirror, resumed history)
 			}
 			if name == "Bash" || name == "PowerShell" {
-				if cmd := jsonobj.Field(e.Get("input"), "command").Str; !shellcmd.Parse(cmd).Writes() && (name != "Bash" || catFile(cmd) == "") {
+				if cmd := jsonobj.Field(e.Get("input"), "command").Str; !shellcmd.Parse(cmd).Writes() && (name != "Bash" || catFile(cmd) == "" && !gitDiffCmd(cmd)) {
 					p.settled.Add(p.hash(id)) // runs something, writes nothing we can see
 					return true
 				}
@@ -886,6 +886,8 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 		if sh = shellcmd.Parse(cmd); !sh.Writes() {
 			if name := catFile(cmd); tu.name == "Bash" && name != "" {
 				p.catEvidence(rec, tu, id, name, b, tur)
+			} else if tu.name == "Bash" && gitDiffCmd(cmd) {
+				p.diffEvidence(rec, tu, id, b, tur)
 			}
 			return
 		}
