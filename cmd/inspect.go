@@ -570,7 +570,7 @@ func decideVerdict(in *inspection) verdict {
 	end := main.End
 	open, lastAbort := in.lastOpenAndAborted(main.ID)
 	for _, w := range main.Warnings {
-		if strings.HasPrefix(w.Message, "truncated last line") {
+		if w.Truncated() {
 			v.Evidence = append(v.Evidence, w.String())
 		}
 	}
@@ -588,7 +588,7 @@ func decideVerdict(in *inspection) verdict {
 		v.State = "interrupted"
 		v.Summary = "The user interrupted the session."
 		v.Evidence = append(v.Evidence, fmt.Sprintf("%s:%d: %s", main.Transcript, lastAbort.Line, lastAbort.Text))
-	case main.EndState == manifest.EndState("aborted") || lastAbort != nil:
+	case main.EndState == manifest.EndAborted || lastAbort != nil:
 		v.State = "aborted"
 		v.Summary = "A turn was aborted before it finished."
 		if lastAbort != nil {

@@ -30,8 +30,6 @@ const (
 	KindWrite    OpKind = "write"
 	KindEdit     OpKind = "edit"
 	KindPatch    OpKind = "patch"
-	KindDelete   OpKind = "delete"
-	KindMove     OpKind = "move"
 	KindNotebook OpKind = "notebook"
 	KindShell    OpKind = "shell"
 	// KindObserve is not a change: the transcript shows the file's content
@@ -59,8 +57,17 @@ const (
 	EndTruncated EndState = "truncated"    // the file ends in a cut-off line
 	EndInTool    EndState = "died-in-tool" // a tool call never got its output
 	EndOpen      EndState = "open"         // a turn started and never finished
+	EndAborted   EndState = "aborted"      // the last turn was aborted (Codex's turn_aborted)
 	EndUnknown   EndState = "unknown"
 )
+
+// TruncatedLastLine starts the message of a Warning about a transcript cut
+// off mid-record: the readers write it, and the parsers and inspect tell a
+// cut-off session by it (Truncated).
+const TruncatedLastLine = "truncated last line"
+
+// Truncated reports whether w says the transcript was cut off mid-record.
+func (w Warning) Truncated() bool { return strings.HasPrefix(w.Message, TruncatedLastLine) }
 
 // Warning is a problem found in a transcript that did not stop parsing: a
 // line that is not JSON, a truncated last line, NUL padding, a patch that does

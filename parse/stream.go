@@ -67,18 +67,6 @@ type StreamOptions struct {
 	Hash bool
 }
 
-// OpenCandidate opens a discovered transcript as a stream.
-func OpenCandidate(ctx context.Context, c *discover.Candidate) (*Stream, error) {
-	return OpenCandidateTurns(ctx, c, false)
-}
-
-// OpenCandidateTurns opens a discovered transcript as a stream that, with
-// turns, also keeps the user's prompts (Turns); the parser then does the
-// extra work of a timeline.
-func OpenCandidateTurns(ctx context.Context, c *discover.Candidate, turns bool) (*Stream, error) {
-	return OpenCandidateWith(ctx, c, StreamOptions{Turns: turns, Hash: true})
-}
-
 // OpenCandidateWith opens a discovered transcript as a stream with options.
 func OpenCandidateWith(ctx context.Context, c *discover.Candidate, o StreamOptions) (*Stream, error) {
 	rc, err := c.Open()

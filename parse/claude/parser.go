@@ -1171,7 +1171,7 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	}
 	truncated := false
 	for _, w := range s.Warnings {
-		truncated = truncated || strings.HasPrefix(w.Message, "truncated last line")
+		truncated = truncated || w.Truncated()
 	}
 	switch {
 	case truncated:

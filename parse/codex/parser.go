@@ -1082,7 +1082,7 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	}
 	truncated := false
 	for _, w := range s.Warnings {
-		if strings.HasPrefix(w.Message, "truncated last line") {
+		if w.Truncated() {
 			truncated = true
 		}
 	}
@@ -1094,7 +1094,7 @@ func (p *parser) finish(rd *jsonl.Reader) {
 	case p.lastTurnEvent == "started":
 		s.EndState = manifest.EndOpen
 	case p.lastTurnEvent == "aborted":
-		s.EndState = manifest.EndState("aborted")
+		s.EndState = manifest.EndAborted
 	default:
 		s.EndState = manifest.EndClean
 	}

@@ -179,7 +179,7 @@ func (p *parser) single(r io.Reader) error {
 		// gjson reads a document as far as it goes: everything before the
 		// damage is still read.
 		p.sess.Warnings = append(p.sess.Warnings, manifest.Warning{File: p.file, Line: p.sess.Lines,
-			Message: "truncated last line: the single-JSON session is not valid JSON (cut short?); messages read up to the damage"})
+			Message: manifest.TruncatedLastLine + ": the single-JSON session is not valid JSON (cut short?); messages read up to the damage"})
 	}
 	doc := gjson.ParseBytes(data)
 	p.metadata(doc)
@@ -1034,7 +1034,7 @@ func (p *parser) finish() {
 	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)
 	truncated := false
 	for _, w := range s.Warnings {
-		truncated = truncated || strings.HasPrefix(w.Message, "truncated last line")
+		truncated = truncated || w.Truncated()
 	}
 	switch {
 	case truncated:

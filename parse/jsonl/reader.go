@@ -400,7 +400,7 @@ func (r *Reader) Next() (Record, error) {
 			if !errors.Is(err, io.EOF) {
 				r.warn(r.line+1, r.off, "read error: %v", err)
 			} else if r.cutShort && !r.cutTold {
-				r.warn(max(r.line, 1), r.off, "truncated last line, the compressed stream ends early (unexpected EOF): the transcript was cut off")
+				r.warn(max(r.line, 1), r.off, manifest.TruncatedLastLine+", the compressed stream ends early (unexpected EOF): the transcript was cut off")
 			}
 			r.err = err
 			return Record{}, err
@@ -459,7 +459,7 @@ func (r *Reader) Next() (Record, error) {
 			if last && (cut || broken >= 0 && unfinished(line[broken:])) {
 				// The last line ends inside a record: the file was cut
 				// there, whatever nested objects of it were read whole.
-				problem = "truncated last line, the transcript was cut off mid-record: " + problem
+				problem = manifest.TruncatedLastLine + ", the transcript was cut off mid-record: " + problem
 				r.cutTold = true
 			}
 			names, unnamed := Names(line)

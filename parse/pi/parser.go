@@ -553,7 +553,7 @@ func (p *parser) finish() {
 	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)
 	truncated := false
 	for _, w := range s.Warnings {
-		truncated = truncated || strings.HasPrefix(w.Message, "truncated last line")
+		truncated = truncated || w.Truncated()
 	}
 	switch {
 	case truncated:

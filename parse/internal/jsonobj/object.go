@@ -649,16 +649,7 @@ func escapesValid(s string) bool {
 	}
 }
 
-// GetIn is gjson.Get(s, name) for a plain key of the object s (the same
-// result but for its Index), found from In's fields and read by ValueIn. An
-// object In does not read whole, a key not found, or a value that is not a
-// string, is left to gjson: inside damage gjson's reading is its own.
-func GetIn(s, name string) gjson.Result {
-	d := DocOf(s)
-	return d.Get(name)
-}
-
-// Doc is a JSON text split by In once, for several GetIn on it.
+// Doc is a JSON text split by In once, for several Get on it.
 type Doc struct {
 	s     string
 	o     Object
@@ -680,7 +671,10 @@ func DocOfResult(r gjson.Result) Doc {
 	return DocOf(r.Raw)
 }
 
-// Get is GetIn(s, name), without splitting s again. In an object that In
+// Get is gjson.Get(s, name) for a plain key of the object s (the same
+// result but for its Index), found from In's fields and read by ValueIn,
+// without splitting s again. A key not found, or a value that is not a
+// string, is left to gjson: inside damage gjson's reading is its own. In an object that In
 // reads whole, every value is read in place (an object or array as its
 // Raw, as gjson gives it) and a key that is not there is nothing, as it is
 // for gjson; a name that gjson would read as a path is left to it.
@@ -744,7 +738,7 @@ func RawIn(s, name string) (string, bool) {
 	return inside(s, raw)
 }
 
-// Field is r.Get(name) for a plain key of the object r, by GetIn: found
+// Field is r.Get(name) for a plain key of the object r, by Doc.Get: found
 // without reading the values before it byte by byte, and unescaped in runs
 // (a call's input and output, a tool result's content, hold whole patches,
 // files and outputs). The result is gjson's, damaged JSON included
