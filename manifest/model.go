@@ -131,8 +131,44 @@ type Provenance struct {
 	TurnID     string    `json:"turn_id,omitempty"`
 	// Carrier names how the operation was carried: "custom_tool_call",
 	// "function_call", "shell_argv", "shell_heredoc", "exec_command",
-	// "local_shell_call", "code_mode", "apply_patch_call".
+	// "local_shell_call", "code_mode", "apply_patch_call", or one of the
+	// carriers below that say whose edit rules replay it (see Rule).
 	Carrier string `json:"carrier"`
+}
+
+// The carriers of agents whose edits replay with rules of their own: the
+// parsers write them, Rule reads them.
+const (
+	CarrierGemini   = "gemini_tool_call"
+	CarrierPi       = "pi_tool_call"
+	CarrierOpencode = "opencode"
+)
+
+// EditRule is whose rules replay an operation's edits: how old text is
+// found and replaced.
+type EditRule int
+
+// Edit rules. RuleExact is Claude Code's exact-string replacement (and
+// Codex's patches, which carry their own format).
+const (
+	RuleExact    EditRule = iota
+	RuleGemini            // Gemini CLI's replace: exact, then its flexible and regex matches
+	RulePi                // pi's edit: exact, then whitespace- and Unicode-tolerant
+	RuleOpencode          // opencode's chain of replacers
+)
+
+// Rule is the edit rule of the operation, from its carrier: the one place a
+// carrier decides how an operation replays.
+func (p Provenance) Rule() EditRule {
+	switch p.Carrier {
+	case CarrierGemini:
+		return RuleGemini
+	case CarrierPi:
+		return RulePi
+	case CarrierOpencode:
+		return RuleOpencode
+	}
+	return RuleExact
 }
 
 // EvidenceKind says what a piece of content evidence pins.

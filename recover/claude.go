@@ -174,11 +174,11 @@ func (r *Reconstructor) edit(op *manifest.Op) {
 	if len(op.Paths) == 0 {
 		return
 	}
-	switch op.Provenance.Carrier {
-	case carrierGemini:
+	switch op.Provenance.Rule() {
+	case manifest.RuleGemini:
 		r.geminiEdit(op)
 		return
-	case carrierPi:
+	case manifest.RulePi:
 		r.piEdit(op)
 		return
 	}

@@ -7,10 +7,6 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
-// carrierGemini marks the operations of Gemini CLI sessions, whose replace
-// follows Gemini's rules rather than Claude Code's.
-const carrierGemini = "gemini_tool_call"
-
 // geminiEdit replays a Gemini CLI replace. The content Gemini recorded
 // after the call (resultDisplay.newContent) wins over replaying the inputs:
 // when the exact replacement cannot reproduce it, Gemini matched with one of
@@ -87,7 +83,7 @@ func (r *Reconstructor) geminiEdit(op *manifest.Op) {
 // parser marks such a call low-confidence). The proposal is kept as the
 // best content known, never graded exact.
 func unproven(f *fstate, op *manifest.Op) {
-	if op.Provenance.Carrier == carrierGemini && op.LowConfidence {
+	if op.Provenance.Rule() == manifest.RuleGemini && op.LowConfidence {
 		f.stale = where(op) + ": " + op.Note
 	}
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
-// opencodeCarrier marks the operations of opencode sessions
-// (parse/opencode.Carrier): their edits replay with opencode's replacers.
-const opencodeCarrier = "opencode"
-
 // opencodeEdit replays an opencode edit (docs/formats/opencode.md §4): the
 // content it recorded when there is any (metadata.filediff after, taken
 // after the formatter ran), else its oldString/newString replayed with

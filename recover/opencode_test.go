@@ -80,7 +80,7 @@ func TestApplyOpencodeDiff(t *testing.T) {
 func TestOpencodeEditReplay(t *testing.T) {
 	oc := func(old, new string, ev ...manifest.Evidence) manifest.Op {
 		return manifest.Op{Kind: manifest.KindEdit, Tool: "edit", Paths: []string{"/w/a.py"}, Outcome: manifest.OutcomeApplied,
-			Edits: []manifest.Edit{{Old: old, New: new}}, Evidence: ev, Provenance: manifest.Provenance{Transcript: "db#s", Line: 3, Carrier: opencodeCarrier}}
+			Edits: []manifest.Edit{{Old: old, New: new}}, Evidence: ev, Provenance: manifest.Provenance{Transcript: "db#s", Line: 3, Carrier: manifest.CarrierOpencode}}
 	}
 	pre := manifest.Evidence{Path: "/w/a.py", Kind: manifest.EvidencePre, Content: "x = 1\n"}
 	post := manifest.Evidence{Path: "/w/a.py", Kind: manifest.EvidencePost, Content: "x = 2  # formatted\n"}

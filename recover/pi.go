@@ -9,10 +9,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// carrierPi marks the operations of pi sessions, whose edit follows pi's
-// rules.
-const carrierPi = "pi_tool_call"
-
 // piEdit replays a pi edit with pi's own matching (ApplyPiEdit). pi records
 // no content after the call (its details.diff is for display), so the
 // replay is all there is; a fuzzy match pi would have made is reported.

@@ -765,7 +765,7 @@ func (r *Reconstructor) change(op *manifest.Op) {
 	case manifest.KindWrite:
 		r.write(op)
 	case manifest.KindEdit:
-		if op.Provenance.Carrier == opencodeCarrier {
+		if op.Provenance.Rule() == manifest.RuleOpencode {
 			r.opencodeEdit(op)
 			break
 		}

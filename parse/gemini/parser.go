@@ -807,7 +807,7 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 	id, name := c.id, c.name
 	t, _ := time.Parse(time.RFC3339Nano, c.ts)
 	base := manifest.Op{Tool: name, Outcome: o, OutcomeEvidence: why, Identity: "gemini:" + id,
-		Provenance: manifest.Provenance{Transcript: p.file, Line: at.line, Offset: at.offset, Time: t, CallID: id, Carrier: "gemini_tool_call"}}
+		Provenance: manifest.Provenance{Transcript: p.file, Line: at.line, Offset: at.offset, Time: t, CallID: id, Carrier: manifest.CarrierGemini}}
 	rd := c.disp()
 	switch name {
 	case "write_file":

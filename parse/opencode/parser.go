@@ -21,7 +21,7 @@ import (
 
 // Carrier is the provenance carrier of every opencode operation: recover
 // replays an opencode edit with opencode's replacers when it sees it.
-const Carrier = "opencode"
+const Carrier = manifest.CarrierOpencode
 
 type parser struct {
 	warns jsonl.Warner

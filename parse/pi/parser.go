@@ -335,7 +335,7 @@ func resolve(cwd, p string) string {
 func (p *parser) newOp(c *call, id string, kind manifest.OpKind) manifest.Op {
 	t, _ := time.Parse(time.RFC3339Nano, c.ts)
 	op := manifest.Op{Kind: kind, Tool: c.name, Cwd: p.cwd,
-		Provenance: manifest.Provenance{Transcript: p.file, Line: c.line, Offset: c.offset, Time: t, CallID: strings.Clone(id), Carrier: "pi_tool_call"}}
+		Provenance: manifest.Provenance{Transcript: p.file, Line: c.line, Offset: c.offset, Time: t, CallID: strings.Clone(id), Carrier: manifest.CarrierPi}}
 	if id != "" {
 		op.Identity = "pi:" + id
 	}
