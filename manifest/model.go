@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // Agent names the coding agent that wrote a transcript.
@@ -497,19 +496,21 @@ func AddModel(list, m string) string {
 // keeps one (reconstruction keeps a file's path and content to the end)
 // would keep the whole line with it. The parsed patch is left alone: it is
 // parsed from PatchText, which Own copies.
-func (op *Op) Own() { op.OwnIn(nil) }
+func (op *Op) Own() { op.OwnBorrowed(nil) }
 
-// OwnIn is Own for a parser that reads its line in place, line, and
-// keeps nothing else it did not allocate or copy itself: only the strings
-// in line are copied. The others (a file's content unescaped from the line,
-// a field the parser cloned when it kept it) are the operation's already,
-// and a second copy of every content cost a Claude Code parse a third of
-// what it allocated. A nil line copies every string, as Own.
-func (op *Op) OwnIn(line []byte) {
+// OwnBorrowed is Own for a parser that reads its line in place and keeps
+// nothing else it did not allocate or copy itself: only the strings
+// borrowed says are the line's are copied. The others (a file's content
+// unescaped from the line, a field the parser cloned when it kept it) are
+// the operation's already, and a second copy of every content cost a
+// Claude Code parse a third of what it allocated. A nil borrowed copies
+// every string, as Own. Which memory a string lies in is the reader's to
+// tell (jsonobj.Within): this package holds no pointer arithmetic.
+func (op *Op) OwnBorrowed(borrowed func(string) bool) {
 	c := strings.Clone
-	if line != nil {
+	if borrowed != nil {
 		c = func(s string) string {
-			if inBytes(s, line) {
+			if borrowed(s) {
 				return strings.Clone(s)
 			}
 			return s
@@ -539,16 +540,6 @@ func (op *Op) OwnIn(line []byte) {
 	}
 	p := &op.Provenance
 	p.Transcript, p.CallID, p.TurnID, p.Carrier = c(p.Transcript), c(p.CallID), c(p.TurnID), c(p.Carrier)
-}
-
-// inBytes reports whether s has bytes in b's memory.
-func inBytes(s string, b []byte) bool {
-	if len(s) == 0 || len(b) == 0 {
-		return false
-	}
-	at := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return at < lo+uintptr(len(b)) && lo < at+uintptr(len(s))
 }
 
 func ownAll(s []string, c func(string) string) []string {

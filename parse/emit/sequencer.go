@@ -1,6 +1,9 @@
 package emit
 
-import "github.com/agentsandbox/sandbox/manifest"
+import (
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
+)
 
 // Sequencer is what every parser does with what it settles: number the
 // session's operations in replay order, and send the session's header
@@ -11,7 +14,7 @@ type Sequencer struct {
 	headed bool
 	// Line, when set, is the line the parser is reading in place, and
 	// the only memory it reads that it does not own: Op copies only the
-	// strings in it (manifest.Op.OwnIn). Nil copies every string.
+	// strings in it (manifest.Op.OwnBorrowed). Nil copies every string.
 	Line []byte
 }
 
@@ -36,7 +39,7 @@ func (s *Sequencer) Header(h Handler, session func() manifest.Session) {
 // copy, and reconstruction keeps a file's path and content to the end, so
 // with 2,800 files written 8 MB of Claude Code lines stayed live.
 func (s *Sequencer) Op(h Handler, op manifest.Op, id string, session func() manifest.Session) {
-	op.OwnIn(s.Line)
+	op.OwnBorrowed(jsonobj.Within(s.Line))
 	op.Session = id
 	op.Seq = s.seq
 	s.seq++

@@ -585,6 +585,24 @@ func ValueIn(s string, raw []byte) gjson.Result {
 	return gjson.Result{Type: gjson.String, Raw: text, Str: str}
 }
 
+// Within returns whether a string has bytes in b's memory: the strings a
+// parser reading b in place must copy to keep (manifest.Op.OwnBorrowed).
+// A nil or empty b holds none.
+func Within(b []byte) func(string) bool {
+	if len(b) == 0 {
+		return nil
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	hi := lo + uintptr(len(b))
+	return func(s string) bool {
+		if len(s) == 0 {
+			return false
+		}
+		at := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return at < hi && lo < at+uintptr(len(s))
+	}
+}
+
 // inside returns the substring of s whose bytes raw views, when raw lies
 // within s: a value In found, read as a string without a copy.
 func inside(s string, raw []byte) (string, bool) {
