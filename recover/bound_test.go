@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/shellcmd"
+	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 )
 
 // shellOp is a shell call in /w that succeeded, read by the shell parser.

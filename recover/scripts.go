@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/shellcmd"
+	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 )
 
 // maxRunDepth bounds how deep scripts run by scripts are read, so that a

@@ -18,11 +18,11 @@ import (
 	"unsafe"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/home"
 	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/agentsandbox/sandbox/parse/shellcmd"
 	"github.com/tidwall/gjson"
 )
 

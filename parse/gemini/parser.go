@@ -19,9 +19,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/agentsandbox/sandbox/parse/shellcmd"
 	"github.com/tidwall/gjson"
 )
 

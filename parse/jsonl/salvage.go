@@ -9,7 +9,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/agentsandbox/sandbox/parse/shellcmd"
+	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 )
 
 // salvageLimit is how much of a lost line is searched for the files it

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentsandbox/sandbox/parse/shellcmd"
+	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 )
 
 // TestNames: the files a lost line names are found in a Claude Code call,

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/applypatch"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/agentsandbox/sandbox/parse/shellcmd"
 	"github.com/tidwall/gjson"
 )
 

@@ -116,10 +116,10 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(name)
 	if err != nil {
-		t.Fatalf("%v (run go test ./parse/shellcmd -update)", err)
+		t.Fatalf("%v (run go test ./manifest/shellcmd -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is out of date (run go test ./parse/shellcmd -update and read the diff)", name)
+		t.Errorf("%s is out of date (run go test ./manifest/shellcmd -update and read the diff)", name)
 	}
 }
 
@@ -147,7 +147,7 @@ func TestCorpusProperties(t *testing.T) {
 // testdata/corpus-effects.txt: the file to read when the reading changes.
 func TestCorpusEffects(t *testing.T) {
 	var b strings.Builder
-	b.WriteString("# Effects of the Bash commands of fixtures/corpus/claude-entire (go test ./parse/shellcmd -update).\n")
+	b.WriteString("# Effects of the Bash commands of fixtures/corpus/claude-entire (go test ./manifest/shellcmd -update).\n")
 	b.WriteString("# One entry per distinct command, headed by the first place each session ran it.\n")
 	var order []string
 	where := map[string][]string{}
