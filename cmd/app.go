@@ -82,7 +82,6 @@ number may have a fraction (1.5G), rounded down to a whole byte.`,
 			}
 			jsonl.MaxLine = n
 			tuneMemory()
-			recov.JournalKey = journalKey
 			return nil
 		},
 	}

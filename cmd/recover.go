@@ -491,7 +491,7 @@ func (a *app) confirm(ctx context.Context, res *recov.Result) (bool, error) {
 const redactedUsage = "files whose transcript was redacted (a placeholder such as [REDACTED] where a secret was), `MODE`: skip lists them, apply writes them placeholders and all"
 
 func (o recoverOptions) validate() (recov.Options, error) {
-	opts := recov.Options{Dest: o.Dest, Base: o.Base, Repo: o.Repo, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
+	opts := recov.Options{JournalKey: journalKey, Dest: o.Dest, Base: o.Base, Repo: o.Repo, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
 		OnConflict: recov.ConflictPolicy(o.OnConflict), DestPerSession: o.DestPerSession, LockDir: harness.DefaultRoot()}
 	if rev, ok := strings.CutPrefix(o.Base, "git:"); ok {
 		if rev == "" {

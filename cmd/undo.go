@@ -150,7 +150,7 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 		}
 	}
 	name = filepath.Base(name)
-	res, err := recov.Undo(target, root, name, o.Unsealed)
+	res, err := recov.Undo(target, root, name, journalKey, o.Unsealed)
 	var ie *recov.IncompleteError
 	if err != nil && !errors.As(err, &ie) {
 		return err

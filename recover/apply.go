@@ -44,12 +44,13 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 type JournalSet struct {
 	fsys   FS
 	now    time.Time
+	key    KeyFunc
 	byRoot map[string]*Journal
 }
 
-// NewJournalSet returns journals stamped with now.
-func NewJournalSet(fsys FS, now time.Time) *JournalSet {
-	return &JournalSet{fsys: fsys, now: now, byRoot: map[string]*Journal{}}
+// NewJournalSet returns journals stamped with now and sealed by key.
+func NewJournalSet(fsys FS, now time.Time, key KeyFunc) *JournalSet {
+	return &JournalSet{fsys: fsys, now: now, key: key, byRoot: map[string]*Journal{}}
 }
 
 func (s *JournalSet) forRoot(root string) *Journal {
@@ -58,7 +59,7 @@ func (s *JournalSet) forRoot(root string) *Journal {
 	}
 	j, ok := s.byRoot[root]
 	if !ok {
-		j = NewJournal(s.fsys, root, s.now)
+		j = NewJournal(s.fsys, root, s.now, s.key)
 		s.byRoot[root] = j
 	}
 	return j
@@ -145,7 +146,7 @@ func (a *applier) fail(t Target, err error) error {
 	ae := &ApplyError{Path: t.Path(), Err: err}
 	if written := a.journals.Written(); len(written) > 0 {
 		for _, j := range written {
-			res, uerr := Undo(a.fsys, j.Root, j.Name, false)
+			res, uerr := Undo(a.fsys, j.Root, j.Name, j.key, false)
 			for _, r := range res {
 				if r.Action == "refused" {
 					ae.Rollback = append(ae.Rollback, fmt.Errorf("%s: %s", r.Path, r.Reason))

@@ -122,7 +122,7 @@ func TestCrashMidApply(t *testing.T) {
 			t.Fatal(err)
 		}
 		fsys := &dyingFS{OSFS: real, at: at}
-		journals := NewJournalSet(fsys, time.Now())
+		journals := NewJournalSet(fsys, time.Now(), testKey)
 		err = Apply(context.Background(), plans, fsys, journals)
 		if err == nil {
 			if at < 3 {
@@ -145,7 +145,7 @@ func TestCrashMidApply(t *testing.T) {
 		entries, _ := filepath.Glob(filepath.Join(root, ".sandbox/journal/*/journal.jsonl"))
 		if len(entries) > 0 {
 			name := filepath.Base(filepath.Dir(entries[0]))
-			res, err := Undo(real, root, name, false)
+			res, err := Undo(real, root, name, testKey, false)
 			if err != nil {
 				t.Fatalf("crash at step %d: undo: %v", at, err)
 			}

@@ -114,7 +114,7 @@ func TestRollbackEveryStep(t *testing.T) {
 				plans := planRollback(t, root, files, real)
 				var journals *JournalSet
 				if journaled {
-					journals = NewJournalSet(fsys, time.Now())
+					journals = NewJournalSet(fsys, time.Now(), testKey)
 				}
 				err := Apply(context.Background(), plans, fsys, journals)
 				real.Close()
@@ -166,7 +166,7 @@ func TestRollbackThatFails(t *testing.T) {
 			fsys := &faultFS{OSFS: real, fail: func(n int) bool { return n >= from }}
 			var journals *JournalSet
 			if journaled {
-				journals = NewJournalSet(fsys, time.Now())
+				journals = NewJournalSet(fsys, time.Now(), testKey)
 			}
 			err := Apply(context.Background(), plans, fsys, journals)
 			var ae *ApplyError
@@ -194,7 +194,7 @@ func appliedJournal(t *testing.T) (root, name string, before, after map[string]s
 	before = tree(t, root)
 	fsys := NewOSFS()
 	defer fsys.Close()
-	if err := Apply(context.Background(), planRollback(t, root, files, fsys), fsys, NewJournalSet(fsys, time.Now())); err != nil {
+	if err := Apply(context.Background(), planRollback(t, root, files, fsys), fsys, NewJournalSet(fsys, time.Now(), testKey)); err != nil {
 		t.Fatal(err)
 	}
 	name, err := LatestJournal(fsys, root)
@@ -248,7 +248,7 @@ func TestUndoRefusesBrokenBeforeImage(t *testing.T) {
 				t.Fatalf("no before-image of a.txt in %+v", entries)
 			}
 			tc.damage(t, img)
-			res, _ := Undo(fsys, root, name, false)
+			res, _ := Undo(fsys, root, name, testKey, false)
 			got := map[string]UndoResult{}
 			for _, r := range res {
 				got[r.Path] = r
@@ -370,12 +370,12 @@ func TestUndoJournalStates(t *testing.T) {
 		root, name, before, _ := appliedJournal(t)
 		fsys := NewOSFS()
 		defer fsys.Close()
-		if _, err := Undo(fsys, root, name, false); err != nil {
+		if _, err := Undo(fsys, root, name, testKey, false); err != nil {
 			t.Fatal(err)
 		}
 		// A journal whose every file is back is removed with .sandbox:
 		// the project is as it was.
-		if _, err := Undo(fsys, root, name, false); err == nil || !strings.Contains(err.Error(), "no journal named") {
+		if _, err := Undo(fsys, root, name, testKey, false); err == nil || !strings.Contains(err.Error(), "no journal named") {
 			t.Fatalf("a second undo: %v", err)
 		}
 		if _, err := os.Lstat(filepath.Join(root, ".sandbox")); !os.IsNotExist(err) {
@@ -399,7 +399,7 @@ func TestUndoJournalStates(t *testing.T) {
 		f.Close()
 		fsys := NewOSFS()
 		defer fsys.Close()
-		res, err := Undo(fsys, root, name, false)
+		res, err := Undo(fsys, root, name, testKey, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -424,7 +424,7 @@ func TestUndoJournalStates(t *testing.T) {
 		}
 		fsys := NewOSFS()
 		defer fsys.Close()
-		if _, err := Undo(fsys, root, name, false); err == nil || !strings.Contains(err.Error(), "line 1") {
+		if _, err := Undo(fsys, root, name, testKey, false); err == nil || !strings.Contains(err.Error(), "line 1") {
 			t.Fatalf("undo of a damaged journal: %v", err)
 		}
 		if now := tree(t, root); fmt.Sprint(now) != fmt.Sprint(after) {
@@ -462,7 +462,7 @@ func TestReadBackMismatch(t *testing.T) {
 		plans := planRollback(t, root, files, real)
 		var journals *JournalSet
 		if journaled {
-			journals = NewJournalSet(fsys, time.Now())
+			journals = NewJournalSet(fsys, time.Now(), testKey)
 		}
 		err := Apply(context.Background(), plans, fsys, journals)
 		real.Close()

@@ -65,7 +65,7 @@ func applyAll(t *testing.T, root string, files []*FileResult) error {
 	}
 	// The report orders plans by path, and the apply follows that order.
 	buildReport(nil, nil, plans, Stats{}, false)
-	return Apply(context.Background(), plans, fsys, NewJournalSet(fsys, time.Now()))
+	return Apply(context.Background(), plans, fsys, NewJournalSet(fsys, time.Now(), testKey))
 }
 
 // TestFullDiskRollback fills a small disk part way through an apply: the
@@ -138,7 +138,7 @@ func TestFullDiskUndo(t *testing.T) {
 		}
 	}
 	f.Close()
-	_, err = Undo(fsys, root, name, false)
+	_, err = Undo(fsys, root, name, testKey, false)
 	var ie *IncompleteError
 	if !errors.As(err, &ie) {
 		t.Fatalf("undo on a full disk: %v, want an incomplete undo", err)
@@ -152,7 +152,7 @@ func TestFullDiskUndo(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Undo(fsys, root, name, false)
+	res, err := Undo(fsys, root, name, testKey, false)
 	if err != nil {
 		t.Fatalf("undo once space is back: %v", err)
 	}
@@ -198,7 +198,7 @@ func TestUndoKeepsWhatWasThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Undo(fsys, root, name, false); err != nil {
+	if _, err := Undo(fsys, root, name, testKey, false); err != nil {
 		t.Fatal(err)
 	}
 	if after := tree(t, root); fmt.Sprint(before) != fmt.Sprint(after) {

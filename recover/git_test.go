@@ -326,7 +326,7 @@ func TestToBranchHostile(t *testing.T) {
 		Outcome: manifest.OutcomeApplied, Provenance: manifest.Provenance{Transcript: "t\n.jsonl", Line: 2, Time: t0.Add(2 * time.Hour), CallID: "c1"}}}
 	src := func() []Source { return []Source{&SliceSource{S: sess, Ops: ops}} }
 	turns := func() []Turn { return []Turn{{Session: sess.ID, Time: t0.Add(time.Hour), Prompt: "do \x00 it"}} }
-	opts := Options{Dest: dir}
+	opts := Options{JournalKey: testKey, Dest: dir}
 	for _, bad := range []string{"../../HEAD", "a..b", "-x", "x.lock", "a b", ""} {
 		if _, err := ToBranch(context.Background(), src(), NewOSFS(), opts, BranchOptions{Name: bad, Turns: turns}); err == nil {
 			t.Errorf("branch name %q accepted", bad)

@@ -54,11 +54,15 @@ type JournalEntry struct {
 // Journal records, under one destination root, what an apply changes, so
 // that `sandbox undo` can restore the host exactly.
 type Journal struct {
-	Root  string
-	Name  string // the journal's directory name, a UTC time stamp
-	fsys  FS
-	seq   int
-	empty bool
+	Root string
+	Name string // the journal's directory name, a UTC time stamp
+	fsys FS
+	// key seals each entry (see KeyFunc); unsealed lets a journal with
+	// none write unsealed entries (undo --unsealed marking one undone).
+	key      KeyFunc
+	unsealed bool
+	seq      int
+	empty    bool
 	// madeIgnore: this journal wrote .sandbox/.gitignore (a rollback
 	// removes it again, leaving the host as it was).
 	madeIgnore bool
@@ -66,8 +70,8 @@ type Journal struct {
 
 // NewJournal starts a journal under root. Nothing is written until the
 // first change is recorded.
-func NewJournal(fsys FS, root string, now time.Time) *Journal {
-	return &Journal{Root: root, Name: now.UTC().Format("20060102T150405.000000000Z"), fsys: fsys, empty: true}
+func NewJournal(fsys FS, root string, now time.Time, key KeyFunc) *Journal {
+	return &Journal{Root: root, Name: now.UTC().Format("20060102T150405.000000000Z"), fsys: fsys, key: key, empty: true}
 }
 
 func (j *Journal) target(name string) Target {
@@ -129,14 +133,17 @@ func (j *Journal) missingDirs(rel string) []string {
 }
 
 func (j *Journal) append(e JournalEntry) error {
-	if JournalKey != nil {
-		key, err := JournalKey()
+	switch {
+	case j.key != nil:
+		key, err := j.key()
 		if err != nil {
 			return fmt.Errorf("journal key: %w", err)
 		}
 		if e, err = seal(key, j.Name, e); err != nil {
 			return err
 		}
+	case !j.unsealed:
+		return ErrNoKey
 	}
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -287,9 +294,10 @@ func (e *IncompleteError) Error() string {
 // The journal is marked undone only when nothing failed; after a failure it
 // stays pending and undo can be run again: every step is idempotent.
 //
-// With a journal key set (JournalKey), every entry must carry its seal
-// unless unsealed says to undo a journal this sandbox cannot vouch for.
-func Undo(fsys FS, root, name string, unsealed bool) ([]UndoResult, error) {
+// Every entry must carry its seal by key unless unsealed says to undo a
+// journal this sandbox cannot vouch for; with no key, only that is done.
+// The journal is marked undone sealed by key (unsealed with none).
+func Undo(fsys FS, root, name string, key KeyFunc, unsealed bool) ([]UndoResult, error) {
 	entries, done, err := ReadJournal(fsys, root, name)
 	if err != nil {
 		return nil, err
@@ -297,8 +305,11 @@ func Undo(fsys FS, root, name string, unsealed bool) ([]UndoResult, error) {
 	if done != "" {
 		return nil, fmt.Errorf("journal %s was already %s", name, done)
 	}
-	if JournalKey != nil && !unsealed {
-		key, err := JournalKey()
+	if !unsealed {
+		if key == nil {
+			return nil, ErrNoKey
+		}
+		key, err := key()
 		if err != nil {
 			return nil, fmt.Errorf("journal key: %w", err)
 		}
@@ -364,7 +375,7 @@ func Undo(fsys FS, root, name string, unsealed bool) ([]UndoResult, error) {
 	if len(failed) > 0 {
 		return out, &IncompleteError{Journal: name, Failed: failed}
 	}
-	j := &Journal{Root: root, Name: name, fsys: fsys}
+	j := &Journal{Root: root, Name: name, fsys: fsys, key: key, unsealed: key == nil}
 	if err := j.append(JournalEntry{Event: "undone"}); err != nil {
 		// The files are as out says; the journal stays pending, and undo
 		// run again finds them so and closes it.

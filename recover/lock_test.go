@@ -51,7 +51,7 @@ func TestRecheckBeforeWrite(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "b.txt"), []byte("edited meanwhile\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Apply(context.Background(), plans, fsys, NewJournalSet(fsys, time.Now())); err != nil {
+	if err := Apply(context.Background(), plans, fsys, NewJournalSet(fsys, time.Now(), testKey)); err != nil {
 		t.Fatal(err)
 	}
 	r := buildReport(nil, nil, plans, Stats{}, false)

@@ -37,7 +37,7 @@ func undoHelper(req string) int {
 	}
 	fsys := NewOSFS()
 	defer fsys.Close()
-	res, err := Undo(fsys, root, name, false)
+	res, err := Undo(fsys, root, name, testKey, false)
 	rep := helperReport{Results: res}
 	if err != nil {
 		var ie *IncompleteError

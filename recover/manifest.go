@@ -118,7 +118,7 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 	claimed := map[Target]string{}
 	a := &applier{fsys: fsys}
 	if !opts.DryRun {
-		a.journals = NewJournalSet(fsys, time.Now())
+		a.journals = NewJournalSet(fsys, time.Now(), opts.JournalKey)
 		res.Journals = a.journals
 	}
 	var sessions []manifest.Session

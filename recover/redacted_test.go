@@ -162,7 +162,7 @@ func TestApplyManifestKeepsRedacted(t *testing.T) {
 	}
 	fsys := NewOSFS()
 	defer fsys.Close()
-	res, err := ApplyManifest(context.Background(), &buf, &DryRunFS{Read: fsys}, Options{Dest: t.TempDir(), DryRun: true}, nil)
+	res, err := ApplyManifest(context.Background(), &buf, &DryRunFS{Read: fsys}, Options{JournalKey: testKey, Dest: t.TempDir(), DryRun: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

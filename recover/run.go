@@ -19,6 +19,9 @@ const Schema = "sandbox.recover/v1"
 type Options struct {
 	// Dest re-roots every session's working directory onto this directory.
 	Dest string
+	// JournalKey seals the journal an apply writes (see KeyFunc): required
+	// to write anything.
+	JournalKey KeyFunc
 	// Maps are explicit prefix mappings; they win over Dest.
 	Maps []Rule
 	// Base, when set, is where the starting content of files is read from
@@ -264,7 +267,7 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 		return nil, err
 	}
 	res := &Result{Plans: plans, Files: files, warnings: rc.Warnings(), Starts: starts}
-	res, err = finishRun(ctx, res, sessions, counts, stats, fsys, opts, NewJournalSet(fsys, time.Now()))
+	res, err = finishRun(ctx, res, sessions, counts, stats, fsys, opts, NewJournalSet(fsys, time.Now(), opts.JournalKey))
 	if res != nil {
 		starts.report(&res.Report)
 	}

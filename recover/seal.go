@@ -13,17 +13,20 @@ import (
 	"path/filepath"
 )
 
-// JournalKey, when set, returns the key that seals every journal entry
-// this process writes, and that undo requires of a journal's entries: a
-// journal planted in a destination (a cloned repository's
-// .sandbox/journal) cannot steer undo into writing its "before-images"
-// over the user's files. The command line sets it to the key kept in the
-// state directory (SANDBOX_HOME); unset, journals are neither sealed nor
-// checked.
-var JournalKey func() ([]byte, error)
+// KeyFunc returns the key that seals every journal entry an apply writes,
+// and that undo requires of a journal's entries: a journal planted in a
+// destination (a cloned repository's .sandbox/journal) cannot steer undo
+// into writing its "before-images" over the user's files. The command line
+// gives the key kept in the state directory (SANDBOX_HOME). It is
+// required: with none, no journal is written (and so nothing applied) and
+// no journal is undone unless unsealed is asked for (ErrNoKey).
+type KeyFunc func() ([]byte, error)
 
 // ErrUnsealed is a journal whose entries carry no valid seal.
 var ErrUnsealed = errors.New("not sealed by this sandbox")
+
+// ErrNoKey is a journal to write, or to undo sealed, with no key given.
+var ErrNoKey = errors.New("no journal key given: journals are sealed, and undo checks the seals")
 
 // LoadKey returns the key in file, making a new random one (mode 0600)
 // the first time. Two processes making it at once agree: the one that

@@ -2,6 +2,7 @@ package recover
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The failure paths of Undo, each caused on a real host (a journal written
@@ -86,7 +88,7 @@ func TestUndoAlreadyUndone(t *testing.T) {
 	}
 	fsys := NewOSFS()
 	defer fsys.Close()
-	res, err := Undo(fsys, root, name, false)
+	res, err := Undo(fsys, root, name, testKey, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +111,7 @@ func TestUndoAlreadyUndone(t *testing.T) {
 		t.Fatalf("journal %s after an undo with a refusal, want undone and kept", got)
 	}
 
-	res, err = Undo(fsys, root, name, false)
+	res, err = Undo(fsys, root, name, testKey, false)
 	if err == nil || !strings.Contains(err.Error(), "journal "+name+" was already undone") || res != nil {
 		t.Fatalf("undo of an undone journal: %v, %+v", err, res)
 	}
@@ -122,62 +124,53 @@ func TestUndoAlreadyUndone(t *testing.T) {
 	}
 }
 
-// withKey makes the journals written and undone from here sealed with a
-// key of the test's own.
-func withKey(t *testing.T) {
-	t.Helper()
-	key, err := LoadKey(filepath.Join(t.TempDir(), "journal.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := JournalKey
-	JournalKey = func() ([]byte, error) { return key, nil }
-	t.Cleanup(func() { JournalKey = old })
-}
-
-// TestUndoSealed: with a journal key, undo checks every entry's seal before
-// it changes anything. A key that cannot be read, a journal written without
-// a seal (planted in the destination, or by another user), and an entry
-// edited after it was sealed each stop undo with the host exactly as the
-// apply left it and the journal pending; --unsealed undoes a journal the
-// user vouches for.
+// TestUndoSealed: undo checks every entry's seal before it changes
+// anything. No key, a key that cannot be read, a journal sealed by another
+// key (planted in the destination, or written by another user), and an
+// entry edited after it was sealed each stop undo with the host exactly as
+// the apply left it and the journal pending; --unsealed undoes a journal
+// the user vouches for, with or without a key.
 func TestUndoSealed(t *testing.T) {
-	t.Run("key unreadable", func(t *testing.T) {
-		withKey(t)
+	refused := func(t *testing.T, key KeyFunc, want func(error) bool, what string) (root, name string, before map[string]string) {
+		t.Helper()
 		root, name, before, after := appliedJournal(t)
-		good := JournalKey
-		JournalKey = func() ([]byte, error) { return nil, fs.ErrPermission }
 		fsys := NewOSFS()
 		defer fsys.Close()
-		if _, err := Undo(fsys, root, name, false); err == nil || !strings.Contains(err.Error(), "journal key") {
-			t.Fatalf("undo without its key: %v", err)
+		if _, err := Undo(fsys, root, name, key, false); !want(err) {
+			t.Fatalf("undo %s: %v", what, err)
 		}
-		sameTree(t, root, after, "undo without its key")
+		sameTree(t, root, after, "undo "+what)
 		if got, _ := LatestJournal(fsys, root); got != name {
 			t.Fatalf("the journal to undo next is %q, want %s still pending", got, name)
 		}
-		JournalKey = good
-		if _, err := Undo(fsys, root, name, false); err != nil {
-			t.Fatal(err)
-		}
-		sameTree(t, root, before, "undo once the key is back")
-	})
-	t.Run("planted", func(t *testing.T) {
-		root, name, before, after := appliedJournal(t) // no key: unsealed
-		withKey(t)
+		return root, name, before
+	}
+	undone := func(t *testing.T, root, name string, key KeyFunc, unsealed bool, before map[string]string, what string) {
+		t.Helper()
 		fsys := NewOSFS()
 		defer fsys.Close()
-		if _, err := Undo(fsys, root, name, false); !errors.Is(err, ErrUnsealed) || !strings.Contains(err.Error(), "nothing was changed") {
-			t.Fatalf("undo of an unsealed journal: %v", err)
+		if _, err := Undo(fsys, root, name, key, unsealed); err != nil {
+			t.Fatalf("undo %s: %v", what, err)
 		}
-		sameTree(t, root, after, "a refused unsealed journal")
-		if _, err := Undo(fsys, root, name, true); err != nil {
-			t.Fatal(err)
-		}
-		sameTree(t, root, before, "undo --unsealed")
+		sameTree(t, root, before, "undo "+what)
+	}
+	t.Run("key unreadable", func(t *testing.T) {
+		unreadable := func() ([]byte, error) { return nil, fs.ErrPermission }
+		root, name, before := refused(t, unreadable, func(err error) bool { return err != nil && strings.Contains(err.Error(), "journal key") }, "without its key")
+		undone(t, root, name, testKey, false, before, "once the key is back")
+	})
+	t.Run("no key", func(t *testing.T) {
+		root, name, before := refused(t, nil, func(err error) bool { return errors.Is(err, ErrNoKey) }, "with no key")
+		undone(t, root, name, nil, true, before, "--unsealed with no key")
+	})
+	t.Run("planted", func(t *testing.T) {
+		other := func() ([]byte, error) { return []byte("another sandbox's key"), nil }
+		root, name, before := refused(t, other, func(err error) bool {
+			return errors.Is(err, ErrUnsealed) && strings.Contains(err.Error(), "nothing was changed")
+		}, "of a journal sealed by another key")
+		undone(t, root, name, other, true, before, "--unsealed")
 	})
 	t.Run("entry edited", func(t *testing.T) {
-		withKey(t)
 		root, name, _, after := appliedJournal(t)
 		// Steer a.txt's entry at b.txt: undo would write A0 over it.
 		j := filepath.Join(root, JournalDir, name, "journal.jsonl")
@@ -194,11 +187,24 @@ func TestUndoSealed(t *testing.T) {
 		}
 		fsys := NewOSFS()
 		defer fsys.Close()
-		if _, err := Undo(fsys, root, name, false); !errors.Is(err, ErrUnsealed) {
+		if _, err := Undo(fsys, root, name, testKey, false); !errors.Is(err, ErrUnsealed) {
 			t.Fatalf("undo of an edited entry: %v", err)
 		}
 		sameTree(t, root, after, "a refused edited journal")
 	})
+}
+
+// TestNoKeyNoApply: an apply with no journal key writes nothing: a journal
+// must be sealed, and the host is left exactly as it was.
+func TestNoKeyNoApply(t *testing.T) {
+	root, files := rollbackHost(t)
+	before := tree(t, root)
+	fsys := NewOSFS()
+	defer fsys.Close()
+	if err := Apply(context.Background(), planRollback(t, root, files, fsys), fsys, NewJournalSet(fsys, time.Now(), nil)); !errors.Is(err, ErrNoKey) {
+		t.Fatalf("apply with no key: %v", err)
+	}
+	sameTree(t, root, before, "an apply with no key")
 }
 
 // TestUndoJournalWithoutDirs: a journal written before entries named the
@@ -238,7 +244,8 @@ func TestUndoJournalWithoutDirs(t *testing.T) {
 			t.Fatalf("entry %d still names its directories: %v", e.Seq, e.Dirs)
 		}
 	}
-	if _, err := Undo(fsys, root, name, false); err != nil {
+	// Such a journal predates seals too: the user vouches for it.
+	if _, err := Undo(fsys, root, name, testKey, true); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, root, before, "undo of a journal without directories")
@@ -259,7 +266,7 @@ func TestUndoCannotMarkUndone(t *testing.T) {
 	root, name, before, _ := appliedJournal(t)
 	real := NewOSFS()
 	defer real.Close()
-	_, err := Undo(appendFaultFS{real}, root, name, false)
+	_, err := Undo(appendFaultFS{real}, root, name, testKey, false)
 	if err == nil || !strings.Contains(err.Error(), "could not be marked undone") || !errors.Is(err, syscall.ENOSPC) ||
 		!strings.Contains(err.Error(), "run sandbox undo again") {
 		t.Fatalf("undo that cannot mark its journal: %v", err)
@@ -268,7 +275,7 @@ func TestUndoCannotMarkUndone(t *testing.T) {
 	if got, _ := LatestJournal(real, root); got != name {
 		t.Fatalf("the journal to undo next is %q, want %s still pending", got, name)
 	}
-	res, err := Undo(real, root, name, false)
+	res, err := Undo(real, root, name, testKey, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +316,7 @@ func TestUndoWhereAFileIsNoLongerOne(t *testing.T) {
 	}
 	fsys := NewOSFS()
 	defer fsys.Close()
-	res, err := Undo(fsys, root, name, false)
+	res, err := Undo(fsys, root, name, testKey, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +376,7 @@ func TestUndoBeforeImageNotAFile(t *testing.T) {
 	}
 	fsys := NewOSFS()
 	defer fsys.Close()
-	res, err := Undo(fsys, root, name, false)
+	res, err := Undo(fsys, root, name, testKey, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +514,7 @@ func TestUndoKeepsAFileWhereADirectoryWas(t *testing.T) {
 	}
 	fsys := NewOSFS()
 	defer fsys.Close()
-	if _, err := Undo(fsys, root, name, false); err != nil {
+	if _, err := Undo(fsys, root, name, testKey, false); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(root, "new")); err != nil || string(b) != "important\n" {
@@ -573,7 +580,7 @@ func TestUndoEveryStepFails(t *testing.T) {
 		root, name, before, after := appliedJournal(t)
 		real := NewOSFS()
 		ffs := &faultFS{OSFS: real, fail: func(n int) bool { return n == at }}
-		_, err := Undo(ffs, root, name, false)
+		_, err := Undo(ffs, root, name, testKey, false)
 		if ffs.n < at {
 			real.Close()
 			break // undo made fewer changes than at: every one was failed
@@ -589,7 +596,7 @@ func TestUndoEveryStepFails(t *testing.T) {
 			if got, _ := LatestJournal(real, root); got != name {
 				t.Fatalf("change %d failed (%v): the journal to undo next is %q, want %s", at, err, got, name)
 			}
-			if _, err := Undo(real, root, name, false); err != nil {
+			if _, err := Undo(real, root, name, testKey, false); err != nil {
 				t.Fatalf("change %d failed, then undo again: %v", at, err)
 			}
 		}
@@ -638,7 +645,7 @@ func TestUndoReadError(t *testing.T) {
 	}
 	real := NewOSFS()
 	defer real.Close()
-	res, err := Undo(readFaultFS{real, map[string]bool{"a.txt": true, filepath.ToSlash(img): true}}, root, name, false)
+	res, err := Undo(readFaultFS{real, map[string]bool{"a.txt": true, filepath.ToSlash(img): true}}, root, name, testKey, false)
 	var ie *IncompleteError
 	if !errors.As(err, &ie) || len(ie.Failed) != 2 || !strings.Contains(err.Error(), "input/output error") {
 		t.Fatalf("undo on a disk that fails two reads: %v", err)
@@ -654,7 +661,7 @@ func TestUndoReadError(t *testing.T) {
 	if got, _ := LatestJournal(real, root); got != name {
 		t.Fatalf("the journal to undo next is %q, want %s still pending", got, name)
 	}
-	if _, err := Undo(real, root, name, false); err != nil {
+	if _, err := Undo(real, root, name, testKey, false); err != nil {
 		t.Fatal(err)
 	}
 	sameTree(t, root, before, "undo once the disk reads again")
