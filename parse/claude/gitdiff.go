@@ -17,6 +17,9 @@ import (
 // colour. Anything else (--cached, --stat, -R, A..B, a chain of commands)
 // is not read: its lines are not the files as they were.
 func gitDiffCmd(cmd string) bool {
+	if !strings.HasPrefix(cmd, "git ") || !strings.Contains(cmd, "diff") {
+		return false // most commands, at the cost of two looks
+	}
 	f := strings.Fields(cmd)
 	if len(f) < 2 || f[0] != "git" || strings.ContainsAny(cmd, "$`\"'\\*?[]{}<>|&;()~!#\n") {
 		return false
