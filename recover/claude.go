@@ -162,6 +162,7 @@ func (r *Reconstructor) writeWhole(f *fstate, text string) {
 	f.remember()
 	f.cur, f.pinned, f.crlf, f.guess = Content{Known: true, Exists: true, Text: text}, true, false, false
 	f.stale, f.unknown = "", ""
+	f.inserted, f.insertedAt = nil, ""
 	f.proven = r.at
 	f.remember()
 }
@@ -314,8 +315,10 @@ func (f *fstate) insertedAgain() string {
 		return ""
 	}
 	before, after := lineBlocks(f.res.Start.Text), lineBlocks(f.cur.Text)
-	for block, n := range after {
-		if n < 2 || n <= before[block] || before[block] == 0 {
+	lines := strings.SplitAfter(f.cur.Text, "\n")
+	for i := 0; i+repeatBlock <= len(lines); i++ { // in the file's order: the same block named every time
+		block := strings.Join(lines[i:i+repeatBlock], "")
+		if n := after[block]; n < 2 || n <= before[block] || before[block] == 0 {
 			continue
 		}
 		for _, t := range f.inserted {

@@ -120,3 +120,33 @@ func TestEditApplied(t *testing.T) {
 		}
 	}
 }
+
+// An insertion with no recorded result that would put a block the host
+// held a second time is not guessed at (insertedAgain); evidence of the
+// whole content after it settles the file again.
+func TestInsertedAgain(t *testing.T) {
+	fn := "func Sum(xs []int) int {\n\ttotal := 0\n\tfor _, x := range xs {\n\t\ttotal += x\n\t}\n\treturn total\n}\n"
+	host := "package a\n\nfunc Once() int {\n\treturn 1\n}\n\n// Sum adds, zero for none.\n" + fn
+	insert := manifest.Op{Session: "s", Kind: manifest.KindEdit, Paths: []string{"/w/a.go"}, Outcome: manifest.OutcomeApplied,
+		Provenance: manifest.Provenance{Transcript: "t.jsonl", Line: 1},
+		Edits:      []manifest.Edit{{Old: "\treturn 1\n}\n", New: "\treturn 1\n}\n\n// Sum adds.\n" + fn}}}
+	base := func(string) ([]byte, bool, bool) { return []byte(host), true, true }
+	files, _ := Reconstruct([]manifest.Op{insert}, base, ReconstructOptions{})
+	if len(files) != 1 || files[0].Confidence != Unrecoverable || !strings.Contains(files[0].Reason, `inserted a block the file already held ("func Sum(xs []int) int {")`) {
+		t.Fatalf("an insertion of what the host holds in a later form: %s: %s", files[0].Confidence, files[0].Reason)
+	}
+	// Onto a host without the function, the insertion is made once.
+	bare := func(string) ([]byte, bool, bool) {
+		return []byte("package a\n\nfunc Once() int {\n\treturn 1\n}\n"), true, true
+	}
+	if files, _ := Reconstruct([]manifest.Op{insert}, bare, ReconstructOptions{}); files[0].Confidence == Unrecoverable {
+		t.Fatalf("an insertion onto a host without it: %s", files[0].Reason)
+	}
+	// A Write of the whole file after it settles what it holds, twice or not.
+	both := host + "\n// Sum again.\n" + fn
+	write := manifest.Op{Session: "s", Kind: manifest.KindWrite, Paths: []string{"/w/a.go"}, Content: &both, Outcome: manifest.OutcomeApplied,
+		Provenance: manifest.Provenance{Transcript: "t.jsonl", Line: 2}}
+	if files, _ := Reconstruct([]manifest.Op{insert, write}, base, ReconstructOptions{}); files[0].Confidence != Exact || files[0].Final.Text != both {
+		t.Fatalf("after a Write of the whole file: %s: %s", files[0].Confidence, files[0].Reason)
+	}
+}

@@ -727,6 +727,7 @@ func (f *fstate) checkpoint(c Content, what string, op *manifest.Op, r *Reconstr
 	f.cur = c
 	f.pinned, f.guess = true, false
 	f.stale, f.unknown = "", "" // the evidence settles what they left open
+	f.inserted, f.insertedAt = nil, ""
 	delete(r.failed, r.key(f.res.Path))
 	f.proven = r.at
 	f.remember()
