@@ -3,6 +3,7 @@ package recover
 import (
 	"bytes"
 	"errors"
+	sgdiff "github.com/sourcegraph/go-diff/diff"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -292,55 +293,43 @@ func gitDiff(t testing.TB, git, a, b string) []change {
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
 		t.Fatalf("git diff: %v", err)
 	}
+	fds, err := sgdiff.ParseMultiFileDiff(out)
+	if err != nil {
+		t.Fatalf("git diff: %v", err)
+	}
 	var hs []change
-	var i, j int
-	inHunk := false
-	for _, l := range strings.Split(string(out), "\n") {
-		switch {
-		case strings.HasPrefix(l, "@@ -"):
-			f := strings.Fields(l)
-			i, _ = hunkRange(f[1][1:])
-			j, _ = hunkRange(f[2][1:])
-			inHunk = true
-			continue
-		case !inHunk || l == "" || l[0] == '\\':
-			continue
-		}
-		switch l[0] {
-		case ' ':
-			i, j = i+1, j+1
-			continue
-		case '-', '+':
-		default:
-			continue
-		}
-		if n := len(hs); n == 0 || hs[n-1].a+hs[n-1].an != i || hs[n-1].b+hs[n-1].bn != j {
-			hs = append(hs, change{a: i, b: j})
-		}
-		h := &hs[len(hs)-1]
-		if l[0] == '-' {
-			h.an++
-			i++
-		} else {
-			h.bn++
-			j++
+	for _, fd := range fds {
+		for _, h := range fd.Hunks {
+			// Lines are 1-based; a side with no lines names the one before.
+			i, j := int(h.OrigStartLine)-1, int(h.NewStartLine)-1
+			if h.OrigLines == 0 {
+				i++
+			}
+			if h.NewLines == 0 {
+				j++
+			}
+			for _, l := range strings.Split(strings.TrimSuffix(string(h.Body), "\n"), "\n") {
+				switch {
+				case l == "" || l[0] == ' ':
+					i, j = i+1, j+1
+					continue
+				case l[0] != '-' && l[0] != '+':
+					continue
+				}
+				if n := len(hs); n == 0 || hs[n-1].a+hs[n-1].an != i || hs[n-1].b+hs[n-1].bn != j {
+					hs = append(hs, change{a: i, b: j})
+				}
+				if l[0] == '-' {
+					hs[len(hs)-1].an++
+					i++
+				} else {
+					hs[len(hs)-1].bn++
+					j++
+				}
+			}
 		}
 	}
 	return hs
-}
-
-// hunkRange reads a unified diff's "start,count" as a 0-based start.
-func hunkRange(s string) (int, int) {
-	start, count, ok := strings.Cut(s, ",")
-	n := 1
-	if ok {
-		n, _ = strconv.Atoi(count)
-	}
-	at, _ := strconv.Atoi(start)
-	if n > 0 {
-		at--
-	}
-	return at, n
 }
 
 // Two functions of a Go file, and a third to insert.
