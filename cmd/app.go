@@ -8,13 +8,14 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	recov "github.com/agentsandbox/sandbox/recover"
-	"github.com/rs/zerolog"
-	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // app holds the injected streams and global flags.
@@ -56,8 +57,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "sandbox",
 		Short: "Get back the work of coding agents whose sandbox is gone",
-		Long: `sandbox reads the session transcripts of coding agents (OpenAI Codex CLI, Claude Code,
-Gemini CLI, opencode and pi) and gets back the files they wrote when the sandbox they ran in is gone:
+		Long: reflow(`sandbox reads the session transcripts of coding agents (` + agentTitles() + `) and gets back the files they wrote when the sandbox they ran in is gone:
 it extracts every file-changing tool call, replays it with the agent's own
 semantics, and writes the result onto the host with dry-run diffs, conflict
 detection, three-way merge and atomic writes.
@@ -66,7 +66,7 @@ A SIZE (--max-line, run's --memory, SANDBOX_RESTORE_MAX_SIZE) is a number of
 bytes (1073741824) or a number and a unit, in any case, a blank between them
 allowed: K, M, G, T, and KiB, MiB, GiB, TiB, are powers of 1024 (64M = 64MiB =
 67108864 bytes), KB, MB, GB, TB powers of 1000 (64MB = 64000000 bytes); the
-number may have a fraction (1.5G), rounded down to a whole byte.`,
+number may have a fraction (1.5G), rounded down to a whole byte.`),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       readVersion().String(),

@@ -8,9 +8,10 @@ import (
 	"io"
 	"os"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentsandbox/sandbox/manifest"
 	recov "github.com/agentsandbox/sandbox/recover"
-	"github.com/spf13/cobra"
 )
 
 type applyOptions struct {

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
 	recov "github.com/agentsandbox/sandbox/recover"
-	"github.com/spf13/cobra"
 )
 
 // recoverToBranch writes the selected sessions as history on a new branch

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentsandbox/sandbox/parse"
 	"github.com/spf13/cobra"
+
+	"github.com/agentsandbox/sandbox/parse"
+	"github.com/agentsandbox/sandbox/parse/agent"
 )
 
 // Completion that knows the data: the fixed values of flags, the harness's
@@ -22,7 +24,7 @@ var fixedValues = map[string][]string{
 	"redacted":    {"skip\tlist them, write nothing", "apply\twrite them, placeholders and all"},
 	"runtime":     {"docker", "podman", "bwrap", "local\tno isolation"},
 	"network":     {"none", "host"},
-	"agent":       {"codex", "claude", "gemini", "opencode", "pi"},
+	"agent":       agentNames(),
 }
 
 // commandValues are the fixed values of a flag of one command (where the
@@ -43,7 +45,7 @@ func psFilterCompletions() []string {
 	for _, r := range []string{"docker", "podman", "bwrap", "local"} {
 		out = append(out, "runtime="+r)
 	}
-	for _, a := range []string{"claude", "codex", "gemini", "opencode", "pi"} {
+	for _, a := range agent.SortedNames() {
 		out = append(out, "agent="+a)
 	}
 	return append(out, "name=", "image=", "project=")

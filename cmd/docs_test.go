@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/spf13/pflag"
 )
 
 var update = flag.Bool("update", false, "rewrite generated files")

@@ -4,9 +4,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentsandbox/sandbox/harness"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/agentsandbox/sandbox/harness"
 )
 
 func (a *app) execCommand() *cobra.Command {

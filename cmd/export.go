@@ -7,11 +7,12 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	recov "github.com/agentsandbox/sandbox/recover"
-	"github.com/spf13/cobra"
 )
 
 type exportOptions struct {

@@ -16,13 +16,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
-	"github.com/rs/zerolog"
-	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 func (a *app) store() *harness.Store { return &harness.Store{Root: harness.DefaultRoot()} }
@@ -40,7 +41,7 @@ func (a *app) runCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run [--name N] [--runtime docker|podman|bwrap|local] [--image I] [--project DIR] [--resume] -- CMD...",
 		Short: "Run an agent in a sandbox whose work, transcripts and exit survive it",
-		Long: `sandbox run runs a command (an agent) in a sandbox with a per-session workspace on the
+		Long: reflow(`sandbox run runs a command (an agent) in a sandbox with a per-session workspace on the
 host. The workspace ($SANDBOX_HOME/sessions/<id>/home) is mounted read-write
 as /home/sandbox with HOME set to it, so the agent's transcripts and settings
 survive the sandbox; the project (--project, default the current directory)
@@ -57,15 +58,14 @@ container. After each run it finds the agent's own session id in the
 workspace transcripts, stores it in session.json, and writes the session's
 export manifest (manifest.json).
 
---resume passes the stored id back: --resume ID to claude and gemini, resume ID
-to codex (exec resume ID to codex exec), --session ID to pi, SANDBOX_RESUME_ID
+--resume passes the stored id back: ` + agentResumes() + `, SANDBOX_RESUME_ID
 to any other command. A new session uses the first
 of docker, podman and bwrap that works here; local runs without any
 isolation and is only used when asked for. A session keeps its runtime: if
 it is unavailable later, run fails rather than run unsandboxed.
 
 run exits with the agent's exit code, or 128 + the signal number when it was
-killed (137 for an OOM kill).`,
+killed (137 for an OOM kill).`),
 		Example: `  sandbox run --name fix-tests --image my-agent:latest -- claude -p "fix the failing tests"
   sandbox run --name fix-tests --resume -- claude -p "carry on"
   sandbox run --runtime bwrap --project ~/src/app -- codex exec "add a README"`,

@@ -8,9 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentsandbox/sandbox/parse"
 	recov "github.com/agentsandbox/sandbox/recover"
-	"github.com/spf13/cobra"
 )
 
 type logOptions struct {

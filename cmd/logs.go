@@ -13,9 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/parse"
-	"github.com/spf13/cobra"
 )
 
 type logsOptions struct {

@@ -13,10 +13,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 	"github.com/agentsandbox/sandbox/manifest"
 	recov "github.com/agentsandbox/sandbox/recover"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 var manifestSchema *jsonschema.Schema

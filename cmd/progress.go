@@ -8,8 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentsandbox/sandbox/parse"
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/agentsandbox/sandbox/parse"
 )
 
 // One progress bar for a command's reading, across all its inputs: bytes

@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentsandbox/sandbox/fixtures/gen"
 	"github.com/creack/pty"
+
+	"github.com/agentsandbox/sandbox/fixtures/gen"
 )
 
 // TestProgressOnATerminal runs recover on a big transcript with its stderr

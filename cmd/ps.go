@@ -11,8 +11,9 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/agentsandbox/sandbox/harness"
 	"github.com/spf13/cobra"
+
+	"github.com/agentsandbox/sandbox/harness"
 )
 
 // psRow is one session in sandbox ps --json, and what --format templates

@@ -15,13 +15,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
 	recov "github.com/agentsandbox/sandbox/recover"
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-	"golang.org/x/term"
 )
 
 // recoverOptions are the flags of sandbox recover.
@@ -108,16 +109,13 @@ func (a *app) recoverCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "recover [--since TIME | --session ID | --transcript FILE | --from PATH]... [--dest DIR | --map FROM=TO...]",
 		Short: "Get the files an agent session wrote back onto the host",
-		Long: `sandbox recover reads agent transcripts (OpenAI Codex CLI rollouts, Claude Code, Gemini CLI
-and pi sessions, opencode's database and store), extracts every file-changing tool call, replays the applied ones with
+		Long: reflow(`sandbox recover reads agent transcripts (` + agentTitles() + `), extracts every file-changing tool call, replays the applied ones with
 the agent's own semantics and writes the resulting files onto the host. A Claude
 Code session's subagent transcripts (<session>/subagents/agent-*.jsonl, or the
 older agent-*.jsonl beside it) are read with it, and its file-history backups
 (~/.claude/file-history/<session>/) serve as evidence when they are there.
 
-Sessions are found in the agents' homes ($CODEX_HOME or ~/.codex, $CLAUDE_CONFIG_DIR
-or ~/.claude, $GEMINI_CLI_HOME/.gemini or ~/.gemini, $XDG_DATA_HOME/opencode or
-~/.local/share/opencode, $PI_CODING_AGENT_DIR or ~/.pi/agent, and the harness's
+Sessions are found in the agents' homes (` + agentHomes() + `, and the harness's
 workspaces under $SANDBOX_HOME) and selected with
 --since/--until (activity overlapping the window), --session (an id prefix; an
 ambiguous one lists the candidates), --cwd and --agent. --transcript and --from
@@ -158,7 +156,7 @@ sha256; if any write fails, the changes already made are rolled back.
 --path GLOB only some files. --to-branch NAME writes the session as git history
 instead: a new branch from the start commit, one commit per turn that changed
 files, leaving the work tree, index and HEAD alone. --format patch (or sandbox
-diff) prints a patch for git apply and git am.`,
+diff) prints a patch for git apply and git am.`),
 		Example: `  # the last day's sessions, back where they ran (asks first)
   sandbox recover --since 24h
 

@@ -6,9 +6,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentsandbox/sandbox/harness"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/agentsandbox/sandbox/harness"
 )
 
 // rmResult is what rm did (or would do) to one session.

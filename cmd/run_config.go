@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentsandbox/sandbox/harness"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/agentsandbox/sandbox/harness"
 )
 
 // runDefaults are sandbox run's flags that only add to the defaults.

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/objstore/s3test"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // The MinIO server of each script that started one.

@@ -20,9 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 	"github.com/agentsandbox/sandbox/objstore/s3test"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {

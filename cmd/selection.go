@@ -8,11 +8,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
+	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
-	"github.com/spf13/pflag"
 )
 
 // selectOptions are the source and selection flags of recover and sessions.
@@ -39,7 +41,7 @@ func (o *selectOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.Until, "until", "", "sessions active until `TIME` (same forms as --since)")
 	f.StringArrayVar(&o.Sessions, "session", nil, "sessions whose id (or harness name) starts with `PREFIX` (repeatable)")
 	f.StringVar(&o.Cwd, "cwd", "", "sessions whose working directory is `DIR` or below")
-	f.StringVar(&o.Agent, "agent", "", "only sessions of this `AGENT`: codex, claude, gemini, opencode or pi")
+	f.StringVar(&o.Agent, "agent", "", "only sessions of this `AGENT`: "+agent.OrList(agentNames()))
 }
 
 // now is the clock for --since/--until; SANDBOX_NOW (RFC 3339) fixes it,
@@ -55,10 +57,8 @@ func now() time.Time {
 
 func (o selectOptions) filter() (parse.Filter, error) {
 	f := parse.Filter{Prefixes: o.Sessions, Cwd: o.Cwd, Agent: manifest.Agent(o.Agent)}
-	switch o.Agent {
-	case "", "codex", "claude", "gemini", "opencode", "pi":
-	default:
-		return f, usagef("--agent %q: use codex, claude, gemini, opencode or pi", o.Agent)
+	if o.Agent != "" && !knownAgent(o.Agent) {
+		return f, usagef("--agent %q: use %s", o.Agent, agent.OrList(agentNames()))
 	}
 	t := now()
 	var err error
@@ -135,10 +135,10 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 	} else {
 		homes := discover.DefaultHomes()
 		if o.HomeCodex != "" {
-			homes.Codex = o.HomeCodex
+			homes.Agents[manifest.AgentCodex] = o.HomeCodex
 		}
 		if o.HomeClaude != "" {
-			homes.Claude = o.HomeClaude
+			homes.Agents[manifest.AgentClaude] = o.HomeClaude
 		}
 		cands = finder.Homes(homes, filter.Window)
 		for _, p := range finder.Problems {
@@ -169,7 +169,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 		case se != nil && named[se.Name]:
 			// A file named on its own that cannot be read is the error.
 			if errors.Is(e, parse.ErrUnknownFormat) {
-				return nil, finder.Looked, &HintError{e, "sandbox reads Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl), Claude Code transcripts (~/.claude/projects/…/<session>.jsonl), Gemini CLI sessions (~/.gemini/tmp/…/chats/session-*.json or .jsonl), pi sessions (~/.pi/agent/sessions/…/*.jsonl), plain, .gz or .zst, and opencode sessions (~/.local/share/opencode/opencode.db, storage/, opencode export JSON)"}
+				return nil, finder.Looked, &HintError{e, "sandbox reads " + agentSessions() + "; transcripts plain, .gz or .zst"}
 			}
 			return nil, finder.Looked, fmt.Errorf("reading transcript: %w", e)
 		case errors.Is(e, parse.ErrUnknownFormat):

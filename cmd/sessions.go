@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
-	"github.com/spf13/cobra"
 )
 
 // sessionsOptions are the flags of sandbox sessions.

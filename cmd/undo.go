@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentsandbox/sandbox/harness"
 	recov "github.com/agentsandbox/sandbox/recover"
-	"github.com/spf13/cobra"
 )
 
 type undoOptions struct {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/parse"
+	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
 )
 
@@ -121,51 +122,16 @@ func projectDir(p string) (string, error) {
 	return abs, nil
 }
 
-// ResumeCommand passes the agent's session id back to it: --resume ID for
-// Claude Code and Gemini CLI, resume ID for Codex (exec resume ID for codex
-// exec), --session ID for opencode (after run for opencode run) and pi;
-// other commands get SANDBOX_RESUME_ID.
+// ResumeCommand passes the agent's session id back to it, with the
+// agent's own flag (agent.Agent.Resume: --resume ID for Claude Code, resume
+// ID for Codex, …); a command of no known agent gets SANDBOX_RESUME_ID.
 func ResumeCommand(command []string, id string) ([]string, []string) {
-	base := filepath.Base(command[0])
-	switch base {
-	case "claude":
-		return append([]string{command[0], "--resume", id}, command[1:]...), nil
-	case "codex":
-		// codex exec "…" resumes as codex exec resume ID "…"; the TUI as
-		// codex resume ID.
-		if len(command) > 1 && (command[1] == "exec" || command[1] == "e") {
-			return append([]string{command[0], command[1], "resume", id}, command[2:]...), nil
+	for _, a := range agent.All() {
+		if out, ok := a.Resume(command, id); ok {
+			return out, nil
 		}
-		return append([]string{command[0], "resume", id}, command[1:]...), nil
-	case "opencode":
-		return opencodeResume(command, id), nil
-	case "gemini":
-		return append([]string{command[0], "--resume", id}, command[1:]...), nil
-	case "pi":
-		// pi takes a session file or an id (prefix) to --session.
-		return append([]string{command[0], "--session", id}, command[1:]...), nil
 	}
 	return command, []string{"SANDBOX_RESUME_ID=" + id}
-}
-
-// opencodeResume adds --session ID to an opencode command (its TUI, or
-// opencode run), unless the command already picks a session itself.
-func opencodeResume(command []string, id string) []string {
-	for _, a := range command[1:] {
-		if a == "--" {
-			break
-		}
-		if a == "-s" || a == "-c" || a == "--continue" || a == "--session" || strings.HasPrefix(a, "--session=") {
-			return command
-		}
-	}
-	at := 1
-	if len(command) > 1 && command[1] == "run" {
-		at = 2
-	}
-	out := append([]string{}, command[:at]...)
-	out = append(out, "--session", id)
-	return append(out, command[at:]...)
 }
 
 // Run runs a command in a session's sandbox to its end and records how it
@@ -376,8 +342,7 @@ func (sess *Session) ExitStatus() int {
 func (s *Store) FindAgentSession(sess *Session) {
 	home := s.Home(sess.ID)
 	var f discover.Finder
-	cands := f.Homes(discover.Homes{Codex: filepath.Join(home, ".codex"), Claude: filepath.Join(home, ".claude"),
-		Opencode: filepath.Join(home, ".local", "share", "opencode"), Gemini: filepath.Join(home, ".gemini"), Pi: filepath.Join(home, ".pi", "agent")}, discover.Window{})
+	cands := f.Homes(discover.HomesIn(home), discover.Window{})
 	sort.SliceStable(cands, func(a, b int) bool { return cands[a].ModTime.After(cands[b].ModTime) })
 	for i := range cands {
 		c := &cands[i]

@@ -4,46 +4,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/agent"
 )
-
-// claudeRoot returns the Claude Code config directory a transcript lives
-// in: the parent of the nearest "projects" folder above it, else
-// $CLAUDE_CONFIG_DIR, else ~/.claude.
-func claudeRoot(transcript string) string {
-	if abs, err := filepath.Abs(transcript); err == nil {
-		for dir := filepath.Dir(abs); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-			if filepath.Base(dir) == "projects" {
-				return filepath.Dir(dir)
-			}
-		}
-	}
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".claude")
-	}
-	return ""
-}
-
-var backupNameRe = regexp.MustCompile(`^[0-9a-f]{16}@v[0-9]+$`)
-
-// backupReader reads file-history backups (formats/claude.md §1.5) from the
-// config directory of a transcript.
-func backupReader(transcript string) func(sessionID, name string) ([]byte, bool) {
-	root := claudeRoot(transcript)
-	return func(sessionID, name string) ([]byte, bool) {
-		// Both parts come from the transcript: accept only their documented forms.
-		if root == "" || !backupNameRe.MatchString(name) || strings.ContainsAny(sessionID, `/\`) || sessionID == ".." || sessionID == "" {
-			return nil, false
-		}
-		data, err := os.ReadFile(filepath.Join(root, "file-history", sessionID, name))
-		return data, err == nil
-	}
-}
 
 // firstSessionID returns the sessionId of a Claude transcript's first
 // lines.
@@ -55,7 +21,12 @@ func firstSessionID(name string) string {
 	defer f.Close()
 	buf := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, buf)
-	return readHead(buf[:n]).claudeID
+	h := readHead(buf[:n])
+	a, ok := agent.Named(manifest.AgentClaude)
+	if !ok {
+		return ""
+	}
+	return h.id(a)
 }
 
 // Companions returns the subagent transcripts of a Claude Code session

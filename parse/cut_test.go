@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/klauspost/compress/zstd"
 )
 
 // transcriptFile is a JSONL transcript of the corpus or the fixtures, read
@@ -59,7 +61,7 @@ func TestCutAnywhereIsTruncated(t *testing.T) {
 	cuts := 0
 	files := jsonlTranscripts(t, 90, allJSONL...)
 	for _, tf := range files {
-		f, data, agent := tf.path, tf.data, tf.agent
+		f, data, ag := tf.path, tf.data, tf.agent
 		for k := 1; k <= 24; k++ {
 			at := len(data) * k / 25
 			// Only a cut inside a record: the line's start to the cut is
@@ -76,7 +78,7 @@ func TestCutAnywhereIsTruncated(t *testing.T) {
 			if len(part) == 0 || len(part) == len(whole) || !json.Valid(whole) || ls == 0 {
 				continue
 			}
-			s, err := parseAs(context.Background(), agent, bytes.NewReader(data[:at]), "cut.jsonl", nil, emit.Handler{Op: func(manifest.Op) {}})
+			s, err := parseAs(context.Background(), ag, bytes.NewReader(data[:at]), agent.Transcript{Name: "cut.jsonl"}, emit.Handler{Op: func(manifest.Op) {}})
 			if err != nil {
 				t.Fatalf("%s cut at %d: %v", f, at, err)
 			}
@@ -106,9 +108,9 @@ func TestCutAnywhereIsTruncated(t *testing.T) {
 // out; brackets alone can balance them.
 func TestSpliceAnywhereKeepsTheNextRecord(t *testing.T) {
 	files := jsonlTranscripts(t, 90, allJSONL...)
-	ops := func(agent manifest.Agent, data []byte) (map[string]int, manifest.Session) {
+	ops := func(ag manifest.Agent, data []byte) (map[string]int, manifest.Session) {
 		got := map[string]int{}
-		s, err := parseAs(context.Background(), agent, bytes.NewReader(data), "splice.jsonl", nil, emit.Handler{Op: func(op manifest.Op) {
+		s, err := parseAs(context.Background(), ag, bytes.NewReader(data), agent.Transcript{Name: "splice.jsonl"}, emit.Handler{Op: func(op manifest.Op) {
 			op.Provenance.Offset, op.Seq = 0, 0
 			b, _ := json.Marshal(op)
 			got[string(b)]++
@@ -120,7 +122,7 @@ func TestSpliceAnywhereKeepsTheNextRecord(t *testing.T) {
 	}
 	splices := 0
 	for _, tf := range files {
-		f, data, agent := tf.path, tf.data, tf.agent
+		f, data, ag := tf.path, tf.data, tf.agent
 		lines := bytes.SplitAfter(data, []byte("\n"))
 		for k := 1; k+1 < len(lines); k += max(1, len(lines)/6) {
 			line := bytes.TrimRight(lines[k], "\r\n")
@@ -128,11 +130,11 @@ func TestSpliceAnywhereKeepsTheNextRecord(t *testing.T) {
 				continue
 			}
 			without := bytes.Join(append(append([][]byte{}, lines[:k]...), lines[k+1:]...), nil)
-			want, _ := ops(agent, without)
+			want, _ := ops(ag, without)
 			for _, frac := range []int{3, 2} {
 				cut := len(line) * (frac - 1) / frac
 				spliced := bytes.Join(append(append(append([][]byte{}, lines[:k]...), line[:cut]), lines[k+1:]...), nil)
-				got, s := ops(agent, spliced)
+				got, s := ops(ag, spliced)
 				splices++
 				for op, n := range want {
 					if got[op] < n {
@@ -182,7 +184,7 @@ func TestCompressedCutIsTruncated(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s.%s: %v", f, name, err)
 				}
-				s, err := parseAs(context.Background(), tf.agent, rc, "cut.jsonl."+name, nil, emit.Handler{Op: func(manifest.Op) {}})
+				s, err := parseAs(context.Background(), tf.agent, rc, agent.Transcript{Name: "cut.jsonl." + name}, emit.Handler{Op: func(manifest.Op) {}})
 				rc.Close()
 				cuts++
 				if err != nil || s.EndState != manifest.EndTruncated {

@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentsandbox/sandbox/manifest"
 	"golang.org/x/tools/txtar"
+
+	"github.com/agentsandbox/sandbox/manifest"
 )
 
 // TestDetectAgents tells every real session of the Gemini CLI and pi

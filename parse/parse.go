@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"strings"
-	"time"
 	"unsafe"
 
-	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/codex"
-	"github.com/agentsandbox/sandbox/parse/gemini"
-	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/agentsandbox/sandbox/parse/opencode"
 	"github.com/tidwall/gjson"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/agent"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // ErrUnknownFormat is returned for a file that is not a transcript of a
@@ -26,86 +24,60 @@ var ErrUnknownFormat = errors.New("not a transcript of a known agent")
 // the other agent's. Records are read as JSON, so whitespace, key order and
 // escapes do not matter; the last record may be cut short.
 func Detect(head []byte) (manifest.Agent, bool) {
-	return readHead(head).agent()
+	a, ok := readHead(head).agent()
+	if !ok {
+		return "", false
+	}
+	return a.Name(), true
 }
 
 // head is what the records at the start of a transcript say.
 type head struct {
 	// notJSON is set when the bytes do not start as JSON does (prose that
-	// quotes a record: a README, a spec); single when they are the
-	// single-JSON layout of the TypeScript codex-cli.
-	notJSON, single bool
-	// opencode is set when the bytes are an opencode record stream.
-	opencode bool
-	votes    [4]int // Codex, Claude Code, Gemini CLI, pi
-	gemini   bool   // the pretty-printed single-JSON Gemini session
-	// The first of each the records give.
-	claudeID, codexID, cwd string
-	geminiID, piID         string
-	span
+	// quotes a record: a README, a spec).
+	notJSON bool
+	// doc is the agent whose single-document transcript the bytes are, if
+	// any (its Head is then the whole story).
+	doc agent.Agent
+	// votes and ids are by registered agent: the records that look like
+	// its, and the first session id its records give.
+	votes []int
+	ids   []string
+	agent.Head
 }
 
-// span is the earliest and latest timestamps seen.
-type span struct{ first, last time.Time }
-
-func (s *span) add(ts string) {
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return
-	}
-	if s.first.IsZero() || t.Before(s.first) {
-		s.first = t
-	}
-	if t.After(s.last) {
-		s.last = t
-	}
-}
-
-// addMillis adds a time in milliseconds since the epoch (opencode's), when
-// there is one.
-func (s *span) addMillis(v int64) {
-	if v > 0 {
-		s.add(time.UnixMilli(v).UTC().Format(time.RFC3339Nano))
-	}
-}
-
-// agent decides by the votes; a tie goes to Codex, whose marks are the
-// more specific.
-func (h *head) agent() (manifest.Agent, bool) {
+// agent decides: a document's agent, else by the votes; a tie goes to the
+// agent registered first.
+func (h *head) agent() (agent.Agent, bool) {
 	switch {
 	case h.notJSON:
-		return "", false
-	case h.gemini:
-		return manifest.AgentGemini, true
-	case h.single:
-		return manifest.AgentCodex, true
-	case h.opencode:
-		return manifest.AgentOpencode, true
+		return nil, false
+	case h.doc != nil:
+		return h.doc, true
 	}
-	best, agents := 0, []manifest.Agent{manifest.AgentCodex, manifest.AgentClaude, manifest.AgentGemini, manifest.AgentPi}
+	best := 0
 	for i, v := range h.votes {
 		if v > h.votes[best] {
 			best = i
 		}
 	}
-	if h.votes[best] == 0 {
-		return "", false
+	if len(h.votes) == 0 || h.votes[best] == 0 {
+		return nil, false
 	}
-	return agents[best], true
+	return agent.All()[best], true
 }
 
-// vote counts a record's shape for its agent.
-func (h *head) vote(a manifest.Agent) {
-	switch a {
-	case manifest.AgentCodex:
-		h.votes[0]++
-	case manifest.AgentClaude:
-		h.votes[1]++
-	case manifest.AgentGemini:
-		h.votes[2]++
-	case manifest.AgentPi:
-		h.votes[3]++
+// id returns the session id the head gives for agent a.
+func (h *head) id(a agent.Agent) string {
+	if h.doc != nil {
+		return h.Head.ID
 	}
+	for i, b := range agent.All() {
+		if b == a && i < len(h.ids) {
+			return h.ids[i]
+		}
+	}
+	return ""
 }
 
 // readHead reads the records of a transcript's first bytes, each once.
@@ -117,78 +89,46 @@ func readHead(b []byte) *head {
 		h.notJSON = true
 		return h
 	}
-	if opencode.IsExport(t) {
-		h.opencode = true
-		id, dir, created, updated := opencode.ExportHead(t)
-		h.codexID, h.cwd = id, dir
-		h.addMillis(created)
-		h.addMillis(updated)
-		return h
-	}
-	if opencode.IsStream(t) {
-		h.opencode = true
-		doc := gjson.Parse(firstLine(t))
-		h.codexID, h.cwd = doc.Get("id").Str, doc.Get("directory").Str
-		h.addMillis(doc.Get("created").Int())
-		h.addMillis(doc.Get("updated").Int())
-		return h
-	}
-	if gemini.Pretty(b) {
-		// A pretty-printed document: Gemini CLI's legacy session or the
-		// early codex-cli rollout, told by their top-level keys (as far as
-		// the head holds them).
-		doc := gjson.ParseBytes(b)
-		if doc.Get("projectHash").Exists() || (doc.Get("sessionId").Exists() && doc.Get("messages").Exists()) {
-			h.gemini = true
-			h.geminiID = doc.Get("sessionId").Str
-			h.add(doc.Get("startTime").Str)
-			h.add(doc.Get("lastUpdated").Str)
-			doc.Get("messages").ForEach(func(_, m gjson.Result) bool {
-				h.add(m.Get("timestamp").Str)
-				return true
-			})
-			return h
+	agents := agent.All()
+	best := 0
+	for _, a := range agents {
+		if dh, rank := a.Document(b); rank > best {
+			best, h.doc, h.Head = rank, a, dh
 		}
 	}
-	if codex.SingleJSON(b) {
-		h.single = true
-		doc := gjson.ParseBytes(b) // read as far as it goes: the head may cut it
-		h.codexID = uuidOnly(doc.Get("session.id").Str)
-		h.add(doc.Get("session.timestamp").Str)
+	if h.doc != nil {
 		return h
 	}
+	h.votes, h.ids = make([]int, len(agents)), make([]string, len(agents))
+	rec := agent.NewRecord()
 	first := true
 	eachLine(b, func(line string) {
-		r := readRecord(line)
-		h.vote(r.shape(first))
-		if h.geminiID == "" && r.projectHash.Exists() {
-			h.geminiID = strings.Clone(r.sessionID.Str)
+		readRecord(line, rec)
+		if i, ok := shape(agents, rec, first); ok {
+			h.votes[i]++
 		}
-		if h.piID == "" && r.typ.Str == "session" {
-			h.piID = strings.Clone(r.id.Str)
-		}
-		if h.claudeID == "" {
-			h.claudeID = strings.Clone(r.sessionID.Str)
-		}
-		if h.codexID == "" {
-			switch {
-			case r.typ.Str == "session_meta":
-				h.codexID = strings.Clone(uuidOnly(firstNonEmpty(r.payload.Get("id").Str, r.payload.Get("session_id").Str)))
-			case first && !r.typ.Exists():
-				h.codexID = strings.Clone(uuidOnly(r.id.Str)) // a legacy rollout's first line
+		for i, a := range agents {
+			if id := a.Note(rec, first, &h.Head); id != "" && h.ids[i] == "" {
+				h.ids[i] = strings.Clone(id)
 			}
 		}
-		if h.cwd == "" {
-			h.cwd = r.cwd.Str
-			if h.cwd == "" && (r.typ.Str == "session_meta" || r.typ.Str == "turn_context") {
-				h.cwd = r.payload.Get("cwd").Str
-			}
-			h.cwd = strings.Clone(h.cwd)
-		}
-		r.times(&h.span)
 		first = false
 	})
 	return h
+}
+
+// shape returns the agent a record votes for: the one whose Shape ranks it
+// highest (a vote beats a claim without one at the same rank), if that one
+// votes.
+func shape(agents []agent.Agent, r *agent.Record, first bool) (int, bool) {
+	at, rank, vote := -1, 0, false
+	for i, a := range agents {
+		k, v := a.Shape(r, first)
+		if k > rank || (k == rank && k > 0 && v && !vote) {
+			at, rank, vote = i, k, v
+		}
+	}
+	return at, at >= 0 && vote
 }
 
 // eachLine calls fn with each line of b that may be a record (it starts with
@@ -211,131 +151,26 @@ func eachLine(b []byte, fn func(line string)) {
 	}
 }
 
-// record is the top-level fields of a record (complete, or cut short: those
-// before the cut) that tell its agent, id, cwd and time, the last of each
-// as decoders do.
-type record struct {
-	typ, sessionID, parentUUID, recordType, id, timestamp, cwd, payload, snapshot gjson.Result
-	// Gemini CLI's and pi's marks.
-	projectHash, set, rewindTo, startTime, message, parentID gjson.Result
-}
-
-// readRecord reads the fields of one line of a head. A whole record's
-// fields are found from its keys' offsets (jsonl.Record.EachField),
-// without parsing the values between them; a record cut short by the end of
-// the head gives those before the cut, through gjson.
-func readRecord(line string) record {
-	var r record
+// readRecord reads the declared fields (agent.NewKey) of one line of a
+// head into r. A whole record's fields are found from its keys' offsets
+// (jsonl.Record.EachField), without parsing the values between them; a
+// record cut short by the end of the head gives those before the cut,
+// through gjson.
+func readRecord(line string, r *agent.Record) {
+	r.Reset()
 	// A read-only view of the line's bytes: EachField never writes them.
 	rec := jsonl.Record{Data: unsafe.Slice(unsafe.StringData(line), len(line))}
 	whole := rec.EachField(func(name []byte, start, end int) {
-		if f := r.field(name); f != nil {
-			*f = gjson.Parse(line[start:end])
+		if k, ok := agent.KeyOf(name); ok {
+			r.Set(k, gjson.Parse(line[start:end]))
 		}
 	})
 	if !whole {
 		gjson.Parse(line).ForEach(func(k, v gjson.Result) bool {
-			if f := r.field([]byte(k.Str)); f != nil {
-				*f = v
+			if key, ok := agent.KeyOf([]byte(k.Str)); ok {
+				r.Set(key, v)
 			}
 			return true
 		})
 	}
-	return r
-}
-
-// field returns where the record keeps the value of the key k, or nil.
-func (r *record) field(k []byte) *gjson.Result {
-	switch string(k) {
-	case "type":
-		return &r.typ
-	case "sessionId":
-		return &r.sessionID
-	case "parentUuid":
-		return &r.parentUUID
-	case "record_type":
-		return &r.recordType
-	case "id":
-		return &r.id
-	case "timestamp":
-		return &r.timestamp
-	case "cwd":
-		return &r.cwd
-	case "payload":
-		return &r.payload
-	case "snapshot":
-		return &r.snapshot
-	case "projectHash":
-		return &r.projectHash
-	case "$set":
-		return &r.set
-	case "$rewindTo":
-		return &r.rewindTo
-	case "startTime":
-		return &r.startTime
-	case "message":
-		return &r.message
-	case "parentId":
-		return &r.parentID
-	}
-	return nil
-}
-
-// shape says which agent's record this looks like, if either's.
-func (r *record) shape(first bool) manifest.Agent {
-	switch {
-	case r.projectHash.Exists() || r.set.IsObject() || r.rewindTo.Exists():
-		return manifest.AgentGemini // session metadata, $set, $rewindTo
-	case r.sessionID.Exists() || r.parentUUID.Exists():
-		return manifest.AgentClaude
-	case r.typ.Type == gjson.String && r.id.Type == gjson.String && (r.typ.Str == "gemini" || (r.typ.Str == "info" || r.typ.Str == "user" || r.typ.Str == "error" || r.typ.Str == "warning") && !r.message.Exists() && !r.parentID.Exists() && !first):
-		return manifest.AgentGemini // a message record
-	case r.typ.Str == "message" && r.message.IsObject(), r.typ.Str == "session" && (r.cwd.Exists() || r.id.Exists()):
-		return manifest.AgentPi
-	case r.parentID.Exists() && r.typ.Type == gjson.String:
-		switch r.typ.Str {
-		case "model_change", "thinking_level_change", "compaction", "branch_summary", "custom", "custom_message", "label", "session_info":
-			return manifest.AgentPi
-		}
-	case r.typ.Type == gjson.String:
-		switch r.typ.Str {
-		case "session_meta", "turn_context", "response_item", "event_msg", "compacted":
-			return manifest.AgentCodex
-		case "file-history-snapshot":
-			return manifest.AgentClaude
-		}
-	case r.recordType.Exists():
-		return manifest.AgentCodex // a legacy rollout's state line
-	case first && r.id.Exists() && r.timestamp.Exists():
-		return manifest.AgentCodex // a legacy rollout's first line
-	}
-	return ""
-}
-
-// times adds the record's timestamps to s: its own, and the one of a Codex
-// session_meta or a Claude Code file-history snapshot.
-func (r *record) times(s *span) {
-	if r.timestamp.Type == gjson.String {
-		s.add(r.timestamp.Str)
-	}
-	if r.startTime.Type == gjson.String {
-		s.add(r.startTime.Str) // Gemini CLI's session metadata
-	}
-	var inner gjson.Result
-	switch r.typ.Str {
-	case "session_meta":
-		inner = r.payload.Get("timestamp")
-	case "file-history-snapshot":
-		inner = r.snapshot.Get("timestamp")
-	}
-	if inner.Type == gjson.String {
-		s.add(inner.Str)
-	}
-}
-
-func firstLine(b []byte) string {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		b = b[:i]
-	}
-	return string(b)
 }

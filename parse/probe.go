@@ -3,7 +3,6 @@ package parse
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,9 +11,8 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
-	"github.com/agentsandbox/sandbox/parse/emit"
-	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
@@ -66,42 +64,29 @@ func Probe(c *discover.Candidate) (Info, error) {
 		return Info{}, fmt.Errorf("%s: empty file", c.Name)
 	}
 	h := readHead(head)
-	agent, ok := h.agent()
+	a, ok := h.agent()
 	if !ok {
 		return Info{}, fmt.Errorf("%s: %w", c.Name, ErrUnknownFormat)
 	}
-	info := Info{Agent: agent, ID: c.ID, Cwd: h.cwd}
-	if agent == manifest.AgentGemini {
-		// Gemini records no working directory: the parser reads it back
-		// from the tools' paths; the head is enough when a file tool ran in it.
-		info.Cwd = geminiRoot(c.Path, c.Path != "")
-		if info.Cwd == "" {
-			if s, err := gemini.Stream(context.Background(), bytes.NewReader(head), c.Name, gemini.Options{}, emit.Handler{}); err == nil {
-				info.Cwd = s.Cwd
-			}
-		}
+	info := Info{Agent: a.Name(), ID: c.ID, Cwd: h.Cwd}
+	if r, ok := a.(agent.Rooted); ok {
+		// The transcript records no working directory: the agent finds it
+		// beside the file, or from the tools' paths in the head.
+		info.Cwd = r.Root(agent.Transcript{Name: c.Path, OnDisk: c.Path != ""}, head)
 	}
 	if info.ID == "" {
-		info.ID = h.codexID
-		switch agent {
-		case manifest.AgentClaude:
-			info.ID = h.claudeID
-		case manifest.AgentGemini:
-			info.ID = h.geminiID
-		case manifest.AgentPi:
-			info.ID = h.piID
-		}
-		if agent != manifest.AgentOpencode { // opencode's ids are case-sensitive
+		info.ID = h.id(a)
+		if !a.About().CaseSensitiveIDs {
 			info.ID = strings.ToLower(info.ID)
 		}
 	}
-	first, last := h.first, h.last
+	first, last := h.First, h.Last
 	if rerr == nil { // more than the head: find the end
 		t, ok := c.Tail(probeBytes)
 		if compressed || !ok {
 			t = lastBytes(dr, head)
 		}
-		if tlast := tailSpan(t).last; tlast.After(last) {
+		if tlast := tailSpan(t).Last; tlast.After(last) {
 			last = tlast
 		}
 	}
@@ -131,42 +116,30 @@ func lastBytes(r io.Reader, head []byte) []byte {
 	}
 }
 
-// uuidOnly keeps a Codex session id that has the shape of one.
-func uuidOnly(id string) string {
-	if len(id) != 36 || strings.Trim(id, "0123456789abcdefABCDEF-") != "" {
-		return ""
-	}
-	return id
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // tailSpan returns the timestamps of the records in the last bytes of a
 // transcript, which start inside a record: that one is searched for
 // timestamps only when b holds no other record.
-func tailSpan(b []byte) span {
-	var s span
+func tailSpan(b []byte) agent.Head {
+	var s agent.Head
 	partial := b
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {
 		partial, b = b[:i], b[i+1:]
 	} else {
 		b = nil
 	}
+	rec := agent.NewRecord()
 	eachLine(b, func(line string) {
-		r := readRecord(line)
-		r.times(&s)
+		readRecord(line, rec)
+		for _, a := range agent.All() {
+			a.Note(rec, false, &s)
+		}
 	})
-	if s.last.IsZero() && len(partial) > 0 {
+	if s.Last.IsZero() && len(partial) > 0 {
 		// One record longer than the tail: its start is gone, so it cannot be
 		// read as JSON; its timestamps can still be found in what is left.
 		plain, _ := jsonl.Plain(partial, nil)
 		for _, m := range tsLoose.FindAllSubmatch(plain, -1) {
-			s.add(string(m[1]))
+			s.Add(string(m[1]))
 		}
 	}
 	return s

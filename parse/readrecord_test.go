@@ -5,21 +5,22 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/agentsandbox/sandbox/parse/agent"
 )
 
 // byForEach is readRecord as it was: every field through a gjson ForEach,
 // which parses each value to find the next key. readRecord must read the
 // same.
-func byForEach(line string) record {
-	var r record
+func byForEach(line string) *agent.Record {
+	r := agent.NewRecord()
 	gjson.Parse(line).ForEach(func(k, v gjson.Result) bool {
-		if f := r.field([]byte(k.Str)); f != nil {
-			*f = v
+		if key, ok := agent.KeyOf([]byte(k.Str)); ok {
+			r.Set(key, v)
 		}
 		return true
 	})
@@ -33,7 +34,8 @@ func byForEach(line string) record {
 // is not JSON (a head cut short) each reading may see its own fields.
 func sameRecord(t testing.TB, line string) {
 	t.Helper()
-	got := readRecord(line)
+	got := agent.NewRecord()
+	readRecord(line, got)
 	if !json.Valid([]byte(line)) {
 		dec := json.NewDecoder(strings.NewReader(line))
 		var first json.RawMessage
@@ -43,16 +45,13 @@ func sameRecord(t testing.TB, line string) {
 		line = line[:dec.InputOffset()]
 	}
 	want := byForEach(line)
-	if reflect.TypeOf(got).NumField() != 15 {
-		t.Fatal("record has new fields: compare them here")
+	if agent.Keys() < 15 {
+		t.Fatalf("only %d keys declared: the agents' keys are missing", agent.Keys())
 	}
-	g := []gjson.Result{got.typ, got.sessionID, got.parentUUID, got.recordType, got.id, got.timestamp, got.cwd, got.payload,
-		got.snapshot, got.projectHash, got.set, got.rewindTo, got.startTime, got.message, got.parentID}
-	w := []gjson.Result{want.typ, want.sessionID, want.parentUUID, want.recordType, want.id, want.timestamp, want.cwd, want.payload,
-		want.snapshot, want.projectHash, want.set, want.rewindTo, want.startTime, want.message, want.parentID}
-	for i := range g {
-		if g[i].Type != w[i].Type || g[i].Raw != w[i].Raw || g[i].Str != w[i].Str || g[i].Num != w[i].Num {
-			t.Fatalf("field %d of %.300q: got %v %q, ForEach gives %v %q", i, line, g[i].Type, g[i].Raw, w[i].Type, w[i].Raw)
+	for i := range agent.Keys() {
+		g, w := got.Get(agent.Key(i)), want.Get(agent.Key(i))
+		if g.Type != w.Type || g.Raw != w.Raw || g.Str != w.Str || g.Num != w.Num {
+			t.Fatalf("key %d of %.300q: got %v %q, ForEach gives %v %q", i, line, g.Type, g.Raw, w.Type, w.Raw)
 		}
 	}
 }
@@ -110,7 +109,7 @@ func TestHeadOwnsWhatItKeeps(t *testing.T) {
 	} {
 		buf := []byte(text)
 		h := readHead(buf)
-		kept := func() string { return strings.Join([]string{h.claudeID, h.codexID, h.cwd, h.geminiID, h.piID}, "|") }
+		kept := func() string { return strings.Join(append(append([]string{}, h.ids...), h.Cwd), "|") }
 		before := strings.Clone(kept())
 		for i := range buf {
 			buf[i] = 'x'

@@ -13,14 +13,10 @@ import (
 	"sync"
 
 	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/claude"
-	"github.com/agentsandbox/sandbox/parse/codex"
+	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
-	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/agentsandbox/sandbox/parse/opencode"
-	"github.com/agentsandbox/sandbox/parse/pi"
 )
 
 // Stream is a transcript being parsed in the background: its operations
@@ -115,7 +111,7 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 	if n == 0 && rerr != nil && !errors.Is(rerr, io.EOF) {
 		return fail(fmt.Errorf("%s: %w", name, rerr))
 	}
-	agent, ok := Detect(head)
+	a, ok := Detect(head)
 	switch {
 	case n == 0:
 		return fail(fmt.Errorf("%s: empty file", name))
@@ -129,28 +125,17 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 	s := &Stream{name: name, ops: make(chan manifest.Op, 256), header: make(chan struct{}), done: make(chan struct{}),
 		closer: multiCloser{rc, closer}, cancel: cancel, hash: sum, keepTurns: o.Turns}
 	body := io.MultiReader(bytes.NewReader(head), rc)
-	var backups func(string, string) ([]byte, bool)
-	if onDisk {
-		backups = backupReader(name)
-	}
-	go s.run(ctx, agent, body, backups)
+	go s.run(ctx, a, body, onDisk)
 	return s, nil
 }
 
-// parseAs parses body as a transcript of agent.
-func parseAs(ctx context.Context, agent manifest.Agent, body io.Reader, name string, backups func(string, string) ([]byte, bool), h emit.Handler) (manifest.Session, error) {
-	switch agent {
-	case manifest.AgentClaude:
-		return claude.Stream(ctx, body, name, claude.Options{Backup: backups}, h)
-	case manifest.AgentGemini:
-		return gemini.Stream(ctx, body, name, gemini.Options{Cwd: geminiRoot(name, backups != nil)}, h)
-	case manifest.AgentPi:
-		return pi.Stream(ctx, body, name, h)
+// parseAs parses body as a transcript of the agent named a; t names it.
+func parseAs(ctx context.Context, a manifest.Agent, body io.Reader, t agent.Transcript, h emit.Handler) (manifest.Session, error) {
+	ag, ok := agent.Named(a)
+	if !ok {
+		return manifest.Session{}, fmt.Errorf("%s: %w", t.Name, ErrUnknownFormat)
 	}
-	if agent == manifest.AgentOpencode {
-		return opencode.Stream(ctx, body, name, h)
-	}
-	return codex.Stream(ctx, body, name, h)
+	return ag.Stream(ctx, body, t, h)
 }
 
 // plainFile returns r as a regular file, and the offset it will be read
@@ -181,7 +166,7 @@ func (m multiCloser) Close() error {
 	return nil
 }
 
-func (s *Stream) run(ctx context.Context, agent manifest.Agent, body io.Reader, backups func(string, string) ([]byte, bool)) {
+func (s *Stream) run(ctx context.Context, a manifest.Agent, body io.Reader, onDisk bool) {
 	defer close(s.done)
 	defer close(s.ops)
 	defer s.closer.Close()
@@ -208,7 +193,7 @@ func (s *Stream) run(ctx context.Context, agent manifest.Agent, body io.Reader, 
 			}
 		}
 	}
-	sess, err := parseAs(ctx, agent, body, s.name, backups, h)
+	sess, err := parseAs(ctx, a, body, agent.Transcript{Name: s.name, OnDisk: onDisk}, h)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, body) // hash to the end, past anything the parser left
 		if s.hash != nil {

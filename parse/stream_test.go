@@ -9,8 +9,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/agentsandbox/sandbox/manifest"
 )
 
 const sample = "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
@@ -200,8 +201,9 @@ func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
 			}
 		}
 	}}
-	var backups func(string, string) ([]byte, bool)
-	sess, err := parseAs(ctx, c.Info.Agent, body, c.Name, backups, h)
+	// Summaries read no companion files (file-history backups, a project
+	// root marker): what the transcript itself says is the summary.
+	sess, err := parseAs(ctx, c.Info.Agent, body, agent.Transcript{Name: c.Name}, h)
 	s.ID, s.Cwd, s.Start, s.End, s.EndState, s.Warnings, s.Bytes = sess.ID, sess.Cwd, sess.Start, sess.End, sess.EndState, len(sess.Warnings), sess.Bytes
 	if err != nil && (ctx.Err() != nil || discover.IsSourceFailure(err)) {
 		return nil, err // a summary of part of a transcript would pass for all of it
@@ -281,7 +283,7 @@ func Collect(ctx context.Context, c *Selected) (*Collected, error) {
 // CollectEvents is Collect with the timeline's events handed to event as
 // they are read instead of collected.
 func CollectEvents(ctx context.Context, c *Selected, event func(manifest.Event)) (*Collected, error) {
-	br, _, agent, ok, done, err := openDetect(c)
+	br, _, a, ok, done, err := openDetect(c)
 	if err != nil {
 		return nil, err
 	}
@@ -294,11 +296,7 @@ func CollectEvents(ctx context.Context, c *Selected, event func(manifest.Event))
 		Op:    func(op manifest.Op) { out.Ops = append(out.Ops, op) },
 		Event: event,
 	}
-	var backups func(string, string) ([]byte, bool)
-	if c.Path != "" {
-		backups = backupReader(c.Path)
-	}
-	out.Session, err = parseAs(ctx, agent, br, c.Name, backups, h)
+	out.Session, err = parseAs(ctx, a, br, agent.Transcript{Name: c.Name, OnDisk: c.Path != ""}, h)
 	return out, err
 }
 
@@ -313,7 +311,7 @@ func VerdictOf(e manifest.EndState) string {
 		return "died in a tool call"
 	case manifest.EndOpen:
 		return "stopped mid-turn"
-	case "aborted":
+	case manifest.EndAborted:
 		return "turn aborted"
 	}
 	return string(e)

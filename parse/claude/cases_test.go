@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentsandbox/sandbox/manifest"
 	"golang.org/x/tools/txtar"
+
+	"github.com/agentsandbox/sandbox/manifest"
 )
 
 // caseOps parses the session of a case in testdata/cases and returns its

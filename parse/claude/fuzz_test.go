@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/golden"
-	"github.com/tidwall/gjson"
 )
 
 // FuzzParse checks that no transcript, however damaged, makes the Claude

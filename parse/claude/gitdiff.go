@@ -3,10 +3,11 @@ package claude
 import (
 	"strings"
 
-	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/jsonl"
 	sgdiff "github.com/sourcegraph/go-diff/diff"
 	"github.com/tidwall/gjson"
+
+	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // gitDiffCmd reports whether a Bash command is a git diff whose new side is

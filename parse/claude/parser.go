@@ -17,13 +17,14 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/home"
 	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/tidwall/gjson"
 )
 
 // Options tune a parse.

@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/agentsandbox/sandbox/parse/internal/golden"
 	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/tidwall/gjson"
 )
 
 // FuzzParse checks that no rollout, however damaged, makes the parser panic

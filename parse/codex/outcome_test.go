@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/tidwall/gjson"
 )
 
 // TestDecideText pins how an output's words decide a call's outcome,

@@ -1,5 +1,5 @@
 // Package discover finds agent transcripts: in the agents' default homes
-// (Codex, Claude Code, the harness's workspaces) and in whatever --from
+// (each registered agent's, the harness's workspaces) and in whatever --from
 // names (a directory tree, a zip or tar archive, a single file, standard
 // input). It returns candidates with the hints that can be had without
 // opening them (modification time, the Codex date folder, the session id in
@@ -18,12 +18,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/tidwall/gjson"
+
+	"github.com/agentsandbox/sandbox/manifest"
 )
 
 // File is an open transcript or archive.
@@ -69,18 +69,18 @@ type Candidate struct {
 	ID string
 	// Harness is the harness session it belongs to, if any.
 	Harness string
-	// Listed is what a store of many sessions (an opencode database) said
+	// Listed is what a store of many sessions (an agent's database) said
 	// of this one when it listed it; nil for a transcript file.
 	Listed *Listed
 	open   func() (io.ReadCloser, error)
 	readAt func() (io.ReaderAt, int64, func(), error)
 	// children lists the sessions a store holds whose parent is this one
-	// (opencode's subagent sessions), when the candidate is a store's.
+	// (subagent sessions), when the candidate is a store's.
 	children func() []Candidate
 }
 
 // Children returns the sessions started from this one that its store holds
-// (an opencode task's subagent sessions, and theirs), or none.
+// (a task's subagent sessions, and theirs), or none.
 func (c *Candidate) Children() []Candidate {
 	if c.children == nil {
 		return nil
@@ -124,34 +124,21 @@ type Listed struct {
 
 // Homes are the agents' and the harness's state directories.
 type Homes struct {
-	Codex, Claude, Sandbox string
-	Opencode               string
-	// Gemini is Gemini CLI's directory ($GEMINI_CLI_HOME/.gemini or
-	// ~/.gemini); Pi is pi's agent directory ($PI_CODING_AGENT_DIR or
-	// ~/.pi/agent).
-	Gemini, Pi string
+	// Agents holds each agent's folder of sessions, by agent (an agent with
+	// none, or an empty one, is not looked for).
+	Agents map[manifest.Agent]string
+	// Sandbox is the harness's state directory.
+	Sandbox string
 }
 
-// DefaultHomes returns the homes named by the environment: $CODEX_HOME or
-// ~/.codex, $CLAUDE_CONFIG_DIR or ~/.claude, $SANDBOX_HOME or
-// $XDG_STATE_HOME/sandbox or ~/.local/state/sandbox.
+// DefaultHomes returns the homes named by the environment: each registered
+// agent's (Source.Home), and $SANDBOX_HOME or $XDG_STATE_HOME/sandbox or
+// ~/.local/state/sandbox.
 func DefaultHomes() Homes {
 	home, _ := os.UserHomeDir()
-	h := Homes{Codex: os.Getenv("CODEX_HOME"), Claude: os.Getenv("CLAUDE_CONFIG_DIR"), Sandbox: os.Getenv("SANDBOX_HOME")}
-	if h.Codex == "" && home != "" {
-		h.Codex = filepath.Join(home, ".codex")
-	}
-	if h.Claude == "" && home != "" {
-		h.Claude = filepath.Join(home, ".claude")
-	}
-	h.Opencode = opencodeHome(home)
-	if g := os.Getenv("GEMINI_CLI_HOME"); g != "" {
-		h.Gemini = filepath.Join(g, ".gemini")
-	} else if home != "" {
-		h.Gemini = filepath.Join(home, ".gemini")
-	}
-	if h.Pi = os.Getenv("PI_CODING_AGENT_DIR"); h.Pi == "" && home != "" {
-		h.Pi = filepath.Join(home, ".pi", "agent")
+	h := Homes{Agents: map[manifest.Agent]string{}, Sandbox: os.Getenv("SANDBOX_HOME")}
+	for _, s := range Sources() {
+		h.Agents[s.Name()] = s.Home(os.Getenv, home)
 	}
 	if h.Sandbox == "" {
 		if x := os.Getenv("XDG_STATE_HOME"); x != "" {
@@ -159,6 +146,15 @@ func DefaultHomes() Homes {
 		} else if home != "" {
 			h.Sandbox = filepath.Join(home, ".local", "state", "sandbox")
 		}
+	}
+	return h
+}
+
+// HomesIn returns the homes of the agents when workspace is their HOME.
+func HomesIn(workspace string) Homes {
+	h := Homes{Agents: map[manifest.Agent]string{}}
+	for _, s := range Sources() {
+		h.Agents[s.Name()] = s.HomeIn(workspace)
 	}
 	return h
 }
@@ -174,7 +170,7 @@ type Finder struct {
 	// Looked lists the places looked in, for "not found" messages.
 	Looked []string
 	// Problems are stores in the homes that could not be read (a damaged
-	// opencode database), for the command to report.
+	// agent's database), for the command to report.
 	Problems []Skipped
 	// S3 reaches object storage for s3:// sources; nil is the AWS
 	// configuration of the environment.
@@ -194,8 +190,6 @@ func (f *Finder) fs() FS {
 
 var (
 	uuidRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
-	yearRe = regexp.MustCompile(`^\d{4}$`)
-	twoRe  = regexp.MustCompile(`^\d{2}$`)
 )
 
 // IDFromName returns the session id in a transcript's file name: the
@@ -217,95 +211,19 @@ func isTranscriptName(name string) bool {
 	return false
 }
 
-// Homes finds the transcripts in the default homes, pruning by the window
+// Homes finds the transcripts in the homes, pruning by the window
 // before opening anything: a Codex date folder after the window's end
 // cannot hold a session in it, and a file not modified since the window's
 // start cannot hold activity after it.
 func (f *Finder) Homes(h Homes, w Window) []Candidate {
 	var out []Candidate
-	if h.Codex != "" {
-		out = append(out, f.codexHome(h.Codex, w, "")...)
-	}
-	if h.Claude != "" {
-		out = append(out, f.claudeHome(h.Claude, w, "")...)
-	}
-	if h.Opencode != "" {
-		out = append(out, f.opencodeHome(h.Opencode, w, "")...)
-	}
-	if h.Gemini != "" {
-		out = append(out, f.geminiHome(h.Gemini, w, "")...)
-	}
-	if h.Pi != "" {
-		out = append(out, f.piHome(h.Pi, w, "")...)
+	for _, s := range Sources() {
+		if dir := h.Agents[s.Name()]; dir != "" {
+			out = append(out, s.Scan(f, dir, w, "")...)
+		}
 	}
 	if h.Sandbox != "" {
 		out = append(out, f.harness(h.Sandbox, w)...)
-	}
-	return out
-}
-
-// geminiHome finds Gemini CLI sessions: tmp/<project>/chats/session-*.json
-// and .jsonl (<project> is the sha256 of the project root in the old
-// layout, a short name in the new one), and subagent sessions in
-// chats/<parent session>/.
-func (f *Finder) geminiHome(home string, w Window, harness string) []Candidate {
-	var out []Candidate
-	tmp := filepath.Join(home, "tmp")
-	f.Looked = append(f.Looked, tmp)
-	projects, _ := f.fs().ReadDir(tmp)
-	for _, d := range projects {
-		if !d.IsDir() {
-			continue
-		}
-		chats := filepath.Join(tmp, d.Name(), "chats")
-		add := func(dir string, sub bool) {
-			entries, _ := f.fs().ReadDir(dir)
-			for _, e := range entries {
-				name := e.Name()
-				// A subagent's file is named by its id; a main session's
-				// starts with "session-".
-				if e.IsDir() || !isTranscriptName(name) || (!sub && !strings.HasPrefix(name, "session-")) {
-					continue
-				}
-				info, err := e.Info()
-				if err != nil || !keep(info, w) {
-					continue
-				}
-				out = append(out, f.fileCandidate(filepath.Join(dir, name), info, manifest.AgentGemini, harness))
-			}
-		}
-		add(chats, false)
-		subs, _ := f.fs().ReadDir(chats)
-		for _, s := range subs {
-			if s.IsDir() {
-				add(filepath.Join(chats, s.Name()), true)
-			}
-		}
-	}
-	return out
-}
-
-// piHome finds pi sessions: sessions/--<cwd>--/<time>_<id>.jsonl.
-func (f *Finder) piHome(home string, w Window, harness string) []Candidate {
-	var out []Candidate
-	sessions := filepath.Join(home, "sessions")
-	f.Looked = append(f.Looked, sessions)
-	dirs, _ := f.fs().ReadDir(sessions)
-	for _, d := range dirs {
-		if !d.IsDir() {
-			continue
-		}
-		entries, _ := f.fs().ReadDir(filepath.Join(sessions, d.Name()))
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
-				continue
-			}
-			info, err := e.Info()
-			if err != nil || !keep(info, w) {
-				continue
-			}
-			out = append(out, f.fileCandidate(filepath.Join(sessions, d.Name(), e.Name()), info, manifest.AgentPi, harness))
-		}
 	}
 	return out
 }
@@ -329,94 +247,8 @@ func keep(info fs.FileInfo, w Window) bool {
 	return w.Since.IsZero() || !info.ModTime().Before(w.Since)
 }
 
-func (f *Finder) codexHome(home string, w Window, harness string) []Candidate {
-	var out []Candidate
-	plain := map[string]bool{}
-	add := func(dir string, day time.Time) {
-		entries, err := f.fs().ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range entries {
-			if e.IsDir() || !isTranscriptName(e.Name()) {
-				continue
-			}
-			p := filepath.Join(dir, e.Name())
-			if strings.HasSuffix(p, ".zst") && plain[strings.TrimSuffix(p, ".zst")] {
-				continue // codex: when both exist, the plain file wins
-			}
-			info, err := e.Info()
-			if err != nil || !keep(info, w) {
-				continue
-			}
-			plain[p] = true
-			c := f.fileCandidate(p, info, manifest.AgentCodex, harness)
-			c.Day = day
-			out = append(out, c)
-		}
-	}
-	sessions := filepath.Join(home, "sessions")
-	f.Looked = append(f.Looked, sessions, filepath.Join(home, "archived_sessions"))
-	add(sessions, time.Time{}) // the earliest flat layout
-	years, _ := f.fs().ReadDir(sessions)
-	for _, y := range years {
-		if !y.IsDir() || !yearRe.MatchString(y.Name()) {
-			continue
-		}
-		months, _ := f.fs().ReadDir(filepath.Join(sessions, y.Name()))
-		for _, m := range months {
-			if !m.IsDir() || !twoRe.MatchString(m.Name()) {
-				continue
-			}
-			days, _ := f.fs().ReadDir(filepath.Join(sessions, y.Name(), m.Name()))
-			for _, d := range days {
-				if !d.IsDir() || !twoRe.MatchString(d.Name()) {
-					continue
-				}
-				yy, _ := strconv.Atoi(y.Name())
-				mm, _ := strconv.Atoi(m.Name())
-				dd, _ := strconv.Atoi(d.Name())
-				day := time.Date(yy, time.Month(mm), dd, 0, 0, 0, 0, time.Local)
-				// The folder is the local date the session started: one that
-				// starts after the window's end holds nothing in it.
-				if !w.Until.IsZero() && day.After(w.Until) {
-					continue
-				}
-				add(filepath.Join(sessions, y.Name(), m.Name(), d.Name()), day)
-			}
-		}
-	}
-	add(filepath.Join(home, "archived_sessions"), time.Time{})
-	return out
-}
-
-func (f *Finder) claudeHome(home string, w Window, harness string) []Candidate {
-	var out []Candidate
-	projects := filepath.Join(home, "projects")
-	f.Looked = append(f.Looked, projects)
-	dirs, _ := f.fs().ReadDir(projects)
-	for _, d := range dirs {
-		if !d.IsDir() {
-			continue
-		}
-		entries, _ := f.fs().ReadDir(filepath.Join(projects, d.Name()))
-		for _, e := range entries {
-			// Subagent files (agent-*.jsonl, <session>/subagents/) come with their session.
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") || strings.HasPrefix(e.Name(), "agent-") {
-				continue
-			}
-			info, err := e.Info()
-			if err != nil || !keep(info, w) {
-				continue
-			}
-			out = append(out, f.fileCandidate(filepath.Join(projects, d.Name(), e.Name()), info, manifest.AgentClaude, harness))
-		}
-	}
-	return out
-}
-
 // harness finds the transcripts in the harness's session workspaces:
-// $SANDBOX_HOME/sessions/<id>/home/{.codex,.claude,.gemini,.pi/agent}.
+// $SANDBOX_HOME/sessions/<id>/home, each agent's home in it.
 func (f *Finder) harness(home string, w Window) []Candidate {
 	var out []Candidate
 	root := filepath.Join(home, "sessions")
@@ -434,11 +266,9 @@ func (f *Finder) harness(home string, w Window) []Candidate {
 		}
 		ws := filepath.Join(root, s.Name(), "home")
 		n := len(f.Looked)
-		out = append(out, f.codexHome(filepath.Join(ws, ".codex"), w, name)...)
-		out = append(out, f.claudeHome(filepath.Join(ws, ".claude"), w, name)...)
-		out = append(out, f.opencodeHome(filepath.Join(ws, ".local", "share", "opencode"), w, name)...)
-		out = append(out, f.geminiHome(filepath.Join(ws, ".gemini"), w, name)...)
-		out = append(out, f.piHome(filepath.Join(ws, ".pi", "agent"), w, name)...)
+		for _, src := range Sources() {
+			out = append(out, src.Scan(f, src.HomeIn(ws), w, name)...)
+		}
 		f.Looked = f.Looked[:n] // the harness root stands for its workspaces
 	}
 	return out

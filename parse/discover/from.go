@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/objstore"
-	"github.com/agentsandbox/sandbox/parse/opencode"
 )
 
 // StdinName is the name standard input's transcripts go by ("-" on the
@@ -94,10 +93,10 @@ func (f *Finder) file(name string, info fs.FileInfo) ([]Candidate, []Skipped, er
 		return nil, nil, err
 	}
 	defer fh.Close()
-	magic := make([]byte, len(opencode.SQLiteMagic))
+	magic := make([]byte, len(sqliteMagic))
 	if n, _ := fh.ReadAt(magic, 0); isSQLite(magic[:n]) {
-		// An opencode database on the host: SQLite reads it in place.
-		cands, err := f.opencodeDB(name, name, time.Time{}, "")
+		// An agent's database on the host: SQLite reads it in place.
+		cands, err := f.storeDB(name, name, time.Time{}, "")
 		return cands, nil, err
 	}
 	reopen := func() (io.ReaderAt, func(), error) {
@@ -458,10 +457,12 @@ func (f *Finder) dir(root string) ([]Candidate, []Skipped, error) {
 			switch {
 			case e.Type()&fs.ModeSymlink != 0:
 				skipped = append(skipped, Skipped{p, "symbolic link: not followed"})
-			case e.IsDir() && e.Name() == "storage" && opencode.IsLegacy(p):
-				// An opencode file store: its sessions, not its files one by one.
-				out = append(out, f.opencodeLegacy(p, Window{}, "")...)
 			case e.IsDir():
+				// An agent's file store: its sessions, not its files one by one.
+				if cands, ok := f.storeDir(p); ok {
+					out = append(out, cands...)
+					continue
+				}
 				walk(p)
 			case strings.HasSuffix(e.Name(), ".db-wal") || strings.HasSuffix(e.Name(), ".db-shm"):
 				// SQLite's log and index: read with their database.

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"hash/maphash"
 	"io"
 	"path"
@@ -18,11 +17,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
+
+	"github.com/tidwall/gjson"
+
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/tidwall/gjson"
 )
 
 // Options tune a parse.

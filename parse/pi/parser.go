@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/agentsandbox/sandbox/parse/internal/home"
-	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"hash/maphash"
 	"io"
 	"path"
@@ -15,11 +13,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentsandbox/sandbox/parse/internal/home"
+	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
+
+	"github.com/tidwall/gjson"
+
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
-	"github.com/tidwall/gjson"
 )
 
 // Result is a whole parsed session.

@@ -1,4 +1,4 @@
-package parse
+package gemini
 
 import (
 	"io"
@@ -8,12 +8,12 @@ import (
 	"strings"
 )
 
-// geminiRoot returns the project root Gemini CLI recorded beside a session
+// projectRoot returns the project root Gemini CLI recorded beside a session
 // file on the host (onDisk): the .project_root marker of the project's
 // temporary directory, <dir>/chats/session-*.jsonl or, for a subagent,
 // <dir>/chats/<parent>/<id>.jsonl. Empty when there is none; the parser
 // then learns the root from the session itself.
-func geminiRoot(transcript string, onDisk bool) string {
+func projectRoot(transcript string, onDisk bool) string {
 	if !onDisk {
 		return ""
 	}

@@ -1,0 +1,23 @@
+package parse
+
+import (
+	"github.com/agentsandbox/sandbox/parse/agent"
+	"github.com/agentsandbox/sandbox/parse/claude"
+	"github.com/agentsandbox/sandbox/parse/codex"
+	"github.com/agentsandbox/sandbox/parse/gemini"
+	"github.com/agentsandbox/sandbox/parse/opencode"
+	"github.com/agentsandbox/sandbox/parse/pi"
+)
+
+// The agents sandbox reads, in the order help texts list them, homes are
+// searched, and ties in detection are broken. Adding an agent is its
+// package (see docs/architecture.md) and one line here.
+func init() {
+	agent.Register(
+		codex.Agent{},
+		claude.Agent{},
+		gemini.Agent{},
+		opencode.Agent{},
+		pi.Agent{},
+	)
+}
