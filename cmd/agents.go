@@ -13,7 +13,7 @@ import (
 func agentNames() []string { return agent.Names() }
 
 // agentTitles lists the agents as people write them: "OpenAI Codex CLI,
-// Claude Code, … and pi".
+// Claude Code, …".
 func agentTitles() string {
 	var t []string
 	for _, a := range agent.All() {

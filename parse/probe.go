@@ -37,7 +37,7 @@ const probeBytes = 64 << 10
 // cannot be had directly) for its agent, id, cwd and time span.
 func Probe(c *discover.Candidate) (Info, error) {
 	if l := c.Listed; l != nil {
-		// A store of many sessions (an opencode database) listed this one:
+		// A store of many sessions (an agent's database) listed this one:
 		// what a probe would find is known without reading it.
 		return Info{Agent: c.Agent, ID: c.ID, Cwd: l.Cwd, First: l.First, Last: l.Last}, nil
 	}

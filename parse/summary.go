@@ -163,7 +163,7 @@ func (s *Summary) count() {
 func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
 	var body io.Reader
 	if c.Listed != nil {
-		// A session of a store (an opencode database): its agent is known,
+		// A session of a store (an agent's database): its agent is known,
 		// and its records need no detection or decompression.
 		rc, err := c.Open()
 		if err != nil {
@@ -227,8 +227,8 @@ func SelectedCompanions(sel []Selected) []Selected {
 }
 
 // CompanionsOf returns the subagent transcripts of the selected Claude Code
-// sessions on disk, and the subagent sessions of the selected opencode
-// sessions, that were not selected themselves.
+// sessions on disk, and the sessions a store holds that started from the
+// selected ones (Candidate.Children), that were not selected themselves.
 func CompanionsOf(sel []Selected) []discover.Candidate {
 	have := map[string]bool{}
 	for _, s := range sel {

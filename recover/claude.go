@@ -175,14 +175,6 @@ func (r *Reconstructor) edit(op *manifest.Op) {
 	if len(op.Paths) == 0 {
 		return
 	}
-	switch op.Provenance.Rule() {
-	case manifest.RuleGemini:
-		r.geminiEdit(op)
-		return
-	case manifest.RulePi:
-		r.piEdit(op)
-		return
-	}
 	creates := len(op.Edits) > 0 && op.Edits[0].Old == ""
 	f := r.file(op.Paths[0], op, !creates)
 	f.res.Ops++

@@ -7,6 +7,8 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
+func init() { editRules[manifest.RuleGemini] = (*Reconstructor).geminiEdit }
+
 // geminiEdit replays a Gemini CLI replace. The content Gemini recorded
 // after the call (resultDisplay.newContent) wins over replaying the inputs:
 // when the exact replacement cannot reproduce it, Gemini matched with one of

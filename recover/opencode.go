@@ -11,6 +11,8 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
+func init() { editRules[manifest.RuleOpencode] = (*Reconstructor).opencodeEdit }
+
 // opencodeEdit replays an opencode edit (docs/formats/opencode.md §4): the
 // content it recorded when there is any (metadata.filediff after, taken
 // after the formatter ran), else its oldString/newString replayed with

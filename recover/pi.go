@@ -9,6 +9,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
+func init() { editRules[manifest.RulePi] = (*Reconstructor).piEdit }
+
 // piEdit replays a pi edit with pi's own matching (ApplyPiEdit). pi records
 // no content after the call (its details.diff is for display), so the
 // replay is all there is; a fuzzy match pi would have made is reported.

@@ -766,8 +766,8 @@ func (r *Reconstructor) change(op *manifest.Op) {
 	case manifest.KindWrite:
 		r.write(op)
 	case manifest.KindEdit:
-		if op.Provenance.Rule() == manifest.RuleOpencode {
-			r.opencodeEdit(op)
+		if replay, ok := editRules[op.Provenance.Rule()]; ok && len(op.Paths) > 0 {
+			replay(r, op) // the agent's own edit semantics
 			break
 		}
 		r.edit(op)
@@ -776,6 +776,11 @@ func (r *Reconstructor) change(op *manifest.Op) {
 	}
 	r.postEvidence(op)
 }
+
+// editRules replay the edits of the agents whose edit tools have rules of
+// their own (manifest.EditRule); every other edit replays with exact string
+// replacement (edit). Each rule's file registers it.
+var editRules = map[manifest.EditRule]func(*Reconstructor, *manifest.Op){}
 
 func (r *Reconstructor) patch(op *manifest.Op) {
 	if op.Patch == nil {
@@ -845,7 +850,7 @@ func (r *Reconstructor) patch(op *manifest.Op) {
 	for _, e := range op.Evidence {
 		if e.Kind == manifest.EvidenceDeleted || (e.Kind == manifest.EvidencePre && deleted[e.Path]) {
 			// A codex delete's recorded content: the file is gone after the
-			// call. (A pre-image of a file the patch updates, which opencode
+			// call. (A pre-image of a file the patch updates, which some agents
 			// records, was taken before the call.)
 			f := r.file(e.Path, op, false)
 			f.cur, f.pinned = Content{Known: true}, true

@@ -84,15 +84,15 @@ type Rooted interface {
 
 // About describes an agent.
 type About struct {
-	// Title is the agent's name as people write it ("Gemini CLI").
+	// Title is the agent's name as people write it ("Claude Code").
 	Title string
 	// Sessions says what sandbox reads of it and where, for help texts
-	// ("Gemini CLI sessions (~/.gemini/tmp/…/chats/session-*.json or .jsonl)").
+	// ("Claude Code transcripts (~/.claude/projects/…/<session>.jsonl)").
 	Sessions string
 	// Home is where its sessions are looked for, as a help text says it
-	// ("$GEMINI_CLI_HOME/.gemini or ~/.gemini").
+	// ("$CLAUDE_CONFIG_DIR or ~/.claude").
 	Home string
-	// Resume is how its sessions are resumed ("--resume ID to gemini").
+	// Resume is how its sessions are resumed ("--resume ID to claude").
 	Resume string
 	// CaseSensitiveIDs keeps the session ids as they are; others are
 	// compared in lower case.
@@ -105,8 +105,8 @@ type Transcript struct {
 	// archive member, a URL, or "-".
 	Name string
 	// OnDisk says Name is a file on the host, beside which the agent may
-	// keep more of the session (Claude Code's file-history backups, Gemini
-	// CLI's project root marker).
+	// keep more of the session (Claude Code's file-history backups, a
+	// project root marker).
 	OnDisk bool
 }
 
