@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
+	"github.com/agentsandbox/sandbox/inspect"
 )
 
 // BenchmarkRecoverDryRunJSON measures `sandbox recover --dry-run --json` end
@@ -123,7 +124,7 @@ func (w *countWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p
 // BenchmarkInspectReport measures inspect's reports on a generated Codex
 // session of about 1,000 tool calls and 200 files: the whole command with
 // --html (parse, replay, diffs, page), and the HTML and Markdown rendering
-// alone from a built inspection. Bytes are the report's.
+// alone from a built inspect.Inspection. Bytes are the report's.
 func BenchmarkInspectReport(b *testing.B) {
 	dir := b.TempDir()
 	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME"} {
@@ -142,13 +143,13 @@ func BenchmarkInspectReport(b *testing.B) {
 	if code := Main([]string{"inspect", name, "--json"}, strings.NewReader(""), &js, io.Discard); code != ExitOK {
 		b.Fatalf("inspect --json: exit %d", code)
 	}
-	var in inspection
+	var in inspect.Inspection
 	if err := json.Unmarshal(js.Bytes(), &in); err != nil {
 		b.Fatal(err)
 	}
 	var page, md bytes.Buffer
-	renderHTML(&page, newReport(&in, false))
-	writeMarkdown(&md, newReport(&in, false))
+	inspect.RenderHTML(&page, inspect.NewReport(&in, false, inspect.Footer{}))
+	inspect.WriteMarkdown(&md, inspect.NewReport(&in, false, inspect.Footer{}))
 	b.Run("html-command", func(b *testing.B) {
 		out := filepath.Join(dir, "report.html")
 		b.SetBytes(int64(page.Len()))
@@ -166,7 +167,7 @@ func BenchmarkInspectReport(b *testing.B) {
 		b.SetBytes(int64(page.Len()))
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if err := renderHTML(io.Discard, newReport(&in, false)); err != nil {
+			if err := inspect.RenderHTML(io.Discard, inspect.NewReport(&in, false, inspect.Footer{})); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -175,7 +176,7 @@ func BenchmarkInspectReport(b *testing.B) {
 		b.SetBytes(int64(md.Len()))
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if err := writeMarkdown(io.Discard, newReport(&in, false)); err != nil {
+			if err := inspect.WriteMarkdown(io.Discard, inspect.NewReport(&in, false, inspect.Footer{})); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/inspect"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
 
@@ -39,7 +40,7 @@ func TestOneCountEverywhere(t *testing.T) {
 				t.Fatalf("export: exit %d: %s", code, stderr)
 			}
 			app := decode[recov.Report](t, "apply", m, "--dest", empty, "--dry-run", "--json")
-			ins := decode[inspection](t, "inspect", f, "--base", empty, "--json")
+			ins := decode[inspect.Inspection](t, "inspect", f, "--base", empty, "--json")
 			ses := decode[sessionsReport](t, "sessions", "-t", f, "--json")
 
 			r, a := rec.Summary, app.Summary

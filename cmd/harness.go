@@ -21,6 +21,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/inspect"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
@@ -545,53 +546,13 @@ func (a *app) hostDir(s parse.Selected) (string, bool) {
 	return dir, true
 }
 
-// sandboxEnd is how one harness run ended, from the session's runtime log.
-type sandboxEnd struct {
-	Session    string   `json:"session"`
-	Event      string   `json:"event"` // sandbox_stopped or session_drop
-	Time       string   `json:"time"`
-	Run        int      `json:"run"`
-	State      string   `json:"state,omitempty"`
-	ExitCode   int      `json:"exit_code"`
-	Signal     string   `json:"signal,omitempty"`
-	OOM        bool     `json:"oom,omitempty"`
-	Error      string   `json:"error,omitempty"`
-	LastOutput []string `json:"last_output,omitempty"`
-}
-
-func (e sandboxEnd) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "harness session %s, last run (%d) at %s: ", e.Session, e.Run, e.Time)
-	switch {
-	case e.Event == "session_drop":
-		b.WriteString("dropped (the harness died)")
-	case e.OOM:
-		b.WriteString("killed: out of memory")
-	case e.Signal != "":
-		fmt.Fprintf(&b, "killed by %s (exit %d)", e.Signal, e.ExitCode)
-	default:
-		fmt.Fprintf(&b, "%s with code %d", orState(e.State), e.ExitCode)
-	}
-	if e.Error != "" {
-		b.WriteString(": " + e.Error)
-	}
-	return b.String()
-}
-
-func orState(s string) string {
-	if s == "" {
-		return "exited"
-	}
-	return s
-}
-
 // sandboxEnds reads the exit records of the harness sessions the selected
 // transcripts belong to: the last run's, which is the one the transcript
 // ended with.
-func (a *app) sandboxEnds(sel []parse.Selected) []sandboxEnd {
+func (a *app) sandboxEnds(sel []parse.Selected) []inspect.SandboxEnd {
 	st := a.store()
 	seen := map[string]bool{}
-	var out []sandboxEnd
+	var out []inspect.SandboxEnd
 	for _, s := range sel {
 		if s.Harness == "" || seen[s.Harness] {
 			continue
@@ -601,9 +562,9 @@ func (a *app) sandboxEnds(sel []parse.Selected) []sandboxEnd {
 		if err != nil {
 			continue
 		}
-		var last *sandboxEnd
+		var last *inspect.SandboxEnd
 		for line := range eventLines(f) {
-			var e sandboxEnd
+			var e inspect.SandboxEnd
 			var m struct {
 				Message string `json:"message"`
 			}

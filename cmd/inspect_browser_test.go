@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
+	"github.com/agentsandbox/sandbox/inspect"
 )
 
 // The sessions the report is checked on in a browser: the sample, a Claude
@@ -147,7 +148,7 @@ func TestInspectHTMLInBrowser(t *testing.T) {
 				t.Errorf("the page has no Content-Security-Policy that forbids loading")
 			}
 			js, _, _ := runApp(t, "inspect", f, "--json")
-			var in inspection
+			var in inspect.Inspection
 			mustJSON(t, js, &in)
 
 			dom, stderr, req := browse(t, browser, page, "--dump-dom")
@@ -249,7 +250,7 @@ func TestInspectHTMLInBrowser(t *testing.T) {
 	}
 }
 
-func nets(in inspection) int {
+func nets(in inspect.Inspection) int {
 	n := 0
 	for _, f := range in.Files {
 		if f.NetDiff != "" {
@@ -259,7 +260,7 @@ func nets(in inspection) int {
 	return n
 }
 
-func allExact(in inspection) bool {
+func allExact(in inspect.Inspection) bool {
 	for _, f := range in.Files {
 		if f.Confidence != "exact" || len(f.Drift) > 0 {
 			return false
@@ -305,7 +306,7 @@ func TestInspectHTMLThousandCalls(t *testing.T) {
 	}
 	took := time.Since(began)
 	js, _, _ := runApp(t, "inspect", name, "--json")
-	var in inspection
+	var in inspect.Inspection
 	mustJSON(t, js, &in)
 	if in.Counts.Calls < 950 || in.Counts.Calls > 1100 {
 		t.Fatalf("%d calls: the generator no longer makes about 1,000", in.Counts.Calls)

@@ -10,6 +10,8 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/agentsandbox/sandbox/inspect"
 )
 
 // hostile is a session whose prompt, agent text, files, command and output
@@ -19,8 +21,8 @@ const hostile = "testdata/report/rollout-2026-11-21T08-00-00-019e7777-0000-7000-
 // fixedMeta keeps the machine out of goldens.
 func fixedMeta(t *testing.T) {
 	old := reportMeta
-	reportMeta = func() footer {
-		return footer{Host: "host", User: "user", Version: "v0.0.0-test", Generated: "2026-11-22 10:00:00 UTC"}
+	reportMeta = func() inspect.Footer {
+		return inspect.Footer{Host: "host", User: "user", Version: "v0.0.0-test", Generated: "2026-11-22 10:00:00 UTC"}
 	}
 	t.Cleanup(func() { reportMeta = old })
 }
@@ -56,7 +58,7 @@ func TestInspectMarkdown(t *testing.T) {
 				jsArgs = append(jsArgs, "--redact")
 			}
 			js, _, _ := runApp(t, jsArgs...)
-			var in inspection
+			var in inspect.Inspection
 			mustJSON(t, js, &in)
 
 			src := []byte(got)

@@ -1,12 +1,14 @@
 package cmd
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/inspect"
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
@@ -53,7 +55,7 @@ func htmlEscape(s string) string {
 
 func mustJSON(t *testing.T, s string, v any) {
 	t.Helper()
-	if err := jsonUnmarshal([]byte(s), v); err != nil {
+	if err := json.Unmarshal([]byte(s), v); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -63,15 +65,15 @@ func mustJSON(t *testing.T, s string, v any) {
 // texts that quote the very keys the splice looks for.
 func TestInspectionJSONStreamed(t *testing.T) {
 	tricky := "\n  \"timeline\": [],\n  \"files\": [] </script> & é"
-	full := &inspection{Schema: "sandbox.inspect/v1", Timeline: []entry{
+	full := &inspect.Inspection{Schema: "sandbox.inspect/v1", Timeline: []inspect.Entry{
 		{Event: manifest.Event{Kind: manifest.EventMessage, Text: tricky, Line: 3}, Session: "s"},
-		{Event: manifest.Event{Kind: manifest.EventCall, Tool: "apply_patch", Target: tricky}, Ops: []opView{{Kind: "patch", Paths: []string{"a"}}}},
-	}, Files: []fileView{{Path: "a", Steps: []stepView{{Diff: tricky}}}}, Unrecoverable: []issue{{Path: tricky}}, Warnings: []manifest.Warning{}}
-	for name, in := range map[string]*inspection{
-		"empty":     {Schema: "sandbox.inspect/v1", Timeline: []entry{}, Files: []fileView{}, Unrecoverable: []issue{}, Warnings: []manifest.Warning{}},
+		{Event: manifest.Event{Kind: manifest.EventCall, Tool: "apply_patch", Target: tricky}, Ops: []inspect.OpView{{Kind: "patch", Paths: []string{"a"}}}},
+	}, Files: []inspect.FileView{{Path: "a", Steps: []inspect.StepView{{Diff: tricky}}}}, Unrecoverable: []inspect.Issue{{Path: tricky}}, Warnings: []manifest.Warning{}}
+	for name, in := range map[string]*inspect.Inspection{
+		"empty":     {Schema: "sandbox.inspect/v1", Timeline: []inspect.Entry{}, Files: []inspect.FileView{}, Unrecoverable: []inspect.Issue{}, Warnings: []manifest.Warning{}},
 		"full":      full,
-		"no files":  {Schema: "sandbox.inspect/v1", Timeline: full.Timeline, Files: []fileView{}, Warnings: []manifest.Warning{}},
-		"no events": {Schema: "sandbox.inspect/v1", Timeline: []entry{}, Files: full.Files, Redactions: []manifest.Redaction{{Kind: "k"}}},
+		"no files":  {Schema: "sandbox.inspect/v1", Timeline: full.Timeline, Files: []inspect.FileView{}, Warnings: []manifest.Warning{}},
+		"no events": {Schema: "sandbox.inspect/v1", Timeline: []inspect.Entry{}, Files: full.Files, Redactions: []manifest.Redaction{{Kind: "k"}}},
 	} {
 		var whole, streamed strings.Builder
 		if err := newApp(nil, &whole, io.Discard).writeJSON(in); err != nil {

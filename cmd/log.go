@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsandbox/sandbox/inspect"
 	"github.com/agentsandbox/sandbox/parse"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
@@ -45,7 +46,7 @@ type logEntry struct {
 	Session string `json:"session"`
 	Agent   string `json:"agent"`
 	Path    string `json:"path"`
-	stepView
+	inspect.StepView
 }
 
 type logReport struct {
@@ -77,7 +78,7 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 		sources = append(sources, &recov.SliceSource{S: col.Session, Ops: col.Ops})
 	}
 	bar.end()
-	rc, _, _, err := replayWithHistory(ctx, sources, o.Base)
+	rc, _, _, err := inspect.ReplayWithHistory(ctx, sources, o.Base)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 			continue
 		}
 		for _, s := range ss {
-			e := logEntry{Session: s.Op.Session, Agent: agents[s.Op.Session], Path: p, stepView: stepView{Time: s.Op.Provenance.Time,
+			e := logEntry{Session: s.Op.Session, Agent: agents[s.Op.Session], Path: p, StepView: inspect.StepView{Time: s.Op.Provenance.Time,
 				Session: s.Op.Session, Line: s.Op.Provenance.Line, Tool: s.Op.Tool, Kind: string(s.Op.Kind), Outcome: string(s.Op.Outcome),
 				Why: s.Op.OutcomeEvidence, Replayed: s.Replayed}}
 			if s.Op.Kind == "shell" {

@@ -384,3 +384,10 @@ func (a *app) logsJSON(st *harness.Store, s *harness.Session, o logsOptions, sin
 	doc["runs"] = out
 	return a.writeJSON(doc)
 }
+
+func orState(s string) string {
+	if s == "" {
+		return "exited"
+	}
+	return s
+}

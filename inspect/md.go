@@ -1,4 +1,4 @@
-package cmd
+package inspect
 
 import (
 	"bufio"
@@ -9,12 +9,12 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
-// writeMarkdown writes the report as GitHub-flavoured Markdown for a
+// WriteMarkdown writes the report as GitHub-flavoured Markdown for a
 // ticket: the verdict, the summary, what needs checking, every file with
 // its net diff in a fenced block, and the failures. Transcript text is
 // never markup here: running text is escaped, and code goes in spans and
 // fences longer than any run of backticks it holds.
-func writeMarkdown(out io.Writer, r *report) error {
+func WriteMarkdown(out io.Writer, r *Report) error {
 	w := bufio.NewWriter(out)
 	in := r.In
 	fmt.Fprintf(w, "# Session report: %s\n\n", mdText(r.Title))

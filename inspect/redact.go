@@ -1,4 +1,4 @@
-package cmd
+package inspect
 
 import (
 	"strconv"
@@ -6,11 +6,11 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
-// redactInspection replaces likely secrets in every text of an inspection
+// Redact replaces likely secrets in every text of an inspection
 // with the patterns and placeholders of export --redact (manifest.Redactor),
 // and lists what it replaced. Diffs are redacted whole, so a private key
 // that spans lines is found as in a file.
-func redactInspection(in *inspection) {
+func Redact(in *Inspection) {
 	r := manifest.NewRedactor()
 	at := func(file string, line int) string { return file + ":" + strconv.Itoa(line) }
 	for i := range in.Sessions {
@@ -56,7 +56,7 @@ func redactInspection(in *inspection) {
 			s.Why = r.String(s.Why, where)
 		}
 	}
-	for _, list := range [][]issue{in.Unrecoverable, in.FailedWrites} {
+	for _, list := range [][]Issue{in.Unrecoverable, in.FailedWrites} {
 		for i := range list {
 			list[i].Why = r.String(list[i].Why, list[i].Path)
 		}

@@ -1,12 +1,10 @@
-package cmd
+package inspect
 
 import (
 	"fmt"
 	"html"
 	"html/template"
 	"math"
-	"os"
-	"os/user"
 	"sort"
 	"strings"
 	"time"
@@ -17,8 +15,8 @@ import (
 // report is an inspection as the HTML and Markdown reports show it: the
 // same facts, arranged for a reader (what needs checking first, files by
 // anchor, times in one zone, the chart drawn).
-type report struct {
-	In *inspection
+type Report struct {
+	In *Inspection
 	// Title names the main session.
 	Title string
 	// Zone is the time zone every time of the report is in.
@@ -40,16 +38,16 @@ type report struct {
 	Died     string
 	DiedText string
 	Redact   bool
-	Footer   footer
+	Footer   Footer
 }
 
-type footer struct{ Host, User, Version, Generated string }
+type Footer struct{ Host, User, Version, Generated string }
 
 // checkItem is a file that needs checking, with why.
 type checkItem struct{ Anchor, Path, Grade, Reason, Check string }
 
 type fileRep struct {
-	fileView
+	FileView
 	Anchor string
 	// Flag says why the file is below exact; empty when it is exact.
 	Flag string
@@ -62,7 +60,7 @@ type fileRep struct {
 }
 
 type stepRep struct {
-	stepView
+	StepView
 	// Same says the step's diff is the file's net diff (its only change).
 	Same bool
 }
@@ -111,22 +109,11 @@ type row struct {
 
 type opRef struct{ Kind, Path, Anchor, Outcome string }
 
-// reportMeta says where and by what the report was made; tests replace it
-// so that goldens do not depend on the machine.
-var reportMeta = func() footer {
-	f := footer{Version: strings.TrimPrefix(readVersion().String(), "sandbox "), Generated: time.Now().Format("2006-01-02 15:04:05 MST")}
-	f.Host, _ = os.Hostname()
-	if u, err := user.Current(); err == nil {
-		f.User = u.Username
-	}
-	return f
-}
-
 const bigGap = time.Minute
 
-// newReport arranges an inspection for reading.
-func newReport(in *inspection, redacted bool) *report {
-	r := &report{In: in, Redact: redacted, Footer: reportMeta()}
+// NewReport arranges an inspection for reading.
+func NewReport(in *Inspection, redacted bool, meta Footer) *Report {
+	r := &Report{In: in, Redact: redacted, Footer: meta}
 	var main manifest.Session
 	if len(in.Sessions) > 0 {
 		main = in.Sessions[0]
@@ -168,10 +155,10 @@ func newReport(in *inspection, redacted bool) *report {
 		anchors[w.Path] = fmt.Sprintf("w-%d", i+1)
 	}
 	for _, f := range in.Files {
-		fr := fileRep{fileView: f, Anchor: anchors[f.Path], Change: changeWords(f),
+		fr := fileRep{FileView: f, Anchor: anchors[f.Path], Change: changeWords(f),
 			MovedFromAnchor: anchors[f.MovedFrom], MovedToAnchor: anchors[f.MovedTo]}
 		for _, st := range f.Steps {
-			fr.OpSteps = append(fr.OpSteps, stepRep{stepView: st, Same: st.Diff != "" && f.NetDiff != "" && diffBody(st.Diff) == diffBody(f.NetDiff)})
+			fr.OpSteps = append(fr.OpSteps, stepRep{StepView: st, Same: st.Diff != "" && f.NetDiff != "" && diffBody(st.Diff) == diffBody(f.NetDiff)})
 		}
 		if f.Confidence != "exact" {
 			fr.Flag = flagReason(f)
@@ -195,7 +182,7 @@ func newReport(in *inspection, redacted bool) *report {
 	}
 
 	// Lanes: the main agent, then each subagent in the order it first acts.
-	laneOf := func(e entry) string {
+	laneOf := func(e Entry) string {
 		switch {
 		case e.Agent != "":
 			return e.Agent
@@ -228,7 +215,7 @@ func newReport(in *inspection, redacted bool) *report {
 	r.Subagents = len(lanes) - 1
 
 	// The call the session died in.
-	var died *entry
+	var died *Entry
 	if in.Verdict.State == "died-in-tool" {
 		for i := len(in.Timeline) - 1; i >= 0; i-- {
 			e := &in.Timeline[i]
@@ -378,7 +365,7 @@ func thousands(n int64) string {
 }
 
 // changeWords says what the session did to a file overall.
-func changeWords(f fileView) string {
+func changeWords(f FileView) string {
 	switch {
 	case f.MovedTo != "":
 		return "moved to " + f.MovedTo
@@ -406,7 +393,7 @@ func changeWords(f fileView) string {
 }
 
 // flagReason says why a file is below exact.
-func flagReason(f fileView) string {
+func flagReason(f FileView) string {
 	why := f.Reason
 	if len(f.Notes) > 0 && !strings.Contains(why, f.Notes[len(f.Notes)-1]) {
 		// The note names the command and its line: the reason alone
@@ -431,7 +418,7 @@ func flagReason(f fileView) string {
 	return why
 }
 
-func checkOf(in *inspection, p string) string {
+func checkOf(in *Inspection, p string) string {
 	for _, u := range in.Unrecoverable {
 		if u.Path == p {
 			return u.Check
@@ -502,7 +489,7 @@ func (s timeScale) x(t time.Time) float64 {
 	return chartLeft + f*(chartRight-chartLeft)
 }
 
-func scaleOf(in *inspection, main manifest.Session) timeScale {
+func scaleOf(in *Inspection, main manifest.Session) timeScale {
 	t0, t1 := main.Start, main.End
 	for _, s := range in.Sessions {
 		if !s.Start.IsZero() && (t0.IsZero() || s.Start.Before(t0)) {
@@ -559,7 +546,7 @@ func axis(b *strings.Builder, sc timeScale, height int) {
 	}
 }
 
-func chartSVG(in *inspection, main manifest.Session, lanes []string, laneOf func(entry) string, labels, anchors map[string]string, died *entry) string {
+func chartSVG(in *Inspection, main manifest.Session, lanes []string, laneOf func(Entry) string, labels, anchors map[string]string, died *Entry) string {
 	sc := scaleOf(in, main)
 	idx := map[string]int{}
 	for i, l := range lanes {
@@ -650,7 +637,7 @@ func chartSVG(in *inspection, main manifest.Session, lanes []string, laneOf func
 
 // stripSVG draws which file changed when: a row per file, a mark per
 // operation on it.
-func stripSVG(in *inspection, main manifest.Session, anchors map[string]string) string {
+func stripSVG(in *Inspection, main manifest.Session, anchors map[string]string) string {
 	const maxFiles = 80
 	files := in.Files
 	if len(files) == 0 {

@@ -1,47 +1,17 @@
-package cmd
+package inspect
 
 import (
-	"bufio"
 	"html/template"
 	"io"
-	"os"
 	"strings"
 )
 
-// writeHTML writes the report as one self-contained page: styles and the
+// RenderHTML writes the report as one self-contained page: styles and the
 // chart inline, a Content-Security-Policy that lets the page load nothing
 // from anywhere, and a few lines of script that only add conveniences
 // (expand and collapse all, open everything before printing): without
 // script the page reads the same, diffs open and filters working (CSS).
-// The file appears only once it is complete.
-func writeHTML(name string, r *report) error {
-	tmp, err := createBeside(name)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	if err := renderHTML(w, r); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := w.Flush(); err != nil {
-		tmp.Close()
-		return err
-	}
-	// A report is for sharing: readable by others, not
-	// CreateTemp's 0600.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
-}
-
-func renderHTML(w io.Writer, r *report) error { return page.Execute(w, r) }
+func RenderHTML(w io.Writer, r *Report) error { return page.Execute(w, r) }
 
 type diffLine struct{ Class, Text string }
 

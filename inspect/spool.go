@@ -1,4 +1,4 @@
-package cmd
+package inspect
 
 import (
 	"bufio"
@@ -12,22 +12,31 @@ import (
 	"unsafe"
 
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse"
 )
 
 // spoolAbove is the size of transcripts from which inspect keeps its
 // timeline in a spool file instead of memory. A session of a gigabyte has
 // 200,000 events, and held as Go values they were most of a heap of 400 MB,
 // which the collector let grow to a gigabyte.
-const spoolAbove = 32 << 20
+var SpoolAbove int64 = 32 << 20
 
-// forceSpool makes every inspection spool its timeline (tests, which
-// compare both ways).
-var forceSpool = false
+// Spooled says whether an inspection of the selected transcripts keeps its
+// timeline in a spool: when they are at least SpoolAbove bytes as found
+// (compressed, for a compressed one). Tests set SpoolAbove to 0 to spool
+// every timeline.
+func Spooled(sel []parse.Selected) bool {
+	var n int64
+	for _, s := range sel {
+		n += s.Size
+	}
+	return n >= SpoolAbove
+}
 
-// spool is inspect's timeline kept out of memory: each event encoded into
+// Spool is inspect's timeline kept out of memory: each event encoded into
 // an unlinked temporary file (nothing is left behind, even after kill -9),
 // and in memory only what orders, counts and finds it.
-type spool struct {
+type Spool struct {
 	f     *os.File
 	w     *bufio.Writer
 	off   int64
@@ -38,7 +47,7 @@ type spool struct {
 	// call's operations and, when it has no time, its session's start:
 	// all known only once the session is read.
 	sessions []string
-	byCall   []map[string][]opView
+	byCall   []map[string][]OpView
 	starts   []time.Time
 }
 
@@ -58,7 +67,7 @@ type spooled struct {
 	outcome    manifest.Outcome
 }
 
-func newSpool() (*spool, error) {
+func NewSpool() (*Spool, error) {
 	f, err := os.CreateTemp("", "sandbox-inspect-*.spool")
 	if err != nil {
 		return nil, fmt.Errorf("a spool file for the timeline: %w", err)
@@ -66,11 +75,11 @@ func newSpool() (*spool, error) {
 	// Unlinked at once: the file lives while it is open, and no longer.
 	// (Where a file open cannot be removed, Close removes it.)
 	os.Remove(f.Name())
-	return &spool{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &Spool{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
 // Close lets the spool file go.
-func (s *spool) Close() {
+func (s *Spool) Close() {
 	if s == nil || s.f == nil {
 		return
 	}
@@ -82,13 +91,13 @@ func (s *spool) Close() {
 
 // session starts the events of a new session; done gives them its id, its
 // calls' operations, and the time of those that have none.
-func (s *spool) session() (done func(id string, byCall map[string][]opView, start time.Time)) {
+func (s *Spool) session() (done func(id string, byCall map[string][]OpView, start time.Time)) {
 	s.sessions = append(s.sessions, "")
 	s.byCall = append(s.byCall, nil)
 	s.starts = append(s.starts, time.Time{})
 	k := len(s.sessions) - 1
 	from := len(s.items)
-	return func(id string, byCall map[string][]opView, start time.Time) {
+	return func(id string, byCall map[string][]OpView, start time.Time) {
 		s.sessions[k], s.byCall[k], s.starts[k] = id, byCall, start
 		for i := from; i < len(s.items); i++ {
 			if it := &s.items[i]; it.zero {
@@ -99,7 +108,7 @@ func (s *spool) session() (done func(id string, byCall map[string][]opView, star
 }
 
 // add writes e to the spool, as an event of the current session.
-func (s *spool) add(e *manifest.Event) {
+func (s *Spool) add(e *manifest.Event) {
 	if s.err != nil {
 		return
 	}
@@ -116,7 +125,7 @@ func (s *spool) add(e *manifest.Event) {
 
 // finish sorts the events as the in-memory timeline is sorted: by time,
 // then line, in the order read where both tie.
-func (s *spool) finish() error {
+func (s *Spool) finish() error {
 	if s.err == nil {
 		if err := s.w.Flush(); err != nil {
 			s.err = fmt.Errorf("writing the timeline's spool file (TMPDIR sets where it goes): %w", err)
@@ -134,7 +143,7 @@ func (s *spool) finish() error {
 
 // lastOpenAndAborted is inspection.lastOpenAndAborted, read from the
 // index: only the two events it returns are read back.
-func (s *spool) lastOpenAndAborted(id string) (open, aborted *entry) {
+func (s *Spool) lastOpenAndAborted(id string) (open, aborted *Entry) {
 	for i := len(s.items) - 1; i >= 0 && (open == nil || aborted == nil) && s.err == nil; i-- {
 		it := &s.items[i]
 		if s.sessions[it.sess] != id {
@@ -153,7 +162,7 @@ func (s *spool) lastOpenAndAborted(id string) (open, aborted *entry) {
 // read reads the i'th event back into a new entry (nil if it cannot, with
 // s.err set). With alias, its strings are the spool's read buffer, which
 // the next read overwrites: for a reader done with the entry by then.
-func (s *spool) read(i int, alias bool) *entry {
+func (s *Spool) read(i int, alias bool) *Entry {
 	it := &s.items[i]
 	if cap(s.buf) < it.n {
 		s.buf = make([]byte, it.n)
@@ -163,7 +172,7 @@ func (s *spool) read(i int, alias bool) *entry {
 		s.err = fmt.Errorf("reading the timeline's spool file: %w", err)
 		return nil
 	}
-	e := &entry{}
+	e := &Entry{}
 	if err := readEventAlias(b, &e.Event, alias); err != nil {
 		s.err = fmt.Errorf("reading the timeline's spool file at byte %d: %w", it.off, err)
 		return nil
@@ -180,23 +189,23 @@ func (s *spool) read(i int, alias bool) *entry {
 // kept the collector and the scavenger busy for a second), and are
 // overwritten once yield returns. A read error ends it and is left in
 // s.err.
-func (s *spool) all() iter.Seq[*entry] {
-	return func(yield func(*entry) bool) {
+func (s *Spool) all() iter.Seq[*Entry] {
+	return func(yield func(*Entry) bool) {
 		for i := range s.items {
 			e := s.read(i, true)
 			if e == nil || !yield(e) {
 				return
 			}
-			if spoolPoison {
+			if PoisonSpool {
 				clear(s.buf[:s.items[i].n]) // what kept a string of it now reads NULs
 			}
 		}
 	}
 }
 
-// spoolPoison makes all overwrite each event once its reader is done with
+// PoisonSpool makes all overwrite each event once its reader is done with
 // it (tests: a reader that keeps a string of it then reports NULs).
-var spoolPoison = false
+var PoisonSpool = false
 
 // An event is spooled as its fields in order: strings and times as a
 // uvarint length and their bytes (a time in its binary form, which keeps
