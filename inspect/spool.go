@@ -9,8 +9,8 @@ import (
 	"os"
 	"sort"
 	"time"
-	"unsafe"
 
+	"github.com/agentsandbox/sandbox/internal/zerocopy"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
 )
@@ -288,7 +288,7 @@ func (r *eventReader) string() string {
 	switch {
 	case n == 0:
 	case r.alias:
-		s = unsafe.String(&r.b[0], n)
+		s = zerocopy.String(r.b[:n])
 	default:
 		s = string(r.b[:n])
 	}

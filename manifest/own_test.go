@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/agentsandbox/sandbox/internal/zerocopy"
 )
 
 // TestOwnCopiesEveryString fills every string of an operation with a slice
@@ -32,8 +33,7 @@ func TestOwnCopiesEveryString(t *testing.T) {
 	if !reflect.DeepEqual(op, orig) {
 		t.Fatalf("Own changed the operation:\n%+v\n%+v", op, orig)
 	}
-	lo := uintptr(unsafe.Pointer(unsafe.StringData(line)))
-	hi := lo + uintptr(len(line))
+	inLine := zerocopy.Within(zerocopy.Bytes(line))
 	n := 0
 	var walk func(v reflect.Value, where string)
 	walk = func(v reflect.Value, where string) {
@@ -43,7 +43,7 @@ func TestOwnCopiesEveryString(t *testing.T) {
 				return
 			}
 			n++
-			if p := uintptr(unsafe.Pointer(unsafe.StringData(v.String()))); p >= lo && p < hi {
+			if inLine(v.String()) {
 				t.Errorf("%s still points into the line", where)
 			}
 		case reflect.Pointer:

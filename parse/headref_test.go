@@ -11,14 +11,15 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/agentsandbox/sandbox/internal/zerocopy"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/codex"
 	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/agentsandbox/sandbox/parse/opencode"
-	"github.com/tidwall/gjson"
 )
 
 func refUUIDOnly(id string) string {
@@ -213,7 +214,7 @@ type refRecord struct {
 func refReadRecord(line string) refRecord {
 	var r refRecord
 	// A read-only view of the line's bytes: EachField never writes them.
-	rec := jsonl.Record{Data: unsafe.Slice(unsafe.StringData(line), len(line))}
+	rec := jsonl.Record{Data: zerocopy.Bytes(line)}
 	whole := rec.EachField(func(name []byte, start, end int) {
 		if f := r.field(name); f != nil {
 			*f = gjson.Parse(line[start:end])

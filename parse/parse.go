@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"strings"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/agentsandbox/sandbox/internal/zerocopy"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
@@ -136,7 +136,7 @@ func shape(agents []agent.Agent, r *agent.Record, first bool) (int, bool) {
 // in place (a head is 64 KiB, and a home holds thousands of transcripts): fn
 // must copy what it keeps, since b is the reader's buffer.
 func eachLine(b []byte, fn func(line string)) {
-	s := unsafe.String(unsafe.SliceData(b), len(b))
+	s := zerocopy.String(b)
 	for len(s) > 0 {
 		line := s
 		if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -159,7 +159,7 @@ func eachLine(b []byte, fn func(line string)) {
 func readRecord(line string, r *agent.Record) {
 	r.Reset()
 	// A read-only view of the line's bytes: EachField never writes them.
-	rec := jsonl.Record{Data: unsafe.Slice(unsafe.StringData(line), len(line))}
+	rec := jsonl.Record{Data: zerocopy.Bytes(line)}
 	whole := rec.EachField(func(name []byte, start, end int) {
 		if k, ok := agent.KeyOf(name); ok {
 			r.Set(k, gjson.Parse(line[start:end]))

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unsafe"
 
+	"github.com/agentsandbox/sandbox/internal/zerocopy"
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
@@ -683,7 +683,7 @@ func (f *fstate) remember() {
 // so that no transcript can be made to collide with a host file).
 func (r *FileResult) stateKey(s string) [32]byte {
 	if r.sha {
-		return sha256.Sum256(unsafe.Slice(unsafe.StringData(s), len(s)))
+		return sha256.Sum256(zerocopy.Bytes(s))
 	}
 	var k [32]byte
 	binary.LittleEndian.PutUint64(k[:], maphash.String(stateSeeds[0], s))

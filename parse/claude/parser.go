@@ -15,10 +15,10 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/agentsandbox/sandbox/internal/zerocopy"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/emit"
@@ -298,7 +298,7 @@ func (p *parser) record(rec jsonl.Record) {
 	// too. The tests poison each record once read (testhook.Poison).
 	var line string
 	if p.calls == nil {
-		line = unsafe.String(unsafe.SliceData(data), len(data))
+		line = zerocopy.String(data)
 	} else {
 		line = string(data)
 	}

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/agentsandbox/sandbox/internal/zerocopy"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/applypatch"
@@ -374,7 +374,7 @@ func (p *parser) wrapped(rec jsonl.Record, kind, ptype string, pl []byte) {
 			// Outputs are the largest lines: look at the call id first. It
 			// is read in place (GetBytes would copy it): it is only looked
 			// up here, never kept.
-			id := gjson.Get(unsafe.String(unsafe.SliceData(pl), len(pl)), "call_id").Str
+			id := gjson.Get(zerocopy.String(pl), "call_id").Str
 			p.open.Del(p.hash(id))
 			_, tracked := p.byCall[id]
 			_, timed := p.calls[id]

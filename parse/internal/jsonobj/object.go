@@ -3,10 +3,11 @@ package jsonobj
 import (
 	"bytes"
 	"encoding/binary"
-	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"iter"
 	"strings"
-	"unsafe"
+
+	"github.com/agentsandbox/sandbox/internal/zerocopy"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 
 	"github.com/tidwall/gjson"
 )
@@ -440,7 +441,7 @@ func control(b []byte) int {
 // its place in a broken literal), and a reader that must give gjson's
 // answer leaves such an object to gjson.
 func In(s string) (o Object, whole bool) {
-	raw := unsafe.Slice(unsafe.StringData(s), len(s))
+	raw := zerocopy.Bytes(s)
 	i := SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return Object{}, false
@@ -588,31 +589,11 @@ func ValueIn(s string, raw []byte) gjson.Result {
 // Within returns whether a string has bytes in b's memory: the strings a
 // parser reading b in place must copy to keep (manifest.Op.OwnBorrowed).
 // A nil or empty b holds none.
-func Within(b []byte) func(string) bool {
-	if len(b) == 0 {
-		return nil
-	}
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	hi := lo + uintptr(len(b))
-	return func(s string) bool {
-		if len(s) == 0 {
-			return false
-		}
-		at := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-		return at < hi && lo < at+uintptr(len(s))
-	}
-}
+func Within(b []byte) func(string) bool { return zerocopy.Within(b) }
 
 // inside returns the substring of s whose bytes raw views, when raw lies
 // within s: a value In found, read as a string without a copy.
-func inside(s string, raw []byte) (string, bool) {
-	base := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
-	if at < base || at+uintptr(len(raw)) > base+uintptr(len(s)) {
-		return "", false
-	}
-	return s[at-base : at-base+uintptr(len(raw))], true
-}
+func inside(s string, raw []byte) (string, bool) { return zerocopy.Inside(s, raw) }
 
 // Parse is gjson.Parse(s), the same result, with a string without escapes
 // read in place by two IndexByte (gjson reads it a byte at a time): a
@@ -629,7 +610,7 @@ func Parse(s string) gjson.Result {
 // allows, is valid without gjson's reading a byte at a time (a call's
 // arguments hold whole patches); anything else is left to gjson.
 func Valid(s string) bool {
-	if _, whole := In(s); whole && control(unsafe.Slice(unsafe.StringData(s), len(s))) < 0 && escapesValid(s) {
+	if _, whole := In(s); whole && control(zerocopy.Bytes(s)) < 0 && escapesValid(s) {
 		return true
 	}
 	return gjson.Valid(s)
