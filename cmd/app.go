@@ -80,7 +80,8 @@ number may have a fraction (1.5G), rounded down to a whole byte.`),
 			if err != nil || n < 1<<10 {
 				return &HintError{usagef("--max-line %q: want a size of at least 1K, such as 64M, 64MiB, 1.5G or 1073741824", a.maxLine), sizeHint}
 			}
-			jsonl.MaxLine = n
+			// The limit travels with the command's context to every reader.
+			cmd.SetContext(jsonl.WithMaxLine(cmd.Context(), n))
 			tuneMemory()
 			return nil
 		},

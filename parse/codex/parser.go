@@ -146,7 +146,7 @@ func stream(ctx context.Context, r io.Reader, file string, h Handler) (manifest.
 	p.res.Session = manifest.Session{Agent: manifest.AgentCodex, Transcript: file, ID: idFromFilename(file)}
 	br := newPeekReader(r)
 	if SingleJSON(br.peek) {
-		err := p.parseSingleJSON(br)
+		err := p.parseSingleJSON(br, jsonl.MaxLine(ctx))
 		p.finish(nil)
 		return p.res.Session, p.res.Calls, err
 	}
@@ -1227,14 +1227,14 @@ func SingleJSON(peek []byte) bool {
 	return key.Type == gjson.String && key.Str == "session"
 }
 
-func (p *parser) parseSingleJSON(r io.Reader) error {
-	data, err := io.ReadAll(io.LimitReader(r, jsonl.MaxLine+1))
+func (p *parser) parseSingleJSON(r io.Reader, maxLine int64) error {
+	data, err := io.ReadAll(io.LimitReader(r, maxLine+1))
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.file, err)
 	}
-	if int64(len(data)) > jsonl.MaxLine {
+	if int64(len(data)) > maxLine {
 		// One JSON document is one record: it is held whole, so it obeys the line limit.
-		return fmt.Errorf("%s: a single-JSON rollout longer than --max-line (%d bytes): not read", p.file, jsonl.MaxLine)
+		return fmt.Errorf("%s: a single-JSON rollout longer than --max-line (%d bytes): not read", p.file, maxLine)
 	}
 	data = jsonl.TrimBOM(data)
 	p.res.Session.Bytes = int64(len(data))

@@ -120,7 +120,7 @@ func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.
 	peek, _ := br.Peek(4096)
 	var err error
 	if Pretty(peek) {
-		err = p.single(br)
+		err = p.single(br, jsonl.MaxLine(ctx))
 	} else {
 		rd := jsonl.NewReader(br, file)
 		err = rd.Each(ctx, func(rec jsonl.Record) { p.record(rec) })
@@ -163,13 +163,13 @@ func (p *parser) warn(at loc, format string, args ...any) {
 
 // single reads the legacy layout: one JSON document, held whole, so it
 // obeys the line limit as a record does.
-func (p *parser) single(r io.Reader) error {
-	data, err := io.ReadAll(io.LimitReader(r, jsonl.MaxLine+1))
+func (p *parser) single(r io.Reader, maxLine int64) error {
+	data, err := io.ReadAll(io.LimitReader(r, maxLine+1))
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.file, err)
 	}
-	if int64(len(data)) > jsonl.MaxLine {
-		return fmt.Errorf("%s: a single-JSON Gemini session longer than --max-line (%d bytes): not read", p.file, jsonl.MaxLine)
+	if int64(len(data)) > maxLine {
+		return fmt.Errorf("%s: a single-JSON Gemini session longer than --max-line (%d bytes): not read", p.file, maxLine)
 	}
 	p.sess.Bytes = int64(len(data))
 	p.sess.Lines = bytes.Count(data, []byte{'\n'})

@@ -100,12 +100,31 @@ type Reader struct {
 	cutShort, cutTold bool
 	// touched is what touch read, kept.
 	touched byte
+	// maxLine is the longest line held (MaxLine of Each's context).
+	maxLine int64
 }
 
-// MaxLine is the longest line a Reader holds (--max-line): a longer one is
-// skipped as it is read, never held, and reported with its number, so
-// memory is bounded by the largest line kept whatever the input.
-var MaxLine int64 = 1 << 30
+// DefaultMaxLine is the longest line a Reader holds unless the context
+// says otherwise (WithMaxLine, --max-line): a longer one is skipped as it
+// is read, never held, and reported with its number, so memory is bounded
+// by the largest line kept whatever the input.
+const DefaultMaxLine int64 = 1 << 30
+
+type maxLineKey struct{}
+
+// WithMaxLine returns a context under which readers hold lines of up to n
+// bytes (and the single-JSON readers documents of up to n).
+func WithMaxLine(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, maxLineKey{}, n)
+}
+
+// MaxLine returns the longest line readers under ctx hold.
+func MaxLine(ctx context.Context) int64 {
+	if n, ok := ctx.Value(maxLineKey{}).(int64); ok && n > 0 {
+		return n
+	}
+	return DefaultMaxLine
+}
 
 // NewReader returns a Reader over r; file names the input in warnings.
 // Close returns its buffer for reuse.
@@ -114,7 +133,7 @@ var MaxLine int64 = 1 << 30
 // buffer at a time, and a large read of a file goes straight into it past
 // Decompress's smaller one) comes from a pool.
 func NewReader(r io.Reader, file string) *Reader {
-	return &Reader{r: newLineReader(r), file: file, lastNL: -1}
+	return &Reader{r: newLineReader(r), file: file, lastNL: -1, maxLine: DefaultMaxLine}
 }
 
 // bufs recycles read buffers: a scan of thousands of small transcripts
@@ -209,7 +228,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 			// while reading wraps it, and is an error, not an end.)
 			r.cutShort, err = true, io.EOF
 		}
-		if r.tooLong > 0 || r.held()+int64(len(chunk)) > MaxLine+1 {
+		if r.tooLong > 0 || r.held()+int64(len(chunk)) > r.maxLine+1 {
 			// Past the limit: count the rest of the line, hold none of it.
 			if r.tooLong == 0 {
 				r.lostNames, r.lostUnnamed = Names(r.heldPrefix(chunk))
@@ -413,7 +432,7 @@ func (r *Reader) Next() (Record, error) {
 		}
 		if r.tooLong > 0 {
 			r.off += r.tooLong
-			r.warnLost(r.line, start, r.lostNames, r.lostUnnamed, "line of %d bytes is longer than --max-line (%d bytes): skipped, not read", r.tooLong, MaxLine)
+			r.warnLost(r.line, start, r.lostNames, r.lostUnnamed, "line of %d bytes is longer than --max-line (%d bytes): skipped, not read", r.tooLong, r.maxLine)
 			continue
 		}
 		last := !hadNL
@@ -515,6 +534,7 @@ func (r *Reader) Each(ctx context.Context, fn func(Record)) (err error) {
 		p.free <- batches.Get().(*batch)
 	}
 	r.src, _ = ctx.Value(sourceKey{}).(*source)
+	r.maxLine = MaxLine(ctx)
 	go r.produce(ctx, p)
 	finished := false
 	defer func() {

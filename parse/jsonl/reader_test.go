@@ -163,10 +163,9 @@ func TestDamagedLineAtBufferEdge(t *testing.T) {
 // TestMaxLine skips a line longer than MaxLine without holding it, says
 // which line it was, and reads on.
 func TestMaxLine(t *testing.T) {
-	defer func(n int64) { MaxLine = n }(MaxLine)
-	MaxLine = 64 << 10
 	input := `{"a":1}` + "\n" + `{"big":"` + strings.Repeat("x", 3<<20) + `"}` + "\n" + `{"b":2}` + "\n" + strings.Repeat("y", 1<<20)
 	rd := NewReader(strings.NewReader(input), "t.jsonl")
+	rd.maxLine = 64 << 10 // as Each would set it from WithMaxLine
 	defer rd.Close()
 	var got []string
 	for {
@@ -175,7 +174,7 @@ func TestMaxLine(t *testing.T) {
 			break
 		}
 		got = append(got, string(rec.Data))
-		if cap(rd.long) > int(MaxLine)+128<<10 {
+		if cap(rd.long) > int(rd.maxLine)+128<<10 {
 			t.Fatalf("the reader holds %d bytes for one line", cap(rd.long))
 		}
 	}

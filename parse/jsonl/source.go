@@ -51,14 +51,14 @@ func WithSource(ctx context.Context, ra io.ReaderAt, base int64) context.Context
 // sizeLine measures the line being gathered (n bytes of it just added to
 // what is held) in the source, and gives r.long the capacity of the whole
 // line; it reports whether it did. It does nothing without a source, or
-// for a line past MaxLine, which readLine skips.
+// for a line past the longest held, which readLine skips.
 func (r *Reader) sizeLine(n int) bool {
 	if r.src == nil {
 		return false
 	}
 	have := int64(len(r.long) + n)
-	rest, ok := r.src.lineRest(r.bytes, MaxLine+1-have)
-	if !ok || have+rest > MaxLine {
+	rest, ok := r.src.lineRest(r.bytes, r.maxLine+1-have)
+	if !ok || have+rest > r.maxLine {
 		return false
 	}
 	noteLine(have + rest)

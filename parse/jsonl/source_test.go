@@ -27,6 +27,9 @@ func longLines() []byte {
 }
 
 // eachWith reads data with Each, the stream's bytes being src's from base on.
+// eachMaxLine, when set, is the longest line eachWith's reader holds.
+var eachMaxLine int64
+
 func eachWith(t *testing.T, data []byte, src *bytes.Reader, base int64) (seen, []int) {
 	t.Helper()
 	rd := NewReader(bytes.NewReader(data), "t.jsonl")
@@ -34,6 +37,9 @@ func eachWith(t *testing.T, data []byte, src *bytes.Reader, base int64) (seen, [
 	var s seen
 	var spare []int // for each long record, its capacity past its length
 	ctx := context.Background()
+	if eachMaxLine > 0 {
+		ctx = WithMaxLine(ctx, eachMaxLine)
+	}
 	if src != nil {
 		ctx = WithSource(ctx, src, base)
 	}
@@ -103,9 +109,8 @@ func TestSourceThatDiffers(t *testing.T) {
 // TestSourceRespectsMaxLine: a line past --max-line is not measured into a
 // buffer (it is skipped unread), with or without the file.
 func TestSourceRespectsMaxLine(t *testing.T) {
-	old := MaxLine
-	MaxLine = 2 << 20
-	defer func() { MaxLine = old }()
+	eachMaxLine = 2 << 20
+	defer func() { eachMaxLine = 0 }()
 	data := longLines()
 	want, _ := eachWith(t, data, nil, 0)
 	got, _ := eachWith(t, data, bytes.NewReader(data), 0)
