@@ -43,8 +43,6 @@ type app struct {
 	wroteJSON bool
 
 	log zerolog.Logger
-	// planOnly is set while recover makes a plan to show before asking.
-	planOnly bool
 	// plansPrinted: the dry-run diffs were printed as the plans were made.
 	plansPrinted bool
 }

@@ -117,9 +117,7 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 		rerr = fmt.Errorf("%s: %w", name, rerr)
 	}
 	a.plansPrinted = o.DryRun
-	if !a.planOnly {
-		a.logWarnings(res.ReplayWarnings())
-	}
+	a.logWarnings(res.ReplayWarnings())
 	return a.finish(ctx, res, rerr, o.DryRun, o.applyFlags)
 }
 

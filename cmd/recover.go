@@ -260,26 +260,7 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 		}
 		if !o.DryRun && !o.Yes && o.ToBranch == "" && o.Format != "patch" {
 			// Writing where no flag named: show the plan, then ask.
-			plan := opts
-			plan.DryRun = true
-			a.planOnly = true // its warnings come with the real run
-			res, err := a.recoverOnce(ctx, sel, plan, at)
-			a.planOnly = false
-			if err != nil {
-				return err
-			}
-			if res.NotWritable != nil {
-				// Asking to write what cannot be written is no question.
-				return &HintError{res.NotWritable, notWritableHint}
-			}
-			if res.Report.Summary.Written == 0 {
-				o.DryRun = true
-				opts.DryRun = true
-			} else if ok, err := a.confirm(ctx, res); err != nil {
-				return err
-			} else if !ok {
-				return fmt.Errorf("not confirmed: nothing written")
-			}
+			return a.recoverAsking(ctx, sel, opts, at, o.applyFlags)
 		}
 	}
 	if o.ToBranch != "" {
@@ -419,12 +400,70 @@ func (e *reportEncoder) Encode(v any) error {
 	return err
 }
 
-// recoverOnce opens the selected sessions (and their subagents) and runs
-// one recovery.
+// recoverOnce recovers the selected sessions: a dry run reports the plan,
+// a real run applies it.
 func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.Options, at atSpec) (*recov.Result, error) {
+	var res *recov.Result
+	var rerr error
+	err := a.prepare(ctx, sel, opts, at, func(ctx context.Context, p *recov.Prepared) error {
+		if opts.DryRun {
+			res = p.Preview(ctx)
+		} else {
+			res, rerr = p.Apply(ctx)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, rerr
+}
+
+// recoverAsking recovers into the sessions' own directories, which no flag
+// named: the plan is shown and written only once the user says yes. The
+// transcripts are read and replayed once: what is asked about is what is
+// written (and a file changed on the host in between is a conflict).
+func (a *app) recoverAsking(ctx context.Context, sel []parse.Selected, opts recov.Options, at atSpec, af applyFlags) error {
+	var res *recov.Result
+	var rerr error
+	dry := false
+	err := a.prepare(ctx, sel, opts, at, func(ctx context.Context, p *recov.Prepared) error {
+		preview := p.Preview(ctx)
+		switch {
+		case preview.NotWritable != nil:
+			// Asking to write what cannot be written is no question.
+			return &HintError{preview.NotWritable, notWritableHint}
+		case preview.Report.Summary.Written == 0:
+			res, dry = preview, true
+			return nil
+		}
+		ok, err := a.confirm(ctx, preview)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return fmt.Errorf("not confirmed: nothing written")
+		}
+		res, rerr = p.Apply(ctx)
+		return nil
+	})
+	switch {
+	case err != nil:
+		return err
+	case res == nil:
+		return projectsHint(rerr)
+	}
+	return a.finish(ctx, res, rerr, dry, af)
+}
+
+// prepare reads the selected transcripts once and replays and plans them
+// (recov.Prepare) for use, which previews or applies the recovery; then,
+// unless use failed, the transcripts' warnings and the replay's are
+// logged, before the report. A dry run reads the host through a file system that cannot
+// write.
+func (a *app) prepare(ctx context.Context, sel []parse.Selected, opts recov.Options, at atSpec, use func(context.Context, *recov.Prepared) error) error {
 	sel = append([]parse.Selected(nil), sel...) // counted for this pass only
 	bar := a.counting("reading transcripts", sel)
-	defer bar.end()
 	// A recovery reports no transcript's sha256 (only a manifest records
 	// it), and hashing costs as much CPU as parsing: leave it off.
 	streams, err := a.openSelectedWith(ctx, sel, parse.StreamOptions{Turns: at.turn > 0 || at.timeline})
@@ -434,7 +473,8 @@ func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.
 		}
 	}()
 	if err != nil {
-		return nil, err
+		bar.end()
+		return err
 	}
 	sources := make([]recov.Source, len(streams))
 	for i, s := range streams {
@@ -447,15 +487,26 @@ func (a *app) recoverOnce(ctx context.Context, sel []parse.Selected, opts recov.
 		target = &recov.DryRunFS{Read: fsys}
 	}
 	gctx, storeFailed, sources := guardSources(ctx, streams, sources)
-	res, err := recov.Recover(gctx, sources, target, opts)
+	p, err := recov.Prepare(gctx, sources, target, opts)
+	bar.end()
 	if serr := storeFailed(); serr != nil {
-		return nil, serr
+		if p != nil {
+			p.Close()
+		}
+		return serr
 	}
-	if res != nil && !a.planOnly {
-		a.logStreams(ctx, streams)
-		a.logWarnings(res.ReplayWarnings())
+	if err != nil {
+		return err
 	}
-	return res, err
+	defer p.Close()
+	// Everything is read: the store's guard is released, and ^C alone
+	// stops what comes next.
+	if err := use(ctx, p); err != nil {
+		return err
+	}
+	a.logStreams(ctx, streams)
+	a.logWarnings(p.Warnings())
+	return nil
 }
 
 // confirm shows the plan of an in-place recovery and asks to go on. Off a

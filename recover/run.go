@@ -203,6 +203,35 @@ func (r *Result) Partial() bool {
 // through fsys. An apply error leaves the host as it was and is returned
 // with the result of the plan.
 func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Result, error) {
+	p, err := Prepare(ctx, sources, fsys, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	if opts.DryRun {
+		return p.Preview(ctx), nil
+	}
+	return p.Apply(ctx)
+}
+
+// Prepared is a recovery replayed and planned against the host, not yet
+// applied: Preview reports it as a dry run does, Apply writes it. The
+// transcripts are read once, whichever is called, and the destinations
+// stay locked against another recovery until Close.
+type Prepared struct {
+	res      *Result
+	sessions []manifest.Session
+	counts   []int
+	stats    Stats
+	fsys     FS
+	opts     Options
+	unlock   func()
+}
+
+// Prepare replays the operations of sources (merged in time order) and
+// plans the files against the host, reading through fsys and writing
+// nothing.
+func Prepare(ctx context.Context, sources []Source, fsys FS, opts Options) (*Prepared, error) {
 	if opts.OnConflict == "" {
 		opts.OnConflict = OnConflictSkip
 	}
@@ -226,52 +255,88 @@ func Recover(ctx context.Context, sources []Source, fsys FS, opts Options) (*Res
 	if err != nil {
 		return nil, err
 	}
-	if unlock, err := lockRules(opts, rules); err != nil {
+	unlock, err := lockRules(opts, rules)
+	if err != nil {
 		return nil, err
-	} else {
-		defer unlock()
+	}
+	p := &Prepared{fsys: fsys, opts: opts, unlock: unlock}
+	fail := func(err error) (*Prepared, error) {
+		p.Close()
+		return nil, err
 	}
 	bm := m
 	if opts.Base != "" {
 		if bm, err = NewMapper(dedupRules(append(append([]Rule{}, opts.Maps...), baseRules...))); err != nil {
-			return nil, err
+			return fail(err)
 		}
 	}
 	rc := hostReconstructor(bm, m, fsys, opts.IncludeUnknown)
 	starts, err := findStarts(headers, rules, opts)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	starts.install(rc, m)
 	if opts.Base != "" {
 		rc.opts.BaseName = BaseDir
 	}
-	counts, err := merge(ctx, sources, headers, rc)
-	if err != nil {
-		return nil, err
+	if p.counts, err = merge(ctx, sources, headers, rc); err != nil {
+		return fail(err)
 	}
 	// A parse cut short by ^C ends its stream early, as damage would: its
 	// ops are not the session's, so nothing is planned or written.
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return fail(err)
 	}
-	sessions := make([]manifest.Session, len(sources))
+	p.sessions = make([]manifest.Session, len(sources))
 	for i, src := range sources {
-		sessions[i] = src.Session()
+		p.sessions[i] = src.Session()
 	}
-	rc.Lost(sessions)
+	rc.Lost(p.sessions)
 	files, stats := rc.Finish()
 	files = filterFiles(files, m, opts.Filter)
 	plans, err := Plan(files, m, fsys, opts.OnConflict, opts.Redacted)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
-	res := &Result{Plans: plans, Files: files, warnings: rc.Warnings(), Starts: starts}
-	res, err = finishRun(ctx, res, sessions, counts, stats, fsys, opts, NewJournalSet(fsys, time.Now(), opts.JournalKey))
-	if res != nil {
-		starts.report(&res.Report)
+	p.stats = stats
+	p.res = &Result{Plans: plans, Files: files, warnings: rc.Warnings(), Starts: starts}
+	return p, nil
+}
+
+// Preview is the result of the prepared recovery as a dry run reports it:
+// nothing is written.
+func (p *Prepared) Preview(ctx context.Context) *Result {
+	res := *p.res
+	opts := p.opts
+	opts.DryRun = true
+	out, _ := finishRun(ctx, &res, p.sessions, p.counts, p.stats, p.fsys, opts, NewJournalSet(p.fsys, time.Now(), opts.JournalKey))
+	out.Starts.report(&out.Report)
+	return out
+}
+
+// Apply writes the prepared recovery through its fsys, journaled; a file
+// that changed on the host since the plan is reported as the conflict it
+// became, and an apply error leaves the host as it was.
+func (p *Prepared) Apply(ctx context.Context) (*Result, error) {
+	res := *p.res
+	opts := p.opts
+	opts.DryRun = false
+	out, err := finishRun(ctx, &res, p.sessions, p.counts, p.stats, p.fsys, opts, NewJournalSet(p.fsys, time.Now(), opts.JournalKey))
+	if out != nil {
+		out.Starts.report(&out.Report)
 	}
-	return res, err
+	return out, err
+}
+
+// Warnings are the replay's own warnings (ReplayWarnings of its results).
+func (p *Prepared) Warnings() []manifest.Warning { return p.res.warnings }
+
+// Close releases the destinations' locks.
+func (p *Prepared) Close() {
+	if p.unlock != nil {
+		p.unlock()
+		p.unlock = nil
+	}
 }
 
 // ReplayWarnings are the warnings of the replay itself (commands whose
