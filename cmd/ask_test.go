@@ -114,4 +114,3 @@ func writeTinyRollout(t *testing.T, name, cwd string, files map[string]string) {
 		t.Fatal(err)
 	}
 }
-

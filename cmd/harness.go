@@ -1,10 +1,7 @@
 package cmd
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -558,62 +555,9 @@ func (a *app) sandboxEnds(sel []parse.Selected) []inspect.SandboxEnd {
 			continue
 		}
 		seen[s.Harness] = true
-		f, err := st.OpenSessionFile(s.Harness, harness.RuntimeLogName, os.O_RDONLY)
-		if err != nil {
-			continue
-		}
-		var last *inspect.SandboxEnd
-		for line := range eventLines(f) {
-			var e inspect.SandboxEnd
-			var m struct {
-				Message string `json:"message"`
-			}
-			if json.Unmarshal([]byte(line), &m) != nil || (m.Message != "sandbox_stopped" && m.Message != "session_drop") {
-				continue
-			}
-			if json.Unmarshal([]byte(line), &e) != nil {
-				continue
-			}
-			e.Session, e.Event = s.Harness, m.Message
-			last = &e
-		}
-		f.Close()
-		if last != nil {
-			out = append(out, *last)
+		if e, ok := st.LastEnd(s.Harness); ok {
+			out = append(out, e)
 		}
 	}
 	return out
-}
-
-// maxEventLine is the longest runtime-log line sandboxEnds reads; an event
-// holds at most the last 64 KiB of output.
-const maxEventLine = 4 << 20
-
-// eventLines yields the lines of a runtime log, one at a time, blank ones
-// aside; a line longer than maxEventLine is skipped without being held.
-func eventLines(r io.Reader) func(yield func([]byte) bool) {
-	return func(yield func([]byte) bool) {
-		br := bufio.NewReaderSize(r, 64<<10)
-		var line []byte
-		long := false
-		for {
-			chunk, err := br.ReadSlice('\n')
-			if !long {
-				line = append(line, chunk...)
-				if len(line) > maxEventLine {
-					long, line = true, line[:0]
-				}
-			}
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			if !long && len(bytes.TrimRight(line, "\r\n")) > 0 && !yield(line) {
-				return
-			}
-			line, long = line[:0], false
-			if err != nil {
-				return
-			}
-		}
-	}
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -94,7 +93,7 @@ func (a *app) printOutput(ctx context.Context, st *harness.Store, s *harness.Ses
 	f, err := st.OpenSessionFile(s.ID, harness.OutputLogName, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		if o.follow && st.Running(s) {
-			return a.waitAndFollow(ctx, st, s, harness.OutputLogName)
+			return st.WaitAndFollow(ctx, s, harness.OutputLogName, a.stdout)
 		}
 		return nil // nothing written yet
 	}
@@ -142,13 +141,13 @@ func (a *app) printOutput(ctx context.Context, st *harness.Store, s *harness.Ses
 			}
 			fmt.Fprintln(a.stdout, runHeader(r))
 		}
-		if err := copyLines(a.stdout, io.NewSectionReader(f, from, to-from), o.tail); err != nil {
+		if err := harness.TailLines(a.stdout, io.NewSectionReader(f, from, to-from), o.tail); err != nil {
 			return err
 		}
 		end = to
 	}
 	if o.follow && (len(sel) == 0 || sel[len(sel)-1].OutputTo < 0) {
-		return a.follow(ctx, st, s, f, end)
+		return st.Follow(ctx, s, f, end, a.stdout)
 	}
 	return nil
 }
@@ -175,96 +174,6 @@ func runHeader(r harness.RunInfo) string {
 	return printable(b.String())
 }
 
-// copyLines copies r to w, or only its last n lines (n > 0), holding no
-// more than those lines.
-func copyLines(w io.Writer, r io.Reader, n int) error {
-	if n <= 0 {
-		_, err := io.Copy(w, r)
-		return err
-	}
-	ring := make([]string, 0, n)
-	next := 0
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			if len(ring) < n {
-				ring = append(ring, line)
-			} else {
-				ring[next] = line
-				next = (next + 1) % n
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for i := range ring {
-		if _, err := io.WriteString(w, ring[(next+i)%len(ring)]); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// followPoll is how often -f looks for more output.
-const followPoll = 200 * time.Millisecond
-
-// follow prints what is appended to f from off on, until the session is
-// no longer running and nothing more came, or ^C.
-func (a *app) follow(ctx context.Context, st *harness.Store, s *harness.Session, f *os.File, off int64) error {
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := f.ReadAt(buf, off)
-		if n > 0 {
-			if _, werr := a.stdout.Write(buf[:n]); werr != nil {
-				return werr
-			}
-			off += int64(n)
-			continue
-		}
-		if err != nil && err != io.EOF {
-			return err
-		}
-		cur, lerr := st.Load(s.ID)
-		if lerr != nil || !st.Running(cur) {
-			// One more look: the last words come before the record.
-			if n, _ := f.ReadAt(buf, off); n > 0 {
-				continue
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil // ^C stops following, and that is all it does
-		case <-time.After(followPoll):
-		}
-	}
-}
-
-// waitAndFollow follows a log that is not there yet.
-func (a *app) waitAndFollow(ctx context.Context, st *harness.Store, s *harness.Session, name string) error {
-	for {
-		f, err := st.OpenSessionFile(s.ID, name, os.O_RDONLY)
-		if err == nil {
-			defer f.Close()
-			return a.follow(ctx, st, s, f, 0)
-		}
-		cur, lerr := st.Load(s.ID)
-		if lerr != nil || !st.Running(cur) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(followPoll):
-		}
-	}
-}
-
 // printRuntimeLog prints the runtime log's events, those since a time.
 func (a *app) printRuntimeLog(ctx context.Context, st *harness.Store, s *harness.Session, o logsOptions, since time.Time) error {
 	f, err := st.OpenSessionFile(s.ID, harness.RuntimeLogName, os.O_RDONLY)
@@ -277,7 +186,7 @@ func (a *app) printRuntimeLog(ctx context.Context, st *harness.Store, s *harness
 	defer f.Close()
 	var out strings.Builder
 	var ring []string
-	for line := range eventLines(f) {
+	for line := range harness.EventLines(f) {
 		if o.run > 0 || !since.IsZero() {
 			var e struct {
 				Time time.Time `json:"time"`
@@ -312,7 +221,7 @@ func (a *app) printRuntimeLog(ctx context.Context, st *harness.Store, s *harness
 	}
 	if o.follow {
 		end, _ := f.Seek(0, io.SeekEnd)
-		return a.follow(ctx, st, s, f, end)
+		return st.Follow(ctx, s, f, end, a.stdout)
 	}
 	return nil
 }
@@ -329,7 +238,7 @@ func (a *app) logsJSON(st *harness.Store, s *harness.Session, o logsOptions, sin
 		events := []json.RawMessage{}
 		if f, err := st.OpenSessionFile(s.ID, harness.RuntimeLogName, os.O_RDONLY); err == nil {
 			defer f.Close()
-			for line := range eventLines(f) {
+			for line := range harness.EventLines(f) {
 				var e struct {
 					Time time.Time `json:"time"`
 					Run  int       `json:"run"`
@@ -376,7 +285,7 @@ func (a *app) logsJSON(st *harness.Store, s *harness.Session, o logsOptions, sin
 				from, d.Truncated = to-maxJSONOutput, true
 			}
 			var b strings.Builder
-			_ = copyLines(&b, io.NewSectionReader(f, from, to-from), o.tail)
+			_ = harness.TailLines(&b, io.NewSectionReader(f, from, to-from), o.tail)
 			d.Output = b.String()
 		}
 		out = append(out, d)

@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
+	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/manifest"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
@@ -213,7 +214,7 @@ func TestDetect(t *testing.T) {
 		{nil, map[string]string{"/proc/1/cgroup": "0::/\n", "/proc/1/comm": "bwrap\n"}, "bubblewrap"},
 	}
 	for _, c := range cases {
-		d := detectSandbox(env(c.env), files(c.files))
+		d := harness.Detect(env(c.env), files(c.files))
 		if d.Kind != c.kind || d.Inside != (c.kind != "") {
 			t.Errorf("%v %v: got %+v, want %q", c.env, c.files, d, c.kind)
 		}

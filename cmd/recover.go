@@ -2,9 +2,7 @@ package cmd
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/internal/jsonreport"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
 	recov "github.com/agentsandbox/sandbox/recover"
@@ -363,41 +362,7 @@ func emptyReport(dry bool) recov.Report {
 
 func (a *app) writeJSON(v any) error {
 	a.wroteJSON = true
-	return jsonEncoder(a.stdout, "").Encode(v)
-}
-
-// jsonEncoder encodes as every JSON report is written: indented by two
-// spaces (each line after the first starting with prefix), HTML left
-// unescaped, a newline at the end: what a json.Encoder with SetIndent
-// writes, but indented by indentJSON rather than by encoding/json, which
-// runs its validating scanner over its own output again to indent it (half
-// the time of writing a large report).
-func jsonEncoder(w io.Writer, prefix string) *reportEncoder {
-	e := &reportEncoder{w: w, prefix: prefix}
-	e.enc = json.NewEncoder(&e.compact)
-	e.enc.SetEscapeHTML(false)
-	return e
-}
-
-// reportEncoder is jsonEncoder's encoder.
-type reportEncoder struct {
-	w       io.Writer
-	prefix  string
-	enc     *json.Encoder // into compact
-	compact bytes.Buffer
-	out     []byte
-}
-
-// Encode writes v's JSON, indented, and a newline.
-func (e *reportEncoder) Encode(v any) error {
-	e.compact.Reset()
-	if err := e.enc.Encode(v); err != nil {
-		return err
-	}
-	e.out = indentJSON(e.out[:0], bytes.TrimSuffix(e.compact.Bytes(), []byte("\n")), e.prefix, "  ")
-	e.out = append(e.out, '\n')
-	_, err := e.w.Write(e.out)
-	return err
+	return jsonreport.NewEncoder(a.stdout, "").Encode(v)
 }
 
 // recoverOnce recovers the selected sessions: a dry run reports the plan,

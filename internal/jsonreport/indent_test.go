@@ -1,4 +1,4 @@
-package cmd
+package jsonreport
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 )
 
 // FuzzIndentJSON: on any JSON, compacted as json.Marshal writes it,
-// indentJSON writes what json.Indent writes.
+// Indent writes what json.Indent writes.
 func FuzzIndentJSON(f *testing.F) {
 	for _, s := range []string{`{}`, `[]`, `{"a":[1,{"b":"x\"y\\"},[],{}],"c":{"d":null}}`, `"s"`, `12`,
 		`[{"k":"a,b:{c}[d]"},true,false,-1.5e3]`, `{"a":"\u00e9\n","b":[[[]]]}`} {
@@ -23,8 +23,8 @@ func FuzzIndentJSON(f *testing.F) {
 			if err := json.Indent(&want, compact.Bytes(), pi[0], pi[1]); err != nil {
 				t.Fatal(err)
 			}
-			if got := indentJSON(nil, compact.Bytes(), pi[0], pi[1]); !bytes.Equal(got, want.Bytes()) {
-				t.Fatalf("indentJSON(%q, %q, %q) =\n%s\nwant\n%s", compact.Bytes(), pi[0], pi[1], got, want.Bytes())
+			if got := Indent(nil, compact.Bytes(), pi[0], pi[1]); !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("Indent(%q, %q, %q) =\n%s\nwant\n%s", compact.Bytes(), pi[0], pi[1], got, want.Bytes())
 			}
 		}
 	})

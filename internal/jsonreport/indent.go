@@ -1,13 +1,13 @@
-package cmd
+package jsonreport
 
-// indentJSON appends to dst the compact JSON src (as json.Marshal writes
+// Indent appends to dst the compact JSON src (as json.Marshal writes
 // it: no white space outside strings) indented as json.Indent would with
 // prefix and indent, byte for byte: how every JSON report is indented
-// (jsonEncoder). encoding/json indents by running its validating scanner
+// (Encoder). encoding/json indents by running its validating scanner
 // over every byte again, which took half the time of writing `inspect
 // --json` for a large session; src was just made by the encoder, so only
 // strings need telling apart.
-func indentJSON(dst, src []byte, prefix, indent string) []byte {
+func Indent(dst, src []byte, prefix, indent string) []byte {
 	depth := 0
 	newline := func() {
 		dst = append(dst, '\n')
