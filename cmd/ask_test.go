@@ -114,3 +114,34 @@ func writeTinyRollout(t *testing.T, name, cwd string, files map[string]string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSessionsLookedInOrder: the homes are searched, and listed in
+// looked_in, in the registry's order (parse/registry.go), which is the
+// order they had before the registry: a report's order is part of it.
+func TestSessionsLookedInOrder(t *testing.T) {
+	hermetic(t)
+	home := os.Getenv("HOME")
+	t.Setenv("CODEX_HOME", filepath.Join(home, ".codex"))
+	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
+	t.Setenv("GEMINI_CLI_HOME", home)
+	t.Setenv("PI_CODING_AGENT_DIR", filepath.Join(home, ".pi", "agent"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	t.Setenv("SANDBOX_HOME", filepath.Join(home, "sb"))
+	out, errb, code := runApp(t, "sessions", "--json")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var doc struct {
+		Looked []string `json:"looked_in"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, p := range []string{".codex/sessions", ".codex/archived_sessions", ".claude/projects", "data/opencode", ".gemini/tmp", ".pi/agent/sessions", "sb/sessions"} {
+		want = append(want, filepath.Join(home, p))
+	}
+	if strings.Join(doc.Looked, "\n") != strings.Join(want, "\n") {
+		t.Errorf("looked_in:\n%s\nwant\n%s", strings.Join(doc.Looked, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -100,7 +101,8 @@ func readHead(b []byte) *head {
 		return h
 	}
 	h.votes, h.ids = make([]int, len(agents)), make([]string, len(agents))
-	rec := agent.NewRecord()
+	rec := records.Get().(*agent.Record)
+	defer records.Put(rec)
 	first := true
 	eachLine(b, func(line string) {
 		readRecord(line, rec)
@@ -116,6 +118,10 @@ func readHead(b []byte) *head {
 	})
 	return h
 }
+
+// records recycles the head records: a home of thousands of transcripts
+// reads one head each.
+var records = sync.Pool{New: func() any { return agent.NewRecord() }}
 
 // shape returns the agent a record votes for: the one whose Shape ranks it
 // highest (a vote beats a claim without one at the same rank), if that one

@@ -16,8 +16,8 @@ func init() {
 	agent.Register(
 		codex.Agent{},
 		claude.Agent{},
-		gemini.Agent{},
 		opencode.Agent{},
+		gemini.Agent{},
 		pi.Agent{},
 	)
 }

@@ -216,14 +216,14 @@ func (r *Record) Get(k Key) gjson.Result {
 }
 
 var (
-	regMu  sync.RWMutex
+	regMu  sync.Mutex
 	agents []Agent
 	byName = map[manifest.Agent]Agent{}
 )
 
 // Register adds agents to the registry, in order: the order of help
 // texts, of the homes searched, and of ties in detection. parse/registry.go
-// registers every agent sandbox ships.
+// registers every agent sandbox ships, as the package initialises.
 func Register(as ...Agent) {
 	regMu.Lock()
 	defer regMu.Unlock()
@@ -237,17 +237,13 @@ func Register(as ...Agent) {
 	}
 }
 
-// All returns the registered agents, in order.
-func All() []Agent {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	return agents
-}
+// All returns the registered agents, in order. Agents register as
+// packages initialise (or a test's TestMain starts), before anything
+// reads the registry, so reading takes no lock.
+func All() []Agent { return agents }
 
 // Named returns the agent called name.
 func Named(name manifest.Agent) (Agent, bool) {
-	regMu.RLock()
-	defer regMu.RUnlock()
 	a, ok := byName[name]
 	return a, ok
 }
