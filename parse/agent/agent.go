@@ -14,6 +14,7 @@ package agent
 import (
 	"context"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -75,6 +76,22 @@ const (
 	RankLegacy   = 20 // an older format's state line
 	RankWeak     = 10 // the first line of an older format
 )
+
+// EnvHome is how agents name their home: the folder the environment
+// variable env names (with under appended, when the variable names its
+// parent), else def under the user's home, else "" when there is no home.
+func EnvHome(getenv func(string) string, home, env, under string, def ...string) string {
+	if d := getenv(env); d != "" {
+		if under == "" {
+			return d
+		}
+		return filepath.Join(d, under)
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(append([]string{home}, def...)...)
+}
 
 // Rooted is an Agent whose transcripts do not say the session's working
 // directory: Root finds it from beside the transcript or from its head.

@@ -39,13 +39,7 @@ func (Agent) About() agent.About {
 
 // Home implements discover.Source: $CLAUDE_CONFIG_DIR, else ~/.claude.
 func (Agent) Home(getenv func(string) string, home string) string {
-	if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".claude")
+	return agent.EnvHome(getenv, home, "CLAUDE_CONFIG_DIR", "", ".claude")
 }
 
 // HomeIn implements discover.Source.

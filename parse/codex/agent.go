@@ -40,13 +40,7 @@ func (Agent) About() agent.About {
 
 // Home implements discover.Source: $CODEX_HOME, else ~/.codex.
 func (Agent) Home(getenv func(string) string, home string) string {
-	if d := getenv("CODEX_HOME"); d != "" {
-		return d
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".codex")
+	return agent.EnvHome(getenv, home, "CODEX_HOME", "", ".codex")
 }
 
 // HomeIn implements discover.Source.

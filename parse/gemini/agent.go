@@ -43,13 +43,7 @@ func (Agent) About() agent.About {
 // Home implements discover.Source: $GEMINI_CLI_HOME/.gemini, else
 // ~/.gemini.
 func (Agent) Home(getenv func(string) string, home string) string {
-	if g := getenv("GEMINI_CLI_HOME"); g != "" {
-		return filepath.Join(g, ".gemini")
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".gemini")
+	return agent.EnvHome(getenv, home, "GEMINI_CLI_HOME", ".gemini", ".gemini")
 }
 
 // HomeIn implements discover.Source.

@@ -36,13 +36,7 @@ func (Agent) About() agent.About {
 // Home implements discover.Source: $XDG_DATA_HOME/opencode, else
 // ~/.local/share/opencode.
 func (Agent) Home(getenv func(string) string, home string) string {
-	if x := getenv("XDG_DATA_HOME"); x != "" {
-		return filepath.Join(x, "opencode")
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".local", "share", "opencode")
+	return agent.EnvHome(getenv, home, "XDG_DATA_HOME", "opencode", ".local", "share", "opencode")
 }
 
 // HomeIn implements discover.Source.

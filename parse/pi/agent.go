@@ -37,13 +37,7 @@ func (Agent) About() agent.About {
 
 // Home implements discover.Source: $PI_CODING_AGENT_DIR, else ~/.pi/agent.
 func (Agent) Home(getenv func(string) string, home string) string {
-	if d := getenv("PI_CODING_AGENT_DIR"); d != "" {
-		return d
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".pi", "agent")
+	return agent.EnvHome(getenv, home, "PI_CODING_AGENT_DIR", "", ".pi", "agent")
 }
 
 // HomeIn implements discover.Source.
