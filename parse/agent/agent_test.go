@@ -12,8 +12,8 @@ func TestEnvHome(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	for _, c := range []struct {
 		env, under, home string
-		def                []string
-		want               string
+		def              []string
+		want             string
 	}{
 		{"SET", "", "/h", []string{".x"}, "/from/env/"}, // as the variable says it
 		{"SET", ".sub", "/h", []string{".x"}, "/from/env/.sub"},

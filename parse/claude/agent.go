@@ -49,15 +49,9 @@ func (Agent) HomeIn(ws string) string { return filepath.Join(ws, ".claude") }
 // Subagent files (agent-*.jsonl, <session>/subagents/) come with their
 // session.
 func (Agent) Scan(f *discover.Finder, home string, w discover.Window, harness string) []discover.Candidate {
-	var out []discover.Candidate
-	projects := filepath.Join(home, "projects")
-	f.Look(projects)
-	for _, d := range f.Subdirs(projects) {
-		out = append(out, f.ScanFiles(filepath.Join(projects, d), manifest.AgentClaude, w, harness, func(name string) bool {
-			return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "agent-")
-		})...)
-	}
-	return out
+	return f.ScanSubdirs(filepath.Join(home, "projects"), manifest.AgentClaude, w, harness, func(name string) bool {
+		return strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, "agent-")
+	})
 }
 
 // Document implements agent.Agent: Claude Code writes no single-document

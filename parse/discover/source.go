@@ -151,6 +151,19 @@ func (f *Finder) ScanFiles(dir string, agent manifest.Agent, w Window, harness s
 	return out
 }
 
+// ScanSubdirs looks in root (recording it for "not found" messages) and
+// lists, in each folder directly under it, the transcript files accept
+// takes, as candidates of agent pruned by w: the layout most agents keep
+// their sessions in (one folder per project).
+func (f *Finder) ScanSubdirs(root string, agent manifest.Agent, w Window, harness string, accept func(name string) bool) []Candidate {
+	f.Look(root)
+	var out []Candidate
+	for _, d := range f.Subdirs(root) {
+		out = append(out, f.ScanFiles(filepath.Join(root, d), agent, w, harness, accept)...)
+	}
+	return out
+}
+
 // Subdirs lists the folders in dir.
 func (f *Finder) Subdirs(dir string) []string {
 	var out []string

@@ -45,15 +45,9 @@ func (Agent) HomeIn(ws string) string { return filepath.Join(ws, ".pi", "agent")
 
 // Scan implements discover.Source: sessions/--<cwd>--/<time>_<id>.jsonl.
 func (Agent) Scan(f *discover.Finder, home string, w discover.Window, harness string) []discover.Candidate {
-	var out []discover.Candidate
-	sessions := filepath.Join(home, "sessions")
-	f.Look(sessions)
-	for _, d := range f.Subdirs(sessions) {
-		out = append(out, f.ScanFiles(filepath.Join(sessions, d), manifest.AgentPi, w, harness, func(name string) bool {
-			return strings.HasSuffix(name, ".jsonl")
-		})...)
-	}
-	return out
+	return f.ScanSubdirs(filepath.Join(home, "sessions"), manifest.AgentPi, w, harness, func(name string) bool {
+		return strings.HasSuffix(name, ".jsonl")
+	})
 }
 
 // Document implements agent.Agent: pi writes no single-document session.
