@@ -163,9 +163,9 @@ func runHeader(r harness.RunInfo) string {
 	case r.Ended.IsZero():
 		b.WriteString(", still running (or its end was not recorded)")
 	case r.Signal != "":
-		fmt.Fprintf(&b, ", %s by %s after %s (exit %d)", orState(r.State), r.Signal, r.Ended.Sub(r.Started).Round(time.Second), r.ExitCode)
+		fmt.Fprintf(&b, ", %s by %s after %s (exit %d)", harness.StateWord(r.State), r.Signal, r.Ended.Sub(r.Started).Round(time.Second), r.ExitCode)
 	default:
-		fmt.Fprintf(&b, ", %s with code %d after %s", orState(r.State), r.ExitCode, r.Ended.Sub(r.Started).Round(time.Second))
+		fmt.Fprintf(&b, ", %s with code %d after %s", harness.StateWord(r.State), r.ExitCode, r.Ended.Sub(r.Started).Round(time.Second))
 	}
 	if len(r.Command) > 0 {
 		fmt.Fprintf(&b, ": %s", shortCommand(r.Command, 60))
@@ -292,11 +292,4 @@ func (a *app) logsJSON(st *harness.Store, s *harness.Session, o logsOptions, sin
 	}
 	doc["runs"] = out
 	return a.writeJSON(doc)
-}
-
-func orState(s string) string {
-	if s == "" {
-		return "exited"
-	}
-	return s
 }

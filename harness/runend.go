@@ -36,7 +36,7 @@ func (e RunEnd) String() string {
 	case e.Signal != "":
 		fmt.Fprintf(&b, "killed by %s (exit %d)", e.Signal, e.ExitCode)
 	default:
-		fmt.Fprintf(&b, "%s with code %d", orState(e.State), e.ExitCode)
+		fmt.Fprintf(&b, "%s with code %d", StateWord(e.State), e.ExitCode)
 	}
 	if e.Error != "" {
 		b.WriteString(": " + e.Error)
@@ -44,7 +44,9 @@ func (e RunEnd) String() string {
 	return b.String()
 }
 
-func orState(s string) string {
+// StateWord is how a run that ended in state s is said: its state, or
+// "exited" when none was recorded.
+func StateWord(s string) string {
 	if s == "" {
 		return "exited"
 	}

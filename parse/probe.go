@@ -127,7 +127,8 @@ func tailSpan(b []byte) agent.Head {
 	} else {
 		b = nil
 	}
-	rec := agent.NewRecord()
+	rec := records.Get().(*agent.Record)
+	defer records.Put(rec)
 	eachLine(b, func(line string) {
 		readRecord(line, rec)
 		for _, a := range agent.All() {
