@@ -9,12 +9,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/agentsandbox/sandbox/internal/bytesize"
+	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/tidwall/gjson"
 )
 
@@ -913,17 +915,19 @@ func (f *clientFilter) flush() {
 	f.buf = nil
 }
 
-// homeVars are the variables that say where an agent keeps its state. A
+// homeVar reports a variable that says where an agent keeps its state. A
 // local run drops the host's: HOME is the session's workspace, and an agent
 // told CODEX_HOME=~/.codex (or XDG_DATA_HOME, …) would keep its transcripts
-// on the host instead, where resume and recover --session never look.
-var homeVars = []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR",
-	"XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "OPENCODE_CONFIG_DIR"}
-
+// on the host instead, where resume and recover --session never look. The
+// agents name theirs (agent.About.StateEnv).
 func homeVar(kv string) bool {
 	k, _, _ := strings.Cut(kv, "=")
-	for _, h := range homeVars {
-		if k == h {
+	switch k {
+	case "HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME":
+		return true
+	}
+	for _, a := range agent.All() {
+		if slices.Contains(a.About().StateEnv, k) {
 			return true
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // Agent is one coding agent's transcripts, as sandbox reads them.
@@ -114,6 +115,13 @@ type About struct {
 	// CaseSensitiveIDs keeps the session ids as they are; others are
 	// compared in lower case.
 	CaseSensitiveIDs bool
+	// StateEnv are the environment variables that move where the agent
+	// keeps its state (CODEX_HOME), beyond HOME and the XDG base
+	// directories: a harness run drops the host's values of them.
+	StateEnv []string
+	// Lost is what the agent's transcripts call the parts of a tool call,
+	// for the search of a line that could not be read (jsonl.Names).
+	Lost jsonl.Vocabulary
 }
 
 // Transcript names the transcript a parser reads.
@@ -251,6 +259,7 @@ func Register(as ...Agent) {
 		agents = append(agents, a)
 		byName[a.Name()] = a
 		discover.Register(a)
+		jsonl.Learn(a.About().Lost)
 	}
 }
 

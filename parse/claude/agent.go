@@ -14,6 +14,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // Agent is Claude Code, for the registry (parse/agent).
@@ -34,7 +35,11 @@ func (Agent) Name() manifest.Agent { return manifest.AgentClaude }
 // About implements agent.Agent.
 func (Agent) About() agent.About {
 	return agent.About{Title: "Claude Code", Sessions: "Claude Code transcripts (~/.claude/projects/…/<session>.jsonl)",
-		Home: "$CLAUDE_CONFIG_DIR or ~/.claude", Resume: "--resume ID to claude"}
+		Home: "$CLAUDE_CONFIG_DIR or ~/.claude", Resume: "--resume ID to claude",
+		StateEnv: []string{"CLAUDE_CONFIG_DIR"},
+		Lost: jsonl.Vocabulary{PathKeys: []string{"file_path", "filePath", "notebook_path"}, CommandKeys: []string{"command"},
+			ToolKeys: []string{"name"}, CallTypes: []string{"tool_use"}, HolderTypes: []string{"assistant"},
+			WriteTools: []string{"write", "edit", "multiedit", "notebookedit", "bash", "powershell"}}}
 }
 
 // Home implements discover.Source: $CLAUDE_CONFIG_DIR, else ~/.claude.

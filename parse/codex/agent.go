@@ -15,6 +15,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // Agent is OpenAI Codex CLI, for the registry (parse/agent).
@@ -35,7 +36,13 @@ func (Agent) Name() manifest.Agent { return manifest.AgentCodex }
 // About implements agent.Agent.
 func (Agent) About() agent.About {
 	return agent.About{Title: "OpenAI Codex CLI", Sessions: "Codex CLI rollouts (~/.codex/sessions/…/rollout-*.jsonl)",
-		Home: "$CODEX_HOME or ~/.codex", Resume: "resume ID to codex (exec resume ID to codex exec)"}
+		Home: "$CODEX_HOME or ~/.codex", Resume: "resume ID to codex (exec resume ID to codex exec)",
+		StateEnv: []string{"CODEX_HOME"},
+		Lost: jsonl.Vocabulary{CommandKeys: []string{"command", "cmd"}, WorkdirKeys: []string{"workdir"},
+			ToolKeys: []string{"name"}, CallTypes: []string{"function_call", "custom_tool_call", "local_shell_call"},
+			HolderTypes: []string{"response_item"}, WriteTools: []string{"shell", "container.exec", "shell_command", "exec_command",
+				"exec", "apply_patch", "create_file", "delete_file", "local_shell_call"},
+			WriteTypes: []string{"local_shell_call"}, PatchTools: []string{"apply_patch"}, ArgumentKeys: []string{"arguments"}}}
 }
 
 // Home implements discover.Source: $CODEX_HOME, else ~/.codex.

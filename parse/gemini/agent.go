@@ -13,6 +13,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // Agent is Gemini CLI, for the registry (parse/agent).
@@ -37,7 +38,11 @@ func (Agent) Name() manifest.Agent { return manifest.AgentGemini }
 // About implements agent.Agent.
 func (Agent) About() agent.About {
 	return agent.About{Title: "Gemini CLI", Sessions: "Gemini CLI sessions (~/.gemini/tmp/…/chats/session-*.json or .jsonl)",
-		Home: "$GEMINI_CLI_HOME/.gemini or ~/.gemini", Resume: "--resume ID to gemini"}
+		Home: "$GEMINI_CLI_HOME/.gemini or ~/.gemini", Resume: "--resume ID to gemini",
+		StateEnv: []string{"GEMINI_CLI_HOME"},
+		Lost: jsonl.Vocabulary{PathKeys: []string{"file_path", "absolute_path", "path"}, CommandKeys: []string{"command"},
+			ToolKeys: []string{"name"}, CallTypes: []string{"functionCall"}, HolderTypes: []string{"message"},
+			WriteTools: []string{"write_file", "replace", "run_shell_command"}}}
 }
 
 // Home implements discover.Source: $GEMINI_CLI_HOME/.gemini, else

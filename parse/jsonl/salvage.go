@@ -21,37 +21,74 @@ const salvageLimit = 16 << 20
 // maxNames bounds the names kept of one lost line.
 const maxNames = 4096
 
-// The keys whose string values name files, commands, a Codex call's
-// working directory and a call's tool.
-var (
-	pathKeys    = []string{"file_path", "filePath", "notebook_path", "absolute_path", "path"}
-	cmdKeys     = []string{"command", "cmd"}
-	workdirKeys = []string{"workdir"}
-	toolKeys    = []string{"name", "tool"}
-	typeKeys    = []string{"type"}
-)
-
-// callMarkers are the quoted words that make a line a tool call in the
-// JSON Lines formats read here (Claude Code, Codex, Gemini CLI, pi).
-var callMarkers = [][]byte{[]byte(`"tool_use"`), []byte(`"function_call"`), []byte(`"custom_tool_call"`),
-	[]byte(`"local_shell_call"`), []byte(`"functionCall"`), []byte(`"toolCall"`)}
-
-// callTypes are the values of "type" that make a record a call (the
-// callMarkers unquoted), and the types of the records that hold one.
-var callTypes = []string{"tool_use", "function_call", "custom_tool_call", "local_shell_call", "functionCall",
-	"toolCall", "assistant", "response_item", "message"}
-
-// writeTools are the tools (lower case) some agent's parser replays as
-// file changes: a lost call to one of them may have changed files.
-var writeTools = map[string]bool{
-	"write": true, "edit": true, "multiedit": true, "notebookedit": true, "bash": true, "powershell": true,
-	"shell": true, "container.exec": true, "shell_command": true, "exec_command": true, "exec": true,
-	"apply_patch": true, "patch": true, "create_file": true, "delete_file": true, "local_shell_call": true,
-	"write_file": true, "replace": true, "run_shell_command": true, "bashexecution": true,
+// Vocabulary is what one agent's transcripts call the parts of a tool call
+// a lost line is searched for. Each agent declares its own
+// (agent.About.Lost), and the registry teaches them to this package as the
+// agents register (Learn): a lost line is searched with all of them, since
+// it is lost before anything says whose it is.
+type Vocabulary struct {
+	PathKeys    []string // keys whose string values name files ("file_path")
+	CommandKeys []string // keys whose values are shell commands, as a string or an argv
+	WorkdirKeys []string // keys whose values are a call's working directory (relative paths resolve under it)
+	ToolKeys    []string // keys whose values name a call's tool
+	CallTypes   []string // values of "type" that make a record a tool call ("tool_use")
+	HolderTypes []string // values of "type" of the records that hold a call ("assistant")
+	WriteTools  []string // tools (lower case) whose calls the agent's parser replays as file changes
+	WriteTypes  []string // values of "type" of calls that always write (a shell call of its own type)
+	PatchTools  []string // tools (lower case) that take an apply_patch text
+	// ArgumentKeys are keys whose string values hold the call's arguments
+	// as JSON text: keys inside that text are looked for too.
+	ArgumentKeys []string
 }
 
-// stringArgs finds a call's arguments held as JSON in a string.
-var stringArgs = regexp.MustCompile(`"arguments"\s*:\s*"`)
+// vocabulary is what Learn was taught, merged. It is written as the agents
+// register (package initialisation) and only read after.
+var vocabulary struct {
+	Vocabulary
+	callMarkers [][]byte // CallTypes, quoted
+	writeTypes  [][]byte // "type":"…" of WriteTypes
+	writeTools  map[string]bool
+	stringArgs  *regexp.Regexp // finds where a key of ArgumentKeys holds a string
+}
+
+// Learn adds an agent's vocabulary to what lost lines are searched with.
+// Keys keep the order they were first learnt in: a line's names are listed
+// key by key.
+func Learn(v Vocabulary) {
+	w := &vocabulary.Vocabulary
+	for _, m := range []struct{ to, from *[]string }{{&w.PathKeys, &v.PathKeys}, {&w.CommandKeys, &v.CommandKeys},
+		{&w.WorkdirKeys, &v.WorkdirKeys}, {&w.ToolKeys, &v.ToolKeys}, {&w.CallTypes, &v.CallTypes},
+		{&w.HolderTypes, &v.HolderTypes}, {&w.WriteTools, &v.WriteTools}, {&w.WriteTypes, &v.WriteTypes},
+		{&w.PatchTools, &v.PatchTools}, {&w.ArgumentKeys, &v.ArgumentKeys}} {
+		for _, k := range *m.from {
+			if !slices.Contains(*m.to, k) {
+				*m.to = append(*m.to, k)
+			}
+		}
+	}
+	vocabulary.callMarkers, vocabulary.writeTypes = nil, nil
+	for _, t := range w.CallTypes {
+		vocabulary.callMarkers = append(vocabulary.callMarkers, []byte(`"`+t+`"`))
+	}
+	for _, t := range w.WriteTypes {
+		vocabulary.writeTypes = append(vocabulary.writeTypes, []byte(`"type":"`+t+`"`))
+	}
+	vocabulary.writeTools = map[string]bool{}
+	for _, t := range w.WriteTools {
+		vocabulary.writeTools[strings.ToLower(t)] = true
+	}
+	vocabulary.stringArgs = nil
+	if len(w.ArgumentKeys) > 0 {
+		quoted := make([]string, len(w.ArgumentKeys))
+		for i, k := range w.ArgumentKeys {
+			quoted[i] = regexp.QuoteMeta(k)
+		}
+		vocabulary.stringArgs = regexp.MustCompile(`"(?:` + strings.Join(quoted, "|") + `)"\s*:\s*"`)
+	}
+}
+
+// typeKeys are the keys whose values type a record.
+var typeKeys = []string{"type"}
 
 // patchHeader finds where a file an apply_patch text names begins.
 var patchHeader = regexp.MustCompile(`\*\*\* (?:Add File|Update File|Delete File|Move to): `)
@@ -84,7 +121,7 @@ func Names(line []byte) (names []string, unnamed bool) {
 	// a workdir they resolve under, is cut.
 	named, cut := false, false
 	workdir := ""
-	for _, v := range values(line, workdirKeys) {
+	for _, v := range values(line, vocabulary.WorkdirKeys) {
 		if !v.whole {
 			cut = true
 		} else if path.IsAbs(v.s) {
@@ -105,7 +142,7 @@ func Names(line []byte) (names []string, unnamed bool) {
 			names = append(names, p)
 		}
 	}
-	for _, v := range values(line, pathKeys) {
+	for _, v := range values(line, vocabulary.PathKeys) {
 		named = true
 		if v.whole {
 			add(v.s)
@@ -132,7 +169,7 @@ func Names(line []byte) (names []string, unnamed bool) {
 		}
 	}
 	writes, tools := writeCall(line)
-	if (slices.Contains(tools, "apply_patch") || slices.Contains(tools, "patch")) && bytes.Contains(line, []byte("*** Begin Patch")) {
+	if slices.ContainsFunc(tools, func(t string) bool { return slices.Contains(vocabulary.PatchTools, t) }) && bytes.Contains(line, []byte("*** Begin Patch")) {
 		// A patch cut before its end may name more files past the cut.
 		named = true
 		cut = cut || !bytes.Contains(line, []byte("*** End Patch"))
@@ -153,27 +190,30 @@ func Names(line []byte) (names []string, unnamed bool) {
 // tools it calls.
 func writeCall(line []byte) (writes bool, tools []string) {
 	call := false
-	for _, m := range callMarkers {
+	for _, m := range vocabulary.callMarkers {
 		if bytes.Contains(line, m) {
 			call = true
 			break
 		}
 	}
-	if bytes.Contains(line, []byte(`"type":"local_shell_call"`)) {
-		return true, nil
+	for _, m := range vocabulary.writeTypes {
+		if bytes.Contains(line, m) {
+			return true, nil
+		}
 	}
 	if !call {
 		// A line cut inside a type that may be a call's ("type":"too)
 		// may be one.
 		for _, v := range values(line, typeKeys) {
-			if !v.whole && slices.ContainsFunc(callTypes, func(t string) bool { return strings.HasPrefix(t, v.s) }) {
+			if !v.whole && (slices.ContainsFunc(vocabulary.CallTypes, func(t string) bool { return strings.HasPrefix(t, v.s) }) ||
+				slices.ContainsFunc(vocabulary.HolderTypes, func(t string) bool { return strings.HasPrefix(t, v.s) })) {
 				return true, nil
 			}
 		}
 		return false, nil
 	}
 	named := false
-	for _, v := range values(line, toolKeys) {
+	for _, v := range values(line, vocabulary.ToolKeys) {
 		if !v.whole {
 			writes = true
 			continue
@@ -181,7 +221,7 @@ func writeCall(line []byte) (writes bool, tools []string) {
 		named = true
 		t := strings.ToLower(v.s)
 		tools = append(tools, t)
-		writes = writes || writeTools[t]
+		writes = writes || vocabulary.writeTools[t]
 	}
 	return writes || !named, tools
 }
@@ -216,7 +256,7 @@ func values(line []byte, keys []string) []found {
 // a file's content or a command's output, whose keys name nothing.
 func each(line []byte, keys []string, fn func(rest []byte, in bool)) {
 	levels := []bool{false}
-	if stringArgs.Match(line) {
+	if vocabulary.stringArgs != nil && vocabulary.stringArgs.Match(line) {
 		levels = append(levels, true)
 	}
 	for _, k := range keys {
@@ -247,7 +287,7 @@ func each(line []byte, keys []string, fn func(rest []byte, in bool)) {
 // words joined). A script is whole unless the line ends inside it.
 func commands(line []byte) []found {
 	var out []found
-	each(line, cmdKeys, func(rest []byte, in bool) {
+	each(line, vocabulary.CommandKeys, func(rest []byte, in bool) {
 		t := text(rest, in)
 		if c, ok := skipSpace(t); !ok || c != ':' {
 			return
@@ -518,3 +558,6 @@ func unquote(s string) (string, bool) {
 	v, ok := String([]byte(`"` + s + `"`))
 	return string(v), ok
 }
+
+// Learnt returns what Learn was taught, merged.
+func Learnt() Vocabulary { return vocabulary.Vocabulary }

@@ -154,7 +154,7 @@ func FuzzNamesCut(f *testing.F) {
 				t.Fatalf("cut at %d of %s names %q, which the whole line (%q) does not", k, line, n, whole)
 			}
 		}
-		if !writeTools[strings.ToLower(tool)] || strings.ContainsAny(tool, `"\`) || len(whole) >= maxNames {
+		if !vocabulary.writeTools[strings.ToLower(tool)] || strings.ContainsAny(tool, `"\`) || len(whole) >= maxNames {
 			return
 		}
 		key := []byte(`"file_path":"`)

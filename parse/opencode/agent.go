@@ -17,6 +17,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // Agent is opencode, for the registry (parse/agent).
@@ -30,7 +31,9 @@ func (Agent) About() agent.About {
 	return agent.About{Title: "opencode",
 		Sessions: "opencode sessions (~/.local/share/opencode/opencode.db, storage/, opencode export JSON)",
 		Home:     "$XDG_DATA_HOME/opencode or ~/.local/share/opencode", Resume: "--session ID to opencode (after run for opencode run)",
-		CaseSensitiveIDs: true}
+		CaseSensitiveIDs: true, StateEnv: []string{"OPENCODE_CONFIG_DIR"},
+		Lost: jsonl.Vocabulary{PathKeys: []string{"filePath"}, CommandKeys: []string{"command"}, ToolKeys: []string{"tool"},
+			WriteTools: []string{"write", "edit", "patch", "apply_patch", "bash"}, PatchTools: []string{"patch", "apply_patch"}}}
 }
 
 // Home implements discover.Source: $XDG_DATA_HOME/opencode, else

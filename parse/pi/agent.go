@@ -12,6 +12,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // Agent is pi (the pi coding agent), for the registry (parse/agent).
@@ -32,7 +33,11 @@ func (Agent) Name() manifest.Agent { return manifest.AgentPi }
 // About implements agent.Agent.
 func (Agent) About() agent.About {
 	return agent.About{Title: "pi", Sessions: "pi sessions (~/.pi/agent/sessions/…/*.jsonl)",
-		Home: "$PI_CODING_AGENT_DIR or ~/.pi/agent", Resume: "--session ID to pi"}
+		Home: "$PI_CODING_AGENT_DIR or ~/.pi/agent", Resume: "--session ID to pi",
+		StateEnv: []string{"PI_CODING_AGENT_DIR"},
+		Lost: jsonl.Vocabulary{PathKeys: []string{"path"}, CommandKeys: []string{"command"}, ToolKeys: []string{"name"},
+			CallTypes: []string{"toolCall"}, HolderTypes: []string{"message"},
+			WriteTools: []string{"write", "edit", "bash", "bashExecution"}}}
 }
 
 // Home implements discover.Source: $PI_CODING_AGENT_DIR, else ~/.pi/agent.

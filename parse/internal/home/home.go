@@ -1,5 +1,6 @@
-// Package home expands the ~ that the file tools of Claude Code and pi
-// expand to the user's home directory, which a transcript does not record.
+// Package home expands the ~ that some agents' file tools expand to the
+// user's home directory, which a transcript does not record: the parsers of
+// the agents whose tools do so call it.
 package home
 
 import (
