@@ -128,7 +128,7 @@ func (a *app) completeHarness(_ *cobra.Command, args []string, toComplete string
 	var out []string
 	for _, s := range list {
 		if strings.HasPrefix(s.ID, toComplete) && !given[s.ID] {
-			out = append(out, s.ID+"\t"+s.Runtime+", "+shortState(s)+", "+orDash(s.Image))
+			out = append(out, s.ID+"\t"+s.Runtime+", "+s.ShortState()+", "+orDash(s.Image))
 		}
 	}
 	sort.Strings(out)

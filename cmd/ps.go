@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"text/template"
@@ -15,86 +14,6 @@ import (
 
 	"github.com/agentsandbox/sandbox/harness"
 )
-
-// psRow is one session in sandbox ps --json, and what --format templates
-// see: the session record's fields (.ID, .Runtime, .Image, .Project,
-// .Command, .State, .ExitCode, .AgentSessionID, …) and these.
-type psRow struct {
-	*harness.Session
-	Status  string  `json:"status"`
-	AgeS    float64 `json:"age_seconds"`
-	IdleS   float64 `json:"idle_seconds"`
-	Dir     string  `json:"dir"`
-	Running bool    `json:"running"`
-}
-
-// psFilterKeys are the keys --filter takes.
-var psFilterKeys = []string{"state", "runtime", "name", "agent", "image", "project"}
-
-// psFilter is ps's --filter: values of one key are alternatives, keys all
-// hold (as docker ps --filter).
-type psFilter map[string][]string
-
-func parsePSFilter(specs []string) (psFilter, error) {
-	f := psFilter{}
-	for _, spec := range specs {
-		for _, one := range strings.Split(spec, ",") {
-			k, v, ok := strings.Cut(strings.TrimSpace(one), "=")
-			if !ok || v == "" {
-				return nil, usagef("--filter %q: want KEY=VALUE, KEY one of %s", one, strings.Join(psFilterKeys, ", "))
-			}
-			known := false
-			for _, x := range psFilterKeys {
-				known = known || x == k
-			}
-			if !known {
-				return nil, usagef("--filter %q: unknown key %q; use %s", one, k, strings.Join(psFilterKeys, ", "))
-			}
-			if k == "state" && !knownState(v) {
-				return nil, usagef("--filter state=%s: use created, running, exited, killed, oom, dropped or error", v)
-			}
-			f[k] = append(f[k], v)
-		}
-	}
-	return f, nil
-}
-
-func knownState(v string) bool {
-	for _, s := range []harness.State{harness.StateCreated, harness.StateRunning, harness.StateExited, harness.StateKilled,
-		harness.StateOOM, harness.StateDropped, harness.StateError} {
-		if string(s) == v {
-			return true
-		}
-	}
-	return false
-}
-
-func (f psFilter) match(r psRow) bool {
-	for k, vals := range f {
-		ok := false
-		for _, v := range vals {
-			switch k {
-			case "state":
-				ok = ok || string(r.State) == v
-			case "runtime":
-				ok = ok || r.Runtime == v
-			case "name":
-				ok = ok || strings.Contains(r.ID, v)
-			case "agent":
-				ok = ok || r.Agent == v
-			case "image":
-				ok = ok || r.Image == v
-			case "project":
-				abs, err := filepath.Abs(v)
-				ok = ok || r.Project == v || (err == nil && r.Project == abs)
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
 
 func (a *app) psCommand() *cobra.Command {
 	var (
@@ -128,9 +47,9 @@ piped; times are in your local zone in --json as RFC 3339.`,
   sandbox ps --json | jq '.sessions[] | select(.state == "oom") | .id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			flt, err := parsePSFilter(filters)
+			flt, err := harness.ParseFilter(filters)
 			if err != nil {
-				return err
+				return usagef("%v", err)
 			}
 			var tmpl *template.Template
 			if format != "" {
@@ -143,26 +62,15 @@ piped; times are in your local zone in --json as RFC 3339.`,
 				}
 			}
 			st := a.store()
-			list, damaged, err := st.List()
+			rows, damaged, err := st.Rows(cmd.Context(), now(), flt, func(id string) {
+				a.note("session %s: its harness died; marked dropped", id)
+			})
 			if err != nil {
 				return err
 			}
 			for _, d := range damaged {
 				a.log.Warn().Msgf("skipped a damaged session record: %v", d)
 			}
-			now := now()
-			rows := make([]psRow, 0, len(list))
-			for _, s := range list {
-				if st.Check(cmd.Context(), s) {
-					a.note("session %s: its harness died; marked dropped", s.ID)
-				}
-				r := psRow{Session: s, Status: describeEnd(s), AgeS: now.Sub(s.Created).Seconds(),
-					IdleS: now.Sub(st.LastActive(s)).Seconds(), Dir: st.Dir(s.ID), Running: st.Running(s)}
-				if flt.match(r) {
-					rows = append(rows, r)
-				}
-			}
-			sort.SliceStable(rows, func(i, j int) bool { return rows[i].Created.Before(rows[j].Created) })
 			switch {
 			case a.json:
 				return a.writeJSON(map[string]any{"schema": "sandbox.ps/v1", "sessions": rows})
@@ -199,7 +107,7 @@ piped; times are in your local zone in --json as RFC 3339.`,
 				if wide || !isTerminal(a.stdout) {
 					command = shortCommand(r.Command, 1<<20)
 				}
-				table = append(table, []string{r.ID, r.Runtime, orDash(printable(r.Image)), shortState(r.Session), shortDur(r.AgeS),
+				table = append(table, []string{r.ID, r.Runtime, orDash(printable(r.Image)), r.ShortState(), shortDur(r.AgeS),
 					shortDur(r.IdleS), strconv.Itoa(r.Runs), printable(agent), printable(homeRel(r.Project)), printable(command)})
 			}
 			return a.writeTable(table, 8, wide)
@@ -248,16 +156,6 @@ func shortCommand(argv []string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-func shortState(s *harness.Session) string {
-	switch s.State {
-	case harness.StateExited:
-		return fmt.Sprintf("exited(%d)", s.ExitCode)
-	case harness.StateKilled:
-		return "killed(" + s.Signal + ")"
-	}
-	return string(s.State)
 }
 
 func shortDur(sec float64) string {

@@ -2,6 +2,7 @@ package bytesize
 
 import (
 	"errors"
+	"fmt"
 	"math/big"
 	"strings"
 )
@@ -79,4 +80,18 @@ func leadingDigits(s string) string {
 		i++
 	}
 	return s[:i]
+}
+
+// Human writes a size the way ls -h does (512 B, 1.5 KiB, 3.0 GiB).
+func Human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
