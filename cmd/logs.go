@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -184,39 +185,15 @@ func (a *app) printRuntimeLog(ctx context.Context, st *harness.Store, s *harness
 		return fmt.Errorf("session %s: %w", s.ID, err)
 	}
 	defer f.Close()
-	var out strings.Builder
-	var ring []string
-	for line := range harness.EventLines(f) {
-		if o.run > 0 || !since.IsZero() {
-			var e struct {
-				Time time.Time `json:"time"`
-				Run  int       `json:"run"`
-			}
-			_ = json.Unmarshal(line, &e)
-			if (!since.IsZero() && e.Time.Before(since)) || (o.run > 0 && e.Run != o.run) {
-				continue
-			}
-		}
-		l := strings.TrimRight(string(line), "\r\n") + "\n"
-		if o.tail > 0 {
-			ring = append(ring, l)
-			if len(ring) > o.tail {
-				ring = ring[1:]
-			}
-			continue
-		}
-		out.WriteString(l)
-		if out.Len() > 64<<10 {
-			if _, err := io.WriteString(a.stdout, out.String()); err != nil {
-				return err
-			}
-			out.Reset()
-		}
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	err = harness.FilterEvents(f, harness.EventFilter{Since: since, Run: o.run, Tail: o.tail}, func(line []byte) error {
+		_, err := w.Write(append(line, '\n'))
+		return err
+	})
+	if err == nil {
+		err = w.Flush()
 	}
-	for _, l := range ring {
-		out.WriteString(l)
-	}
-	if _, err := io.WriteString(a.stdout, out.String()); err != nil {
+	if err != nil {
 		return err
 	}
 	if o.follow {
@@ -238,58 +215,14 @@ func (a *app) logsJSON(st *harness.Store, s *harness.Session, o logsOptions, sin
 		events := []json.RawMessage{}
 		if f, err := st.OpenSessionFile(s.ID, harness.RuntimeLogName, os.O_RDONLY); err == nil {
 			defer f.Close()
-			for line := range harness.EventLines(f) {
-				var e struct {
-					Time time.Time `json:"time"`
-					Run  int       `json:"run"`
-				}
-				if json.Unmarshal(line, &e) != nil {
-					continue // a damaged line is not passed on as JSON
-				}
-				if (!since.IsZero() && e.Time.Before(since)) || (o.run > 0 && e.Run != o.run) {
-					continue
-				}
-				events = append(events, json.RawMessage(bytes.TrimRight(line, "\r\n")))
-			}
-		}
-		if o.tail > 0 && len(events) > o.tail {
-			events = events[len(events)-o.tail:]
+			_ = harness.FilterEvents(f, harness.EventFilter{Since: since, Run: o.run, Tail: o.tail, Valid: true}, func(line []byte) error {
+				events = append(events, json.RawMessage(bytes.Clone(line)))
+				return nil
+			})
 		}
 		doc["events"] = events
 		return a.writeJSON(doc)
 	}
-	runs, _ := st.Runs(s.ID)
-	type runDoc struct {
-		harness.RunInfo
-		Output    string `json:"output"`
-		Truncated bool   `json:"output_truncated,omitempty"`
-	}
-	out := []runDoc{}
-	f, ferr := st.OpenSessionFile(s.ID, harness.OutputLogName, os.O_RDONLY)
-	if ferr == nil {
-		defer f.Close()
-	}
-	for _, r := range runs {
-		if (o.run > 0 && r.Run != o.run) || (!since.IsZero() && !r.Ended.IsZero() && r.Ended.Before(since)) {
-			continue
-		}
-		d := runDoc{RunInfo: r}
-		if ferr == nil {
-			size, _ := f.Seek(0, io.SeekEnd)
-			to := r.OutputTo
-			if to < 0 || to > size {
-				to = size
-			}
-			from := max(0, min(r.OutputFrom, to))
-			if to-from > maxJSONOutput {
-				from, d.Truncated = to-maxJSONOutput, true
-			}
-			var b strings.Builder
-			_ = harness.TailLines(&b, io.NewSectionReader(f, from, to-from), o.tail)
-			d.Output = b.String()
-		}
-		out = append(out, d)
-	}
-	doc["runs"] = out
+	doc["runs"] = st.RunOutputs(s.ID, since, o.run, o.tail, maxJSONOutput)
 	return a.writeJSON(doc)
 }
