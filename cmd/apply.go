@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsandbox/sandbox/internal/progress"
 	"github.com/agentsandbox/sandbox/manifest"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
@@ -74,7 +75,7 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 		return &HintError{usagef("nowhere to write: give --dest DIR or --map FROM=TO"), "--dest ./proj puts the session's working directory at ./proj"}
 	}
 	in := interruptible(ctx, a.stdin)
-	var bar *progress
+	var bar *progress.Bar
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
@@ -84,10 +85,10 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 		in = f
 		if st, err := f.Stat(); err == nil {
 			bar = a.startProgress("reading the manifest", st.Size())
-			in = &progressReader{r: f, p: bar}
+			in = &progress.Reader{R: f, P: bar}
 		}
 	}
-	defer bar.end()
+	defer bar.End()
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
 	var target recov.FS = fsys
@@ -97,7 +98,7 @@ func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 	color := a.color()
 	each := func(p *recov.FilePlan) {
 		if o.DryRun && !a.json {
-			a.printPlan(p, color)
+			recov.WritePlan(a.stdout, p, color)
 		}
 	}
 	res, rerr := recov.ApplyManifest(ctx, in, target, opts, each)

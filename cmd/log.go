@@ -68,7 +68,7 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 	}
 	var sources []recov.Source
 	bar := a.counting("reading transcripts", sel)
-	defer bar.end()
+	defer bar.End()
 	for i := range sel {
 		col, err := parse.Collect(ctx, &sel[i])
 		if err != nil {
@@ -77,7 +77,7 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 		agents[col.Session.ID] = string(col.Session.Agent)
 		sources = append(sources, &recov.SliceSource{S: col.Session, Ops: col.Ops})
 	}
-	bar.end()
+	bar.End()
 	rc, _, _, err := inspect.ReplayWithHistory(ctx, sources, o.Base)
 	if err != nil {
 		return err
@@ -108,16 +108,12 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 	}
 	color := a.color()
 	for _, e := range rep.Steps {
-		head := fmt.Sprintf("%s  %s %s  %s (%s)  %s", e.Time.Local().Format("2006-01-02 15:04:05"), e.Agent, e.Session, e.Tool, e.Kind, e.Outcome)
-		if color {
-			head = ansiBold + head + ansiReset
-		}
-		fmt.Fprintln(a.stdout, head)
+		fmt.Fprintln(a.stdout, recov.Bold(fmt.Sprintf("%s  %s %s  %s (%s)  %s", e.Time.Local().Format("2006-01-02 15:04:05"), e.Agent, e.Session, e.Tool, e.Kind, e.Outcome), color))
 		fmt.Fprintf(a.stdout, "  %s  (line %d: %s)\n", printable(e.Path), e.Line, printable(e.Why))
 		if !e.Replayed {
 			fmt.Fprintln(a.stdout, "  not replayed")
 		}
-		writeDiff(a.stdout, e.Diff+"\n", color)
+		recov.WriteDiff(a.stdout, e.Diff+"\n", color)
 	}
 	return nil
 }

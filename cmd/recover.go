@@ -438,7 +438,7 @@ func (a *app) prepare(ctx context.Context, sel []parse.Selected, opts recov.Opti
 		}
 	}()
 	if err != nil {
-		bar.end()
+		bar.End()
 		return err
 	}
 	sources := make([]recov.Source, len(streams))
@@ -453,7 +453,7 @@ func (a *app) prepare(ctx context.Context, sel []parse.Selected, opts recov.Opti
 	}
 	gctx, storeFailed, sources := guardSources(ctx, streams, sources)
 	p, err := recov.Prepare(gctx, sources, target, opts)
-	bar.end()
+	bar.End()
 	if serr := storeFailed(); serr != nil {
 		if p != nil {
 			p.Close()
@@ -611,56 +611,24 @@ func (a *app) logWarnings(ws []manifest.Warning) {
 	}
 }
 
-const (
-	ansiRed   = "\x1b[31m"
-	ansiGreen = "\x1b[32m"
-	ansiCyan  = "\x1b[36m"
-	ansiBold  = "\x1b[1m"
-	ansiReset = "\x1b[0m"
-)
-
 func (a *app) printRecover(res *recov.Result, dry bool) {
-	out := a.stdout
 	if dry {
 		if !a.plansPrinted {
 			color := a.color()
 			for _, p := range res.Plans {
-				a.printPlan(p, color)
+				recov.WritePlan(a.stdout, p, color)
 			}
 		}
 	} else {
 		tw := a.table()
-		fmt.Fprintln(tw, "ACTION\tPATH\tCONFIDENCE\tOPS\tREASON\tBASE")
-		for _, f := range res.Report.Files {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", f.Action, printable(f.Path), f.Confidence, f.Ops, printable(f.Reason), baseOrUnknown(f.Base))
-		}
+		recov.WriteFiles(tw, res.Report)
 		tw.Flush()
 	}
 	for _, j := range res.Report.Journals {
 		fmt.Fprintf(a.stderr, "sandbox: journal %s (sandbox undo reverses it)\n", printable(j))
 	}
 	a.printBases(res.Report)
-	s := res.Report.Summary
-	verb := "written"
-	if dry {
-		verb = "to write (dry run: nothing was written)"
-	}
-	fmt.Fprintf(out, "%d op%s (%d applied, %d failed in the session, %d shell, %d unknown); %d file%s: %d %s, %d unchanged, %d conflict%s, %d outside root, %d unrecoverable",
-		s.Ops, plural(s.Ops), s.OpsApplied, s.OpsFailedInSession, s.OpsShell, s.OpsUnknown, s.Files, plural(s.Files),
-		s.Written, verb, s.Unchanged, s.Conflicts, plural(s.Conflicts), s.OutsideRoot, s.Unrecoverable)
-	if s.Skipped > 0 {
-		fmt.Fprintf(out, ", %d skipped", s.Skipped)
-	}
-	if s.Stale+s.UnknownOutcome > 0 {
-		fmt.Fprintf(out, "; %d stale, %d of unknown outcome", s.Stale, s.UnknownOutcome)
-	}
-	if s.Redacted > 0 {
-		fmt.Fprintf(out, "; %d redacted", s.Redacted)
-	}
-	if s.LostCalls > 0 {
-		fmt.Fprintf(out, "; %d lost call%s may have changed files not named here", s.LostCalls, plural(s.LostCalls))
-	}
-	fmt.Fprintln(out)
+	recov.WriteSummary(a.stdout, res.Report.Summary, dry)
 }
 
 type flushWriter interface {
@@ -671,33 +639,6 @@ type flushWriter interface {
 type plainTable struct{ io.Writer }
 
 func (plainTable) Flush() error { return nil }
-
-// printPlan prints one file's plan: its action, reasons and diff.
-func (a *app) printPlan(p *recov.FilePlan, color bool) {
-	out := a.stdout
-	head := fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, printable(p.Path()), p.Grade(), p.File.Ops, plural(p.File.Ops))
-	if color {
-		head = ansiBold + head + ansiReset
-	}
-	fmt.Fprintln(out, head)
-	if p.Reason != "" {
-		fmt.Fprintf(out, "  %s\n", printable(p.Reason))
-	}
-	fmt.Fprintf(out, "  base: %s\n", baseOrUnknown(p.File.Base))
-	if g := p.File.Confidence; (g == recov.Stale || g == recov.UnknownOutcome || g == recov.Redacted) && p.File.Reason != "" && p.File.Reason != p.Reason {
-		fmt.Fprintf(out, "  %s: %s\n", g, printable(p.File.Reason))
-	}
-	for _, d := range p.File.Drift {
-		fmt.Fprintf(out, "  drift: %s\n", printable(d))
-	}
-	for _, d := range p.File.Fuzz {
-		fmt.Fprintf(out, "  fuzz: %s\n", printable(d))
-	}
-	for _, n := range p.File.Notes {
-		fmt.Fprintf(out, "  note: %s\n", printable(n))
-	}
-	writeDiff(out, recov.Diff(p), color)
-}
 
 // table is an aligned table on a terminal, tab-separated when piped.
 func (a *app) table() flushWriter {
@@ -712,36 +653,6 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
-}
-
-func writeDiff(w io.Writer, diff string, color bool) {
-	if diff == "" {
-		return
-	}
-	for _, l := range strings.SplitAfter(diff, "\n") {
-		body := strings.TrimSuffix(l, "\n")
-		end := l[len(body):]
-		if strings.HasSuffix(body, "\r") {
-			body, end = body[:len(body)-1], "\r"+end // CRLF content: the line end stays
-		}
-		body = inert(body) // file content never drives the terminal
-		if !color {
-			io.WriteString(w, body+end)
-			continue
-		}
-		switch {
-		case strings.HasPrefix(l, "+++") || strings.HasPrefix(l, "---"):
-			io.WriteString(w, ansiBold+body+ansiReset+end)
-		case strings.HasPrefix(l, "+"):
-			io.WriteString(w, ansiGreen+body+ansiReset+end)
-		case strings.HasPrefix(l, "-"):
-			io.WriteString(w, ansiRed+body+ansiReset+end)
-		case strings.HasPrefix(l, "@@"):
-			io.WriteString(w, ansiCyan+body+ansiReset+end)
-		default:
-			io.WriteString(w, body+end)
-		}
-	}
 }
 
 // absPath makes a flag's directory absolute.
@@ -761,25 +672,6 @@ func parseMap(m string) (recov.Rule, error) {
 	return recov.Rule{From: from, To: to}, nil
 }
 
-// baseOrUnknown names a file's base for the text report.
-func baseOrUnknown(b string) string {
-	if b == "" {
-		return "unknown"
-	}
-	return b
-}
-
-// wouldHelp reports whether a start commit could have lifted some file of
-// the report: one with no start to rebuild from, or built on the host's.
-func (a *app) wouldHelp(r recov.Report) bool {
-	for _, f := range r.Files {
-		if f.Confidence == string(recov.Unrecoverable) || f.Confidence == string(recov.HostBased) {
-			return true
-		}
-	}
-	return false
-}
-
 // printBases says on stderr which start commit each session's files began
 // from, or why none was found.
 func (a *app) printBases(r recov.Report) {
@@ -790,7 +682,7 @@ func (a *app) printBases(r recov.Report) {
 		switch {
 		case s.Base != "":
 			fmt.Fprintf(a.stderr, "sandbox: session %s starts from %s (%s)\n", printable(s.ID), s.Base, printable(s.BaseNote))
-		case s.BaseNote != "" && s.GitCommit != "" && a.wouldHelp(r):
+		case s.BaseNote != "" && s.GitCommit != "" && r.StartWouldHelp():
 			// A recorded commit not found is worth a line when files lack
 			// a start it would give; a branch alone (every Claude Code
 			// session has one) is said in --json only.
