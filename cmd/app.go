@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
+	"github.com/agentsandbox/sandbox/internal/memtune"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
@@ -80,7 +81,7 @@ number may have a fraction (1.5G), rounded down to a whole byte.`),
 			}
 			// The limit travels with the command's context to every reader.
 			cmd.SetContext(jsonl.WithMaxLine(cmd.Context(), n))
-			tuneMemory()
+			memtune.Start(jsonl.Longest)
 			return nil
 		},
 	}

@@ -106,7 +106,7 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 		}
 	}
 	bar := a.counting("reading transcripts", sel)
-	defer bar.end()
+	defer bar.End()
 	streams, err := a.openSelected(ctx, sel)
 	defer func() {
 		for _, s := range streams {
@@ -139,7 +139,7 @@ func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	defer fsys.Close()
 	gctx, storeFailed, sources := guardSources(ctx, streams, sources)
 	st, err := recov.Export(gctx, sources, &recov.DryRunFS{Read: fsys}, opts, manifest.NewWriter(out), red)
-	bar.end()
+	bar.End()
 	if serr := storeFailed(); serr != nil {
 		err = serr // the manifest of part of a transcript is never put in place
 	} else if err == nil && ctx.Err() != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/inspect"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
+	"github.com/agentsandbox/sandbox/internal/progress"
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
 )
@@ -138,7 +138,7 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 		// The agent never ran: a session made for this run is not kept
 		// as junk in ps (the error is said below).
 		if rerr := st.Remove(context.WithoutCancel(ctx), sess); rerr == nil {
-			err := fmt.Errorf("session %s: %s; nothing was kept", sess.ID, describeEnd(sess))
+			err := fmt.Errorf("session %s: %s; nothing was kept", sess.ID, sess.Describe())
 			if code := sess.ExitCode; code >= 125 && code <= 127 {
 				return &codeError{err, code}
 			}
@@ -150,12 +150,12 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 		a.log.Warn().Msgf("session %s: manifest not written: %v", sess.ID, err)
 	}
 	if a.json {
-		if err := a.writeJSON(map[string]any{"schema": "sandbox.run/v1", "session": sess, "status": describeEnd(sess),
+		if err := a.writeJSON(map[string]any{"schema": "sandbox.run/v1", "session": sess, "status": sess.Describe(),
 			"exit_status": sess.ExitStatus()}); err != nil {
 			return err
 		}
 	} else {
-		a.note("session %s: %s", sess.ID, describeEnd(sess))
+		a.note("session %s: %s", sess.ID, sess.Describe())
 	}
 	if code := sess.ExitStatus(); code != 0 {
 		return &silentExit{code}
@@ -218,33 +218,6 @@ func (a *app) writeSessionManifest(ctx context.Context, st *harness.Store, sess 
 	return q.runExport(ctx, o)
 }
 
-func describeEnd(sess *harness.Session) string {
-	var b strings.Builder
-	switch sess.State {
-	case harness.StateRunning:
-		b.WriteString("running")
-	case harness.StateExited:
-		fmt.Fprintf(&b, "exited with code %d", sess.ExitCode)
-	case harness.StateKilled:
-		fmt.Fprintf(&b, "killed by %s (exit %d)", sess.Signal, sess.ExitCode)
-	case harness.StateOOM:
-		fmt.Fprintf(&b, "killed: out of memory (exit %d)", sess.ExitStatus())
-	case harness.StateDropped:
-		b.WriteString("dropped: the harness died")
-		if sess.ExitCode != 0 {
-			fmt.Fprintf(&b, " (agent exit %d)", sess.ExitCode)
-		}
-	case harness.StateError:
-		fmt.Fprintf(&b, "failed to run: %s", sess.Error)
-	default:
-		b.WriteString(string(sess.State))
-	}
-	if sess.AgentSessionID != "" {
-		fmt.Fprintf(&b, "; %s session %s", sess.Agent, sess.AgentSessionID)
-	}
-	return b.String()
-}
-
 func (a *app) loadSession(name string) (*harness.Store, *harness.Session, error) {
 	// A name that is not one is the command line's mistake; never a path
 	// to read, nor a directory to suggest removing.
@@ -284,9 +257,9 @@ container still runs, by stop itself.`,
 				return err
 			}
 			if a.json {
-				return a.writeJSON(map[string]any{"schema": "sandbox.stop/v1", "session": s, "status": describeEnd(s)})
+				return a.writeJSON(map[string]any{"schema": "sandbox.stop/v1", "session": s, "status": s.Describe()})
 			}
-			a.note("session %s: %s", s.ID, describeEnd(s))
+			a.note("session %s: %s", s.ID, s.Describe())
 			return nil
 		},
 	}
@@ -318,7 +291,7 @@ session is not running. --dry-run says what it would do.`,
 				if !objstore.IsURL(archive) {
 					return usagef("--archive %s: give an s3://BUCKET/PREFIX/ (without it, archives go to $SANDBOX_HOME/archive)", archive)
 				}
-				to, err := newS3Archiver(cmd.Context(), endpoint, archive)
+				to, err := s3Archiver(cmd.Context(), endpoint, archive)
 				if err != nil {
 					return err
 				}
@@ -456,14 +429,14 @@ pinned to one version: one replaced in between is refused.`,
 			defer done()
 			// Restore reads the snapshot twice: checked whole, then unpacked.
 			bar := a.startProgress("restoring", 2*size)
-			defer bar.end()
+			defer bar.End()
 			// A ^C fails the reads, and the session is never placed.
-			in := &progressSeeker{f: src, p: bar, ctx: cmd.Context()}
+			in := &progress.Seeker{F: src, P: bar, Ctx: cmd.Context()}
 			s, err := a.store().Restore(in, harness.RestoreOptions{Name: name, Limits: lim, Ctx: cmd.Context()})
 			var se *harness.SnapshotError
 			var oe *objstore.Error
 			switch {
-			case err != nil && errors.As(in.err, &oe):
+			case err != nil && errors.As(in.Err, &oe):
 				// The store failed, or the object changed, while it was
 				// read: that is the error, not damage in the snapshot.
 				hint := "nothing was restored"

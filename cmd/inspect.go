@@ -101,7 +101,7 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 	}
 	bar := a.counting("reading transcripts", sel)
 	in, err := inspect.Build(ctx, sel, o.Base, true, sp)
-	bar.end()
+	bar.End()
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -53,42 +51,17 @@ func s3Upload(ctx context.Context, endpoint, u string, fill func(io.Writer) erro
 	return nil
 }
 
-// s3Archiver keeps gc's archives under an s3:// prefix.
-type s3Archiver struct {
-	c      *objstore.Client
-	prefix objstore.Loc
-}
-
-func newS3Archiver(ctx context.Context, endpoint, u string) (*s3Archiver, error) {
+// s3Archiver keeps gc's archives under the s3:// prefix u.
+func s3Archiver(ctx context.Context, endpoint, u string) (*objstore.Archiver, error) {
 	l, err := s3Loc(u, false)
 	if err != nil {
 		return nil, err
-	}
-	if l.Key != "" && !strings.HasSuffix(l.Key, "/") {
-		l.Key += "/" // --archive names a prefix, with or without its slash
 	}
 	c, err := objstore.New(ctx, objstore.Options{Endpoint: endpoint})
 	if err != nil {
 		return nil, err
 	}
-	return &s3Archiver{c: c, prefix: l}, nil
-}
-
-// Name is the key an archive gets: the session and the time, as in
-// $SANDBOX_HOME/archive.
-func (a *s3Archiver) Name(id string, t time.Time) string {
-	return objstore.Loc{Bucket: a.prefix.Bucket, Key: a.prefix.Key + id + "-" + t.UTC().Format("20060102T150405Z") + ".tar.gz"}.String()
-}
-
-func (a *s3Archiver) Write(ctx context.Context, name string, fill func(io.Writer) error) error {
-	l, err := objstore.ParseURL(name)
-	if err != nil {
-		return err
-	}
-	if _, err := a.c.Upload(ctx, l, fill); err != nil {
-		return fmt.Errorf("archiving: %w", err)
-	}
-	return nil
+	return objstore.NewArchiver(c, l), nil
 }
 
 // openSnapshot opens a snapshot to restore: a file, or an s3:// object

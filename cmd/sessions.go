@@ -64,7 +64,7 @@ func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
 	sel = append(sel, parse.SelectedCompanions(sel)...)
 	bar := a.counting("reading transcripts", sel)
 	sums, errs := parse.Summarize(ctx, sel, nil)
-	bar.end()
+	bar.End()
 	for _, e := range errs {
 		var oe *objstore.Error
 		if errors.As(e, &oe) {

@@ -1,4 +1,6 @@
-package cmd
+// Package memtune keeps the Go runtime's soft memory limit at what the
+// work holds (Start): the one place sandbox tunes the collector.
+package memtune
 
 import (
 	"os"
@@ -6,8 +8,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-
-	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // memFloor is the soft memory limit for a small live heap: the Go
@@ -18,7 +18,7 @@ const memFloor = 40 << 20
 
 var tuneOnce sync.Once
 
-// tuneMemory keeps the runtime's soft memory limit at what the work
+// Start keeps the runtime's soft memory limit at what the work
 // holds: about twice the live heap (as GOGC=100 does; memLimit) but at
 // least memFloor, plus twice the longest transcript line held (a line gathered in blocks
 // is, for a moment, in them and in one piece). With the collector's
@@ -28,7 +28,8 @@ var tuneOnce sync.Once
 // re-read after each collection, so it follows a heap that grows (a
 // replay of large files) instead of making the collector run without end.
 // A GOMEMLIMIT in the environment is the user's, and is left alone.
-func tuneMemory() {
+// longest returns the longest transcript line held so far (jsonl.Longest).
+func Start(longest func() int64) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
@@ -40,7 +41,7 @@ func tuneMemory() {
 			if live[0].Value.Kind() == metrics.KindUint64 {
 				n = int64(live[0].Value.Uint64())
 			}
-			debug.SetMemoryLimit(memLimit(n, jsonl.Longest()))
+			debug.SetMemoryLimit(memLimit(n, longest()))
 		}
 		set()
 		var arm func()

@@ -1,4 +1,4 @@
-package cmd
+package memtune
 
 import (
 	"runtime"
@@ -33,7 +33,7 @@ func TestMemoryLimitFollowsTheLiveHeap(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "")
 	old := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(old)
-	tuneMemory()
+	Start(func() int64 { return 0 })
 	// The limit after collections, once ok says it is right or after a
 	// second: the finalizer that sets it runs on a goroutine of its own.
 	limitAfterGC := func(ok func(int64) bool) int64 {
