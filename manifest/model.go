@@ -505,7 +505,7 @@ func (op *Op) Own() { op.OwnBorrowed(nil) }
 // the operation's already, and a second copy of every content cost a
 // Claude Code parse a third of what it allocated. A nil borrowed copies
 // every string, as Own. Which memory a string lies in is the reader's to
-// tell (jsonobj.Within): this package holds no pointer arithmetic.
+// tell (jsonl.Within): this package holds no pointer arithmetic.
 func (op *Op) OwnBorrowed(borrowed func(string) bool) {
 	c := strings.Clone
 	if borrowed != nil {

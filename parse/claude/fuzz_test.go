@@ -38,7 +38,7 @@ func FuzzParse(f *testing.F) {
 
 // FuzzReadTur checks readTur against the ForEach it replaces: every field
 // it keeps has the same type, text, raw value and number, whatever the
-// object (damage jsonobj does not read whole goes to the ForEach).
+// object (damage jsonl does not read whole goes to the ForEach).
 func FuzzReadTur(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"create","filePath":"/w/a.go","content":"package a\n","structuredPatch":[]}`,
@@ -103,7 +103,7 @@ func headByGet(b gjson.Result, n int) string {
 }
 
 // FuzzResultText checks the head and the text of a tool result, read by
-// jsonobj, against gjson's Get on any input, long contents (past the
+// jsonl, against gjson's Get on any input, long contents (past the
 // bounded head) included. Heads of 2048 bytes
 // (read from 12 KiB) and of 8 (from 50 bytes, which the fuzzer reaches).
 func FuzzResultText(f *testing.F) {

@@ -23,7 +23,6 @@ import (
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/home"
-	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
@@ -64,10 +63,10 @@ type parser struct {
 	// calls are every tool call awaiting its result, for timeline events
 	// (only when the handler wants events).
 	calls   map[string]*manifest.Event
-	settled jsonobj.HashSet // calls settled, by the hash of their id
+	settled jsonl.HashSet // calls settled, by the hash of their id
 	// seen are the ids of every call read (by hash): a result of a call
 	// not among them lost its call's line, and is read for what it says.
-	seen jsonobj.HashSet
+	seen jsonl.HashSet
 
 	firstCwd   string
 	span       span
@@ -303,7 +302,7 @@ func (p *parser) record(rec jsonl.Record) {
 		line = string(data)
 	}
 	rec.EachField(func(name []byte, start, end int) {
-		v := func() gjson.Result { return jsonobj.Parse(line[start:end]) }
+		v := func() gjson.Result { return jsonl.Parse(line[start:end]) }
 		switch string(name) {
 		case "type":
 			typ = v().Str
@@ -366,10 +365,10 @@ func (p *parser) record(rec jsonl.Record) {
 	}
 	switch typ {
 	case "assistant":
-		md := jsonobj.DocOfResult(message)
+		md := jsonl.DocOfResult(message)
 		p.message(rec, typ, &md, gjson.Result{}, cwd, ts, side, agent)
 	case "user":
-		md := jsonobj.DocOfResult(message)
+		md := jsonl.DocOfResult(message)
 		p.message(rec, typ, &md, tur, cwd, ts, side, agent)
 	case "progress":
 		if dat.Get("type").Str == "agent_progress" {
@@ -380,7 +379,7 @@ func (p *parser) record(rec jsonl.Record) {
 					ev.Subagent = strings.Clone(dat.Get("agentId").Str)
 				}
 			}
-			md := jsonobj.DocOfResult(m.Get("message"))
+			md := jsonl.DocOfResult(m.Get("message"))
 			p.message(rec, m.Get("type").Str, &md, gjson.Result{}, cwd, firstNonEmpty(m.Get("timestamp").Str, ts), true, dat.Get("agentId").Str)
 		}
 	case "file-history-snapshot":
@@ -430,7 +429,7 @@ func (p *parser) sessionID(id []byte) {
 // message handles the content blocks of an assistant or user message (md,
 // the message object: its content is read as gjson reads it, and in place,
 // each block split once, where the message is JSON throughout).
-func (p *parser) message(rec jsonl.Record, typ string, md *jsonobj.Doc, tur gjson.Result, cwd, ts string, side bool, agent string) {
+func (p *parser) message(rec jsonl.Record, typ string, md *jsonl.Doc, tur gjson.Result, cwd, ts string, side bool, agent string) {
 	content := md.Get("content")
 	if p.calls != nil && typ == "user" {
 		p.userText(rec, content, ts, side)
@@ -438,7 +437,7 @@ func (p *parser) message(rec jsonl.Record, typ string, md *jsonobj.Doc, tur gjso
 	if !content.IsArray() {
 		return
 	}
-	md.Each("content", func(b gjson.Result, e jsonobj.Doc) bool {
+	md.Each("content", func(b gjson.Result, e jsonl.Doc) bool {
 		switch e.Get("type").Str {
 		case "text":
 			if p.calls != nil && typ == "assistant" {
@@ -480,7 +479,7 @@ func (p *parser) message(rec jsonl.Record, typ string, md *jsonobj.Doc, tur gjso
 				return true // a copy (compaction replay, mirror, resumed history)
 			}
 			if name == "Bash" || name == "PowerShell" {
-				if cmd := jsonobj.Field(e.Get("input"), "command").Str; !shellcmd.Parse(cmd).Writes() && (name != "Bash" || catFile(cmd) == "" && !gitDiffCmd(cmd)) {
+				if cmd := jsonl.Field(e.Get("input"), "command").Str; !shellcmd.Parse(cmd).Writes() && (name != "Bash" || catFile(cmd) == "" && !gitDiffCmd(cmd)) {
 					p.settled.Add(p.hash(id)) // runs something, writes nothing we can see
 					return true
 				}
@@ -629,7 +628,7 @@ var (
 
 // resultText joins a tool_result's content (a string, or text blocks).
 func resultText(b gjson.Result) string {
-	c := jsonobj.Field(b, "content")
+	c := jsonl.Field(b, "content")
 	if c.Type == gjson.String {
 		return c.Str
 	}
@@ -696,12 +695,12 @@ func boundedHead(raw string, n int) string {
 }
 
 // rawField returns the value of the first field name of the object b as
-// written (a substring of b.Raw), when jsonobj finds it.
+// written (a substring of b.Raw), when jsonl finds it.
 func rawField(b gjson.Result, name string) (string, bool) {
 	if !b.IsObject() {
 		return "", false
 	}
-	return jsonobj.RawIn(b.Raw, name)
+	return jsonl.RawIn(b.Raw, name)
 }
 
 // turNames are the fields of a toolUseResult that outcome and result read.
@@ -718,11 +717,11 @@ type turResult struct {
 
 // readTur reads the fields of turNames from tur. As with gjson's Get, the
 // first of a key named twice counts, and a value that is not an object
-// has no fields. The object is split by jsonobj (its strings skipped with
+// has no fields. The object is split by jsonl (its strings skipped with
 // IndexByte) and only the fields named are read, in place: a gjson ForEach
 // read every value, unescaping whole files (originalFile, content) that no
 // one asked for. The fields are what the ForEach gave, damaged or not
-// (FuzzReadTur): an object jsonobj does not read whole is read by it.
+// (FuzzReadTur): an object jsonl does not read whole is read by it.
 func readTur(tur gjson.Result) *turResult {
 	t := new(turResult)
 	readTurInto(t, tur)
@@ -747,20 +746,20 @@ func readTurInto(t *turResult, tur gjson.Result) {
 	if !tur.IsObject() {
 		return
 	}
-	o, whole := jsonobj.In(tur.Raw)
+	o, whole := jsonl.In(tur.Raw)
 	if !whole {
 		readTurForEachInto(t, tur) // damaged: gjson's reading, as before
 		return
 	}
 	for i, n := range turNames {
 		if raw := o.Raw(n); raw != nil {
-			t.fields[i] = jsonobj.ValueIn(tur.Raw, raw)
+			t.fields[i] = jsonl.ValueIn(tur.Raw, raw)
 		}
 	}
 }
 
 // readTurForEach is readTur through one gjson ForEach over the object,
-// which reads every value: for an object jsonobj does not read whole.
+// which reads every value: for an object jsonl does not read whole.
 func readTurForEach(tur gjson.Result) *turResult {
 	t := new(turResult)
 	readTurForEachInto(t, tur)
@@ -911,7 +910,7 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 		if c := tur.Get("content"); obj && c.Type == gjson.String {
 			content = c.Str // what was written; the input is not read
 		} else {
-			content = jsonobj.Field(in, "content").Str
+			content = jsonl.Field(in, "content").Str
 		}
 		op.Content = &content
 		if orig := tur.Get("originalFile"); orig.Type == gjson.String {
@@ -925,7 +924,7 @@ func (p *parser) result(rec jsonl.Record, id string, tu *toolUse, b gjson.Result
 		// What ran can differ from what the model asked (user edits,
 		// hooks): the result's strings count, the input's where it has
 		// none (read only then: each is a part of a file, unescaped).
-		ind := jsonobj.DocOfResult(in)
+		ind := jsonl.DocOfResult(in)
 		asked := func(v gjson.Result, ok bool, name string) gjson.Result {
 			if obj && ok {
 				return v
@@ -1070,7 +1069,7 @@ func (p *parser) headerSession() manifest.Session {
 // file before the session first changed it; a later version, in a snapshot
 // taken at a user prompt, is the file at that prompt.
 func (p *parser) snapshot(rec jsonl.Record, snap gjson.Result, update bool) {
-	sd := jsonobj.DocOfResult(snap) // its time is after the files it tracks
+	sd := jsonl.DocOfResult(snap) // its time is after the files it tracks
 	stamp(&p.span, sd.Get("timestamp").Str)
 	if p.opts.Backup == nil || p.firstCwd == "" {
 		return

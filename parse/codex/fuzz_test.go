@@ -9,7 +9,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentsandbox/sandbox/parse/internal/golden"
-	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
@@ -32,7 +31,7 @@ func FuzzParse(f *testing.F) {
 
 // FuzzField checks field against gjson's Get, which it stands in for: the
 // same type, text, raw value and number, whatever the object (escapes,
-// duplicate keys, nesting, damage: what jsonobj does not read whole goes
+// duplicate keys, nesting, damage: what jsonl does not read whole goes
 // to gjson) and the key.
 func FuzzField(f *testing.F) {
 	for _, s := range []string{
@@ -57,7 +56,7 @@ func FuzzField(f *testing.F) {
 			return // a gjson path, not a plain key
 		}
 		it := gjson.Parse(raw)
-		got, want := jsonobj.Field(it, name), it.Get(name)
+		got, want := jsonl.Field(it, name), it.Get(name)
 		if got.Type != want.Type || got.Str != want.Str || got.Raw != want.Raw || got.Num != want.Num || got.Exists() != want.Exists() {
 			t.Fatalf("Field(%q, %q) = %#v, gjson: %#v", raw, name, got, want)
 		}

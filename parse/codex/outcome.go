@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse/emit"
-	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
@@ -185,16 +184,16 @@ func payloadType(pl []byte) (string, bool) {
 // string value; ok is false for a payload spelled otherwise. It reads no
 // further than that value, so pl may run on past the payload (FieldFrom).
 func payloadTypeFast(pl []byte) (typ string, exists, ok bool) {
-	if i := jsonobj.SkipSpace(pl, 0); i < len(pl) && pl[i] == '{' {
-		if k := jsonobj.SkipSpace(pl, i+1); k < len(pl) && pl[k] == '"' {
-			if kend := jsonl.StringEnd(pl, k); kend > 0 && jsonobj.KeyIs(pl[k:kend], "type") {
-				if c := jsonobj.SkipSpace(pl, kend); c < len(pl) && pl[c] == ':' {
-					if v := jsonobj.SkipSpace(pl, c+1); v < len(pl) && pl[v] == '"' {
+	if i := jsonl.SkipSpace(pl, 0); i < len(pl) && pl[i] == '{' {
+		if k := jsonl.SkipSpace(pl, i+1); k < len(pl) && pl[k] == '"' {
+			if kend := jsonl.StringEnd(pl, k); kend > 0 && jsonl.KeyIs(pl[k:kend], "type") {
+				if c := jsonl.SkipSpace(pl, kend); c < len(pl) && pl[c] == ':' {
+					if v := jsonl.SkipSpace(pl, c+1); v < len(pl) && pl[v] == '"' {
 						if vend := jsonl.StringEnd(pl, v); vend > 0 {
 							if raw := pl[v:vend]; bytes.IndexByte(raw, '\\') < 0 {
 								return intern(raw[1 : len(raw)-1]), true, true
 							}
-							s, _ := jsonobj.Text(pl[v:vend])
+							s, _ := jsonl.Text(pl[v:vend])
 							return s, true, true
 						}
 					}

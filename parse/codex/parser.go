@@ -21,7 +21,6 @@ import (
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/applypatch"
 	"github.com/agentsandbox/sandbox/parse/emit"
-	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
@@ -54,8 +53,8 @@ type parser struct {
 	byCall map[string]int // call_id -> absolute index of a pending op
 	// seen and open hold 64-bit hashes of call ids (every call seen, and
 	// those awaiting an output): a few bytes a call, however long the rollout.
-	seen    jsonobj.HashSet // calls met, by the hash of their id
-	open    jsonobj.HashSet // calls awaiting their output
+	seen    jsonl.HashSet // calls met, by the hash of their id
+	open    jsonl.HashSet // calls awaiting their output
 	seed    maphash.Seed
 	codeOps []int // code-mode patch ops awaiting a patch_apply_end
 
@@ -489,7 +488,7 @@ func (p *parser) item(rec jsonl.Record, typ string, it gjson.Result) {
 		p.callStarted(rec, id, "local_shell_call", applypatch.ShellScript(argv))
 		p.shell(rec, id, "local_shell_call", "local_shell_call", argv, "", it.Get("action.working_directory").Str)
 	case "function_call_output", "custom_tool_call_output":
-		d := jsonobj.DocOfResult(it) // split once: call_id, then output
+		d := jsonl.DocOfResult(it) // split once: call_id, then output
 		id := d.Get("call_id").Str
 		p.open.Del(p.hash(id))
 		out := d.Get("output") // read once: it can be megabytes
@@ -600,7 +599,7 @@ func (p *parser) callSeen(id string) bool {
 func (p *parser) hash(id string) uint64 { return maphash.String(p.seed, id) }
 
 func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
-	d := jsonobj.DocOfResult(it) // split once for the three
+	d := jsonl.DocOfResult(it) // split once for the three
 	id := d.Get("call_id").Str
 	if !p.callSeen(id) {
 		return
@@ -637,7 +636,7 @@ func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
 			}
 		}
 	}
-	if argsRaw != "" && !jsonobj.Valid(argsRaw) {
+	if argsRaw != "" && !jsonl.Valid(argsRaw) {
 		if name == "apply_patch" || isShellTool(name) {
 			p.warn(rec, "call %s (%s): arguments are not valid JSON", id, name)
 		}
@@ -672,7 +671,7 @@ func isShellTool(name string) bool {
 }
 
 func (p *parser) customCall(rec jsonl.Record, it gjson.Result) {
-	d := jsonobj.DocOfResult(it)
+	d := jsonl.DocOfResult(it)
 	id := d.Get("call_id").Str
 	if !p.callSeen(id) {
 		return

@@ -2,7 +2,7 @@ package emit
 
 import (
 	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // Sequencer is what every parser does with what it settles: number the
@@ -39,7 +39,7 @@ func (s *Sequencer) Header(h Handler, session func() manifest.Session) {
 // copy, and reconstruction keeps a file's path and content to the end, so
 // with 2,800 files written 8 MB of Claude Code lines stayed live.
 func (s *Sequencer) Op(h Handler, op manifest.Op, id string, session func() manifest.Session) {
-	op.OwnBorrowed(jsonobj.Within(s.Line))
+	op.OwnBorrowed(jsonl.Within(s.Line))
 	op.Session = id
 	op.Seq = s.seq
 	s.seq++

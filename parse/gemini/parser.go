@@ -17,14 +17,13 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/emit"
-	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // Options tune a parse.
@@ -92,7 +91,7 @@ type parser struct {
 
 	// Ids are kept as their hashes: a few bytes each, whatever their length.
 	seed    maphash.Seed
-	settled jsonobj.HashSet
+	settled jsonl.HashSet
 	pending map[string]*pending
 	ncalls  int // calls made so far (pending.seq)
 	held    []held
@@ -101,7 +100,7 @@ type parser struct {
 	// live is the conversation's messages in order, as Gemini CLI keeps
 	// them; ops says which operations each message carried, for $rewindTo.
 	live    []uint64
-	isLive  jsonobj.HashSet
+	isLive  jsonl.HashSet
 	ops     map[uint64][]string
 	firstTS string
 	maxTS   string
@@ -204,7 +203,7 @@ func (p *parser) single(r io.Reader, maxLine int64) error {
 // read twice.
 func (p *parser) learnAll(msgs gjson.Result) {
 	msgs.ForEach(func(_, m gjson.Result) bool {
-		for tc := range jsonobj.Each([]byte(m.Get("toolCalls").Raw)) {
+		for tc := range jsonl.Each([]byte(m.Get("toolCalls").Raw)) {
 			c := readCall(tc.Obj)
 			p.learn(&c)
 			if p.cwd != "" {
@@ -278,15 +277,15 @@ func (p *parser) dollar(at loc, rec jsonl.Record) bool {
 	if set := rec.Field("$set"); len(set) > 0 && set[0] == '{' {
 		// Most are a lastUpdated alone: the object is split into its
 		// fields rather than copied whole to be read.
-		v := jsonobj.Fields(set)
+		v := jsonl.Fields(set)
 		last, _ := v.Str("lastUpdated")
 		p.stamp(last)
-		jsonobj.Value(v.Raw("directories")).ForEach(func(_, d gjson.Result) bool { // /dir add
+		jsonl.Value(v.Raw("directories")).ForEach(func(_, d gjson.Result) bool { // /dir add
 			return !p.tryRoot(d.Str)
 		})
-		if msgs := jsonobj.Value(v.Raw("messages")); msgs.IsArray() {
+		if msgs := jsonl.Value(v.Raw("messages")); msgs.IsArray() {
 			// A checkpoint: the conversation is the list given.
-			p.live, p.isLive = nil, jsonobj.HashSet{}
+			p.live, p.isLive = nil, jsonl.HashSet{}
 			msgs.ForEach(func(_, m gjson.Result) bool {
 				if m.IsObject() {
 					p.message(at, m)
@@ -373,7 +372,7 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, cal
 			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
 		}
 	}
-	for tc := range jsonobj.Each(calls) {
+	for tc := range jsonl.Each(calls) {
 		if len(tc.Raw) > 0 && tc.Raw[0] == '{' {
 			p.call(at, id, tc.Raw, tc.Obj)
 		}
@@ -410,7 +409,7 @@ type tcall struct {
 	id, name, status, ts string
 	argsRaw, result      []byte
 	display              []byte
-	args, dispFields     jsonobj.Object
+	args, dispFields     jsonl.Object
 	argsSplit, dispSplit bool
 	// out and txt cache the answer, as written and as text.
 	out    []byte
@@ -422,30 +421,30 @@ type tcall struct {
 }
 
 // arg returns the call's arguments, split into their fields.
-func (c *tcall) arg() *jsonobj.Object {
+func (c *tcall) arg() *jsonl.Object {
 	if !c.argsSplit {
-		c.args, c.argsSplit = jsonobj.Fields(c.argsRaw), true
+		c.args, c.argsSplit = jsonl.Fields(c.argsRaw), true
 	}
 	return &c.args
 }
 
 // disp returns the call's resultDisplay, split into its fields (none when
 // it is not an object).
-func (c *tcall) disp() *jsonobj.Object {
+func (c *tcall) disp() *jsonl.Object {
 	if !c.dispSplit {
-		c.dispFields, c.dispSplit = jsonobj.Fields(c.display), true
+		c.dispFields, c.dispSplit = jsonl.Fields(c.display), true
 	}
 	return &c.dispFields
 }
 
 // readCall reads a call's fields; where a key is written twice the last
 // counts, as in a ForEach over the call.
-func readCall(o jsonobj.Object) tcall {
+func readCall(o jsonl.Object) tcall {
 	c := tcall{}
-	c.id, _ = jsonobj.Text(o.Last("id"))
-	c.name, _ = jsonobj.Text(o.Last("name"))
-	c.status, _ = jsonobj.Text(o.Last("status"))
-	c.ts, _ = jsonobj.Text(o.Last("timestamp"))
+	c.id, _ = jsonl.Text(o.Last("id"))
+	c.name, _ = jsonl.Text(o.Last("name"))
+	c.status, _ = jsonl.Text(o.Last("status"))
+	c.ts, _ = jsonl.Text(o.Last("timestamp"))
 	c.argsRaw = o.Last("args")
 	c.result = o.Last("result")
 	c.display = o.Last("resultDisplay")
@@ -465,13 +464,13 @@ func (c *tcall) output() []byte {
 	}
 	var out []byte
 parts:
-	for part := range jsonobj.Each(c.result) {
+	for part := range jsonl.Each(c.result) {
 		pf := part.Obj
 		if t := pf.Raw("text"); isString(t) {
 			out = t
 			break
 		}
-		resp := jsonl.Record{Data: jsonobj.RawOf(pf.Raw("functionResponse"), "response")}
+		resp := jsonl.Record{Data: jsonl.RawOf(pf.Raw("functionResponse"), "response")}
 		for _, k := range []string{"output", "error", "content"} {
 			if v := resp.Field(k); isString(v) {
 				out = v
@@ -495,8 +494,8 @@ func isString(raw []byte) bool { return len(raw) > 0 && raw[0] == '"' }
 // output is read once, to find its own end.
 func outputAt(result []byte) []byte {
 	v := result
-	if i := jsonobj.SkipSpace(v, 0); i < len(v) && v[i] == '[' {
-		v = v[jsonobj.SkipSpace(v, i+1):] // the first element, as "0" of an array
+	if i := jsonl.SkipSpace(v, 0); i < len(v) && v[i] == '[' {
+		v = v[jsonl.SkipSpace(v, i+1):] // the first element, as "0" of an array
 	} else {
 		v = open(v, "0")
 	}
@@ -514,33 +513,33 @@ func outputAt(result []byte) []byte {
 // of the object raw starts with (as gjson's Get finds it) to raw's end, or
 // nil: where the value ends is not looked for.
 func open(raw []byte, name string) []byte {
-	i := jsonobj.SkipSpace(raw, 0)
+	i := jsonl.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil
 	}
-	i = jsonobj.SkipSpace(raw, i+1)
+	i = jsonl.SkipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
 		ke := jsonl.StringEnd(raw, i)
 		if ke < 0 {
 			return nil
 		}
-		j := jsonobj.SkipSpace(raw, ke)
+		j := jsonl.SkipSpace(raw, ke)
 		if j >= len(raw) || raw[j] != ':' {
 			return nil
 		}
-		j = jsonobj.SkipSpace(raw, j+1)
-		if jsonobj.KeyIs(raw[i:ke], name) {
+		j = jsonl.SkipSpace(raw, j+1)
+		if jsonl.KeyIs(raw[i:ke], name) {
 			return raw[j:]
 		}
-		ve := jsonobj.ValueEnd(raw, j)
+		ve := jsonl.ValueEnd(raw, j)
 		if ve <= j {
 			return nil
 		}
-		i = jsonobj.SkipSpace(raw, ve)
+		i = jsonl.SkipSpace(raw, ve)
 		if i >= len(raw) || raw[i] != ',' {
 			return nil
 		}
-		i = jsonobj.SkipSpace(raw, i+1)
+		i = jsonl.SkipSpace(raw, i+1)
 	}
 	return nil
 }
@@ -552,10 +551,10 @@ func (c *tcall) text() string {
 		// once into a copy, as it outlives the record.
 		t := ""
 		if v := outputAt(c.result); v != nil {
-			t, _ = jsonobj.Text(v)
+			t, _ = jsonl.Text(v)
 			c.plain = true
 		} else if out := c.output(); isString(out) {
-			t, _ = jsonobj.Text(out)
+			t, _ = jsonl.Text(out)
 		}
 		c.txt = &t
 	}
@@ -583,9 +582,9 @@ func (c *tcall) first() string {
 // seen in a final status, waiting until then. Calls that change no file are
 // told apart first, from their name and command, before their (often
 // large) results are read.
-func (p *parser) call(at loc, msg string, tc []byte, f jsonobj.Object) {
+func (p *parser) call(at loc, msg string, tc []byte, f jsonl.Object) {
 	// The first id, as gjson's Get finds it (readCall keeps the last).
-	if id, ok := jsonobj.Text(f.Raw("id")); !ok || id == "" || p.settled.Has(p.hash(id)) {
+	if id, ok := jsonl.Text(f.Raw("id")); !ok || id == "" || p.settled.Has(p.hash(id)) {
 		return
 	}
 	c := readCall(f)
@@ -719,7 +718,7 @@ func exitCode(text string) (string, bool) {
 	}
 }
 
-func argPath(args *jsonobj.Object) string {
+func argPath(args *jsonl.Object) string {
 	for _, k := range []string{"file_path", "absolute_path", "path"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return v.Str
@@ -898,7 +897,7 @@ func (p *parser) opFor(at loc, c *tcall, sh *shellcmd.Result, o manifest.Outcome
 		// no BOM): evidence, as Claude Code's full Read is. A partial or
 		// shortened read says so in its display or output.
 		fp := argPath(args)
-		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (c.display != nil && jsonobj.Value(c.display).Str != "") {
+		if o != manifest.OutcomeApplied || fp == "" || !c.plainOutput() || (c.display != nil && jsonl.Value(c.display).Str != "") {
 			return nil, false
 		}
 		for _, k := range []string{"offset", "limit", "start_line", "end_line"} {
@@ -1016,7 +1015,7 @@ func (p *parser) finish() {
 	for _, id := range ids {
 		pc := p.pending[id]
 		if pc.raw != nil {
-			c := readCall(jsonobj.Fields(pc.raw))
+			c := readCall(jsonl.Fields(pc.raw))
 			if build, ok := p.opFor(pc.at, &c, nil, manifest.OutcomeUnknown, "no final status: the call never finished (interrupted or crashed)"); ok {
 				p.held = append(p.held, held{msg: pc.msg, build: build})
 			}
@@ -1050,7 +1049,7 @@ func (p *parser) finish() {
 }
 
 // target says briefly what a call works on.
-func target(args *jsonobj.Object, raw []byte) string {
+func target(args *jsonl.Object, raw []byte) string {
 	for _, k := range []string{"file_path", "absolute_path", "path", "dir_path", "command", "pattern", "url", "query", "prompt"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return excerpt(v.Str, 160)

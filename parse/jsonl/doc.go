@@ -11,4 +11,13 @@
 // The check is structural (strings, escapes and nesting), not a full JSON
 // validation, so that lines a reader will skip cost one pass over memory.
 // Callers that act on a record validate it fully.
+//
+// It also reads the top-level fields of a JSON object in one pass (Object,
+// Doc), and keeps sets of 64-bit id hashes (HashSet), for the parsers
+// whose records carry whole files (a tool call's arguments, a message):
+// gjson finds a key by reading every byte before it, and such a record was
+// looked into a dozen times. A value found is read exactly as gjson reads
+// it, so what a field means is unchanged. Strings handed out in place
+// (Within, Raw) are valid while the record is: during the callback, or
+// until the next record is read; Str and Text copy.
 package jsonl

@@ -14,14 +14,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentsandbox/sandbox/parse/internal/home"
-	"github.com/agentsandbox/sandbox/parse/internal/jsonobj"
+	"github.com/agentsandbox/sandbox/parse/jsonl"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
 	"github.com/agentsandbox/sandbox/parse/emit"
-	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
 // Result is a whole parsed session.
@@ -70,7 +69,7 @@ type parser struct {
 	// interrupted are calls without a result when a later user message
 	// came: the session went on without them.
 	interrupted map[string]*call
-	done        jsonobj.HashSet // calls settled, by the hash of their id
+	done        jsonl.HashSet // calls settled, by the hash of their id
 
 	// The tree: each entry's parent, the last entry (the current position),
 	// and the entry each operation's result is in.
@@ -176,7 +175,7 @@ func (p *parser) record(rec jsonl.Record) {
 	if typ != "message" {
 		return
 	}
-	m := jsonobj.Fields(rec.Field("message"))
+	m := jsonl.Fields(rec.Field("message"))
 	role := m.Get("role").Str
 	switch role {
 	case "user":
@@ -199,7 +198,7 @@ func (p *parser) record(rec jsonl.Record) {
 		// pi runs them only after a complete reply.
 		stop := m.Get("stopReason").Str
 		cut := stop == "error" || stop == "aborted"
-		for e := range jsonobj.Each(m.Raw("content")) {
+		for e := range jsonl.Each(m.Raw("content")) {
 			b := e.Obj
 			if !b.Is("type", "toolCall") {
 				continue
@@ -224,7 +223,7 @@ func (p *parser) record(rec jsonl.Record) {
 			}
 			// A call that changes no file is still tracked (the session may
 			// die in it), but its result will not be read.
-			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(jsonobj.GetOf(c.args, "command").Str).Writes())
+			c.inert = !relevant(c.name) && c.name != "read" || (c.name == "bash" && !shellcmd.Parse(jsonl.GetOf(c.args, "command").Str).Writes())
 			p.pending[cid] = c
 		}
 	case "toolResult":
@@ -298,11 +297,11 @@ func relevant(name string) bool {
 // it is unescaped, not copied again.
 func contentText(raw []byte) string {
 	if isString(raw) {
-		s, _ := jsonobj.Text(raw)
+		s, _ := jsonl.Text(raw)
 		return s
 	}
 	var parts []string
-	for b := range jsonobj.Each(raw) {
+	for b := range jsonl.Each(raw) {
 		f := b.Obj
 		if f.Is("type", "text") {
 			s, _ := f.Str("text")
@@ -346,14 +345,14 @@ func (p *parser) newOp(c *call, id string, kind manifest.OpKind) manifest.Op {
 
 // edits reads an edit call's replacements: edits[] (an array, or the same
 // array sent as a JSON string), with a top-level oldText/newText folded in.
-func edits(args jsonobj.Object) []manifest.Edit {
+func edits(args jsonl.Object) []manifest.Edit {
 	var out []manifest.Edit
 	list := args.Raw("edits")
 	if isString(list) {
-		s, _ := jsonobj.Text(list)
+		s, _ := jsonl.Text(list)
 		list = []byte(s)
 	}
-	for el := range jsonobj.Each(list) {
+	for el := range jsonl.Each(list) {
 		e := el.Obj
 		old, _ := e.Str("oldText")
 		neu, _ := e.Str("newText")
@@ -370,10 +369,10 @@ func edits(args jsonobj.Object) []manifest.Edit {
 // limit, and not truncated (pi then says so in details.truncation and in a
 // closing note), answers with the file's text exactly as it is (BOM and
 // CRLF included).
-func (p *parser) read(rec jsonl.Record, id string, c *call, m jsonobj.Object, o manifest.Outcome, text string, content []byte) {
-	args := jsonobj.Fields(c.args)
+func (p *parser) read(rec jsonl.Record, id string, c *call, m jsonl.Object, o manifest.Outcome, text string, content []byte) {
+	args := jsonl.Fields(c.args)
 	fp := firstNonEmpty(args.Get("path").Str, args.Get("file_path").Str)
-	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || jsonobj.RawOf(m.Raw("details"), "truncation") != nil {
+	if o != manifest.OutcomeApplied || fp == "" || args.Get("offset").Exists() || args.Get("limit").Exists() || jsonl.RawOf(m.Raw("details"), "truncation") != nil {
 		return
 	}
 	// One block, of type text: the content is an array of one element
@@ -382,7 +381,7 @@ func (p *parser) read(rec jsonl.Record, id string, c *call, m jsonobj.Object, o 
 		return
 	}
 	n, isText := 0, false
-	for b := range jsonobj.Each(content) {
+	for b := range jsonl.Each(content) {
 		if n++; n > 1 {
 			break
 		}
@@ -423,7 +422,7 @@ func firstNonEmpty(a, b string) string {
 
 // build makes the operation of a finished call.
 func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome, why, entry string, details []byte) {
-	args := jsonobj.Fields(c.args)
+	args := jsonl.Fields(c.args)
 	var op manifest.Op
 	switch c.name {
 	case "write", "edit":
@@ -451,7 +450,7 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 		// pi's record of the change: a unified diff (details.patch, since
 		// edits[]) and its own numbered diff (details.diff); neither holds
 		// the whole file, so they check the replay rather than replace it.
-		df := jsonobj.Fields(details)
+		df := jsonl.Fields(details)
 		for _, k := range []string{"patch", "diff"} {
 			if d, ok := df.Str(k); c.name == "edit" && ok && d != "" {
 				op.Evidence = append(op.Evidence, manifest.Evidence{Path: op.Paths[0], Kind: manifest.EvidenceDiff, Content: d, Source: "details." + k})
@@ -569,7 +568,7 @@ func (p *parser) finish() {
 }
 
 func target(raw []byte) string {
-	args := jsonobj.Fields(raw)
+	args := jsonl.Fields(raw)
 	for _, k := range []string{"path", "file_path", "command", "pattern"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
 			return excerpt(v.Str, 160)

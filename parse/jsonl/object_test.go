@@ -1,4 +1,4 @@
-package jsonobj
+package jsonl
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentsandbox/sandbox/parse/jsonl"
 	"github.com/tidwall/gjson"
 )
 
@@ -33,7 +32,7 @@ func sameParse(t *testing.T, s string) {
 	for i := 0; i <= len(s); i++ {
 		v := s[i:]
 		if i < len(s) && s[i] == '"' {
-			if e := jsonl.StringEnd([]byte(s), i); e > i {
+			if e := StringEnd([]byte(s), i); e > i {
 				v = s[i:e]
 			}
 		} else if i > 0 {

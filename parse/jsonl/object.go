@@ -1,4 +1,4 @@
-package jsonobj
+package jsonl
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/agentsandbox/sandbox/internal/zerocopy"
-	"github.com/agentsandbox/sandbox/parse/jsonl"
 
 	"github.com/tidwall/gjson"
 )
@@ -103,7 +102,7 @@ func walkFields(raw []byte, i int, yield func(at int, key, val []byte) bool) int
 // JSON's grammar reads whole (see In), found in the same pass.
 func walk(raw []byte, i int, strict bool, yield func(at int, key, val []byte) bool) int {
 	for i < len(raw) && raw[i] == '"' {
-		ke := jsonl.StringEnd(raw, i)
+		ke := StringEnd(raw, i)
 		if ke < 0 {
 			return -1
 		}
@@ -220,7 +219,7 @@ func valueEnd(b []byte, i int, strict bool) int {
 	}
 	switch b[i] {
 	case '"':
-		return jsonl.StringEnd(b, i)
+		return StringEnd(b, i)
 	case '{', '[':
 		if strict {
 			end, ok := nestedAt(b, i, 0)
@@ -233,7 +232,7 @@ func valueEnd(b []byte, i int, strict bool) int {
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				e := jsonl.StringEnd(b, j)
+				e := StringEnd(b, j)
 				if e < 0 {
 					return -1
 				}
@@ -476,7 +475,7 @@ func nestedAt(b []byte, i, depth int) (int, bool) {
 			if i >= len(b) || b[i] != '"' {
 				return i, false
 			}
-			if i = jsonl.StringEnd(b, i); i < 0 {
+			if i = StringEnd(b, i); i < 0 {
 				return i, false
 			}
 			if i = SkipSpace(b, i); i >= len(b) || b[i] != ':' {
@@ -489,7 +488,7 @@ func nestedAt(b []byte, i, depth int) (int, bool) {
 		}
 		switch b[i] {
 		case '"':
-			if i = jsonl.StringEnd(b, i); i < 0 {
+			if i = StringEnd(b, i); i < 0 {
 				return i, false
 			}
 		case '{', '[':

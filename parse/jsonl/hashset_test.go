@@ -1,4 +1,4 @@
-package jsonobj
+package jsonl
 
 import (
 	"math/rand"

@@ -1,4 +1,4 @@
-package jsonobj
+package jsonl
 
 // HashSet is a set of 64-bit hashes of ids (maphash: spread evenly), such as
 // the calls already settled: one open-addressed table of linear probing,
