@@ -90,16 +90,11 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 	if !plumbing.NewBranchReferenceName(b.Name).IsBranch() || b.Name == "" || !validRefName(b.Name) {
 		return nil, &BranchError{Msg: fmt.Sprintf("--to-branch %q is not a valid branch name", b.Name)}
 	}
-	headers := make([]manifest.Session, len(sources))
-	for i, src := range sources {
-		headers[i] = src.Header()
-	}
-	rules := append([]Rule{}, opts.Maps...)
-	dr, err := destRules(headers, opts)
+	headers := headersOf(sources)
+	rules, err := hostRules(headers, opts)
 	if err != nil {
 		return nil, err
 	}
-	rules = append(rules, dr...)
 	m, err := NewMapper(dedupRules(rules))
 	if err != nil {
 		return nil, err
@@ -139,17 +134,9 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 		rep.Replaced = old.Hash().String()
 	}
 
-	bases := m
-	if opts.Base != "" {
-		var baseRules []Rule
-		for _, h := range headers {
-			if h.Cwd != "" {
-				baseRules = append(baseRules, Rule{From: h.Cwd, To: opts.Base})
-			}
-		}
-		if bases, err = NewMapper(dedupRules(append(append([]Rule{}, opts.Maps...), baseRules...))); err != nil {
-			return nil, err
-		}
+	bases, err := baseMapper(headers, opts, m)
+	if err != nil {
+		return nil, err
 	}
 	rc := hostReconstructor(bases, m, fsys, opts.IncludeUnknown)
 	rc.opts.History = true

@@ -13,10 +13,7 @@ import (
 // evidence of) are read through the mapping of opts (--base, --dest, --map).
 // redact, when set, replaces likely secrets before anything is written.
 func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *manifest.Writer, redact *manifest.Redactor) (Stats, error) {
-	headers := make([]manifest.Session, len(sources))
-	for i, src := range sources {
-		headers[i] = src.Header()
-	}
+	headers := headersOf(sources)
 	rules := append([]Rule{}, opts.Maps...)
 	for _, h := range headers {
 		if h.Cwd == "" {
@@ -54,10 +51,7 @@ func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *man
 	if tee.err != nil {
 		return Stats{}, tee.err
 	}
-	sessions := make([]manifest.Session, len(sources))
-	for i, src := range sources {
-		sessions[i] = src.Session()
-	}
+	sessions := sessionsOf(sources)
 	rc.Lost(sessions)
 	files, st := rc.Finish()
 	sort.SliceStable(files, func(a, b int) bool { return files[a].Path < files[b].Path })

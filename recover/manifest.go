@@ -135,7 +135,6 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 		Sessions: func(ss []manifest.Session) error {
 			sessions = ss
 			rules := append([]Rule{}, opts.Maps...)
-			var baseRules []Rule
 			for i := range ss {
 				cwd := ss[i].Cwd
 				if cwd == "" && len(ops) == 0 {
@@ -144,18 +143,13 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 				if opts.Dest != "" && !mappedBy(opts.Maps, cwd) {
 					rules = append(rules, Rule{From: cwd, To: opts.Dest})
 				}
-				if opts.Base != "" && ss[i].Cwd != "" {
-					baseRules = append(baseRules, Rule{From: ss[i].Cwd, To: opts.Base})
-				}
 			}
 			var err error
 			if len(ops) > 0 {
 				// A manifest of sessions: one project per destination, as recover.
-				dr, err := destRules(ss, opts)
-				if err != nil {
+				if rules, err = hostRules(ss, opts); err != nil {
 					return err
 				}
-				rules = append(append([]Rule{}, opts.Maps...), dr...)
 			}
 			if m, err = NewMapper(dedupRules(rules)); err != nil {
 				return err
@@ -165,10 +159,7 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 				return err
 			}
 			unlock = u
-			bm = m
-			if opts.Base != "" {
-				bm, err = NewMapper(dedupRules(append(append([]Rule{}, opts.Maps...), baseRules...)))
-			}
+			bm, err = baseMapper(ss, opts, m)
 			return err
 		},
 		File: func(mf manifest.File) error {

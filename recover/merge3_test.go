@@ -3,7 +3,6 @@ package recover
 import (
 	"bytes"
 	"errors"
-	sgdiff "github.com/sourcegraph/go-diff/diff"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	sgdiff "github.com/sourcegraph/go-diff/diff"
 )
 
 // needGit ends a test that needs git: a skip that says so, or under CI=true

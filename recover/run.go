@@ -235,21 +235,10 @@ func Prepare(ctx context.Context, sources []Source, fsys FS, opts Options) (*Pre
 	if opts.OnConflict == "" {
 		opts.OnConflict = OnConflictSkip
 	}
-	headers := make([]manifest.Session, len(sources))
-	for i, src := range sources {
-		headers[i] = src.Header()
-	}
-	rules := append([]Rule{}, opts.Maps...)
-	dr, err := destRules(headers, opts)
+	headers := headersOf(sources)
+	rules, err := hostRules(headers, opts)
 	if err != nil {
 		return nil, err
-	}
-	rules = append(rules, dr...)
-	var baseRules []Rule
-	for _, h := range headers {
-		if h.Cwd != "" && opts.Base != "" {
-			baseRules = append(baseRules, Rule{From: h.Cwd, To: opts.Base})
-		}
 	}
 	m, err := NewMapper(dedupRules(rules))
 	if err != nil {
@@ -264,11 +253,9 @@ func Prepare(ctx context.Context, sources []Source, fsys FS, opts Options) (*Pre
 		p.Close()
 		return nil, err
 	}
-	bm := m
-	if opts.Base != "" {
-		if bm, err = NewMapper(dedupRules(append(append([]Rule{}, opts.Maps...), baseRules...))); err != nil {
-			return fail(err)
-		}
+	bm, err := baseMapper(headers, opts, m)
+	if err != nil {
+		return fail(err)
 	}
 	rc := hostReconstructor(bm, m, fsys, opts.IncludeUnknown)
 	starts, err := findStarts(headers, rules, opts)
@@ -287,10 +274,7 @@ func Prepare(ctx context.Context, sources []Source, fsys FS, opts Options) (*Pre
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	p.sessions = make([]manifest.Session, len(sources))
-	for i, src := range sources {
-		p.sessions[i] = src.Session()
-	}
+	p.sessions = sessionsOf(sources)
 	rc.Lost(p.sessions)
 	files, stats := rc.Finish()
 	files = filterFiles(files, m, opts.Filter)
@@ -393,12 +377,8 @@ func merge(ctx context.Context, sources []Source, headers []manifest.Session, rc
 
 // MergeSources returns every operation of the sources in replay order.
 func MergeSources(sources []Source) []manifest.Op {
-	headers := make([]manifest.Session, len(sources))
-	for i, s := range sources {
-		headers[i] = s.Header()
-	}
 	var out []manifest.Op
-	_, _ = mergeInto(context.Background(), sources, headers, func(op *manifest.Op) { out = append(out, *op) })
+	_, _ = mergeInto(context.Background(), sources, headersOf(sources), func(op *manifest.Op) { out = append(out, *op) })
 	return out
 }
 
