@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/tidwall/gjson"
 
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 	"github.com/agentsandbox/sandbox/harness"
@@ -261,5 +263,27 @@ func TestOpencodeExportApply(t *testing.T) {
 	}
 	if ta, tb := dirContents(t, a), dirContents(t, b); len(ta) != 4 || fmt.Sprint(ta) != fmt.Sprint(tb) {
 		t.Errorf("trees differ:\nrecover %v\napply   %v", keys(ta), keys(tb))
+	}
+}
+
+// TestSchemaNamesEveryAgent: the manifest's schema takes every registered
+// agent's name (an agent added to the registry is added to the schema).
+func TestSchemaNamesEveryAgent(t *testing.T) {
+	b, err := os.ReadFile("../docs/manifest.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enum := gjson.GetBytes(b, `$defs.session.properties.agent.enum`)
+	var names []string
+	for _, v := range enum.Array() {
+		names = append(names, v.Str)
+	}
+	if len(names) == 0 {
+		t.Fatalf("no agent enum found in the schema")
+	}
+	for _, a := range agentNames() {
+		if !slices.Contains(names, a) {
+			t.Errorf("docs/manifest.schema.json: the session's agent enum %q lacks %q", names, a)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/claude"
 	"github.com/agentsandbox/sandbox/parse/codex"
+	"github.com/agentsandbox/sandbox/parse/copilot"
 	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/opencode"
 	"github.com/agentsandbox/sandbox/parse/pi"
@@ -19,5 +20,6 @@ func init() {
 		opencode.Agent{},
 		gemini.Agent{},
 		pi.Agent{},
+		copilot.Agent{},
 	)
 }

@@ -8,9 +8,10 @@ import (
 )
 
 // TestLostVocabulary: the agents' vocabularies, merged as they register,
-// are the one a lost line was searched with before each agent declared its
-// own (the path keys in the same order, since a line's names are listed
-// key by key), so a lost line names the same files.
+// begin with the one a lost line was searched with before each agent
+// declared its own (the keys in the same order, since a line's names are
+// listed key by key), so a lost line of the first five agents names the
+// same files; agents added since only add words.
 func TestLostVocabulary(t *testing.T) {
 	v := jsonl.Learnt()
 	ordered := map[string][2][]string{
@@ -20,8 +21,8 @@ func TestLostVocabulary(t *testing.T) {
 		"WorkdirKeys": {v.WorkdirKeys, {"workdir"}},
 	}
 	for k, p := range ordered {
-		if !slices.Equal(p[0], p[1]) {
-			t.Errorf("%s = %q, want %q", k, p[0], p[1])
+		if len(p[0]) < len(p[1]) || !slices.Equal(p[0][:len(p[1])], p[1]) {
+			t.Errorf("%s = %q, want it to begin with %q", k, p[0], p[1])
 		}
 	}
 	sets := map[string][2][]string{
@@ -35,11 +36,10 @@ func TestLostVocabulary(t *testing.T) {
 		"ArgumentKeys": {v.ArgumentKeys, {"arguments"}},
 	}
 	for k, p := range sets {
-		got, want := slices.Clone(p[0]), slices.Clone(p[1])
-		slices.Sort(got)
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Errorf("%s = %q, want %q", k, got, want)
+		for _, w := range p[1] {
+			if !slices.Contains(p[0], w) {
+				t.Errorf("%s = %q, want it to hold %q", k, p[0], w)
+			}
 		}
 	}
 }
