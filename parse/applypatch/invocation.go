@@ -211,3 +211,19 @@ func shellWord(s string) (word, rest string, ok bool) {
 	}
 	return b.String(), "", b.Len() > 0
 }
+
+// HeaderPaths returns the file names a patch's headers give (Add, Delete,
+// Update, Move to), as written, in order: the files a patch that does not
+// parse still names.
+func HeaderPaths(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		for _, m := range []string{"*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "} {
+			if rest, ok := strings.CutPrefix(l, m); ok && rest != "" {
+				out = append(out, rest)
+			}
+		}
+	}
+	return out
+}

@@ -871,16 +871,11 @@ func (p *parser) applyPatchCall(rec jsonl.Record, it gjson.Result) {
 // headerPaths scans a patch that does not parse for its file headers, so
 // that the files it meant to touch can still be reported.
 func headerPaths(text, cwd string) []string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(l)
-		for _, m := range []string{"*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "} {
-			if rest, ok := strings.CutPrefix(l, m); ok && rest != "" {
-				out = append(out, resolve(cwd, rest))
-			}
-		}
+	names := applypatch.HeaderPaths(text)
+	for i, n := range names {
+		names[i] = resolve(cwd, n)
 	}
-	return out
+	return names
 }
 
 func splitKeep(s string) []string {

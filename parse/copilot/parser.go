@@ -210,8 +210,11 @@ func (p *parser) interrupt(ts string) {
 // shell command that writes.
 func writes(name string, args []byte) bool {
 	switch name {
-	case "create", "edit", "apply_patch", "view":
-		return true // a view is read for the file's content
+	case "create", "edit", "apply_patch":
+		return true
+	case "view": // read for the file's content, when it is all of it
+		o := jsonl.Fields(args)
+		return o.Raw("view_range") == nil
 	case "bash", "powershell":
 		return shellcmd.Parse(jsonl.GetOf(args, "command").Str).Writes()
 	}
@@ -220,11 +223,13 @@ func writes(name string, args []byte) bool {
 
 // exitCode finds the exit code Copilot CLI appends to a shell command's
 // output ("<exited with exit code 1>", "<shellId: 3 completed with exit
-// code 2>").
-var exitCode = regexp.MustCompile(`(?:exited with|completed with) exit code (-?\d+)>\s*$`)
+// code 2>"), at the end of the output as written in JSON.
+var exitCode = regexp.MustCompile(`(?:exited with|completed with) exit code (-?\d+)>(?:\\n|\s)*"$`)
 
 // outcome reads a complete: success, a refusal (the user's or a rule's),
-// a failure, and for a shell the exit code its output ends with.
+// a failure, and for a shell the exit code its output ends with. Only the
+// first line of a result is read, and the end of a shell's: a view's or a
+// command's output can be long.
 func outcome(c *call, data jsonl.Object) (manifest.Outcome, string) {
 	if !data.Get("success").Bool() {
 		e := jsonl.Fields(data.Raw("error"))
@@ -244,16 +249,28 @@ func outcome(c *call, data jsonl.Object) (manifest.Outcome, string) {
 		}
 	}
 	result := jsonl.Fields(data.Raw("result"))
-	text := result.Get("content").Str
+	raw := result.Raw("content")
 	if c.name == "bash" || c.name == "powershell" {
-		if m := exitCode.FindStringSubmatch(text); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n != 0 {
-				return manifest.OutcomeFailed, "tool.execution_complete: exit code " + m[1]
+		if m := exitCode.FindSubmatch(raw[max(0, len(raw)-256):]); m != nil {
+			if n, _ := strconv.Atoi(string(m[1])); n != 0 {
+				return manifest.OutcomeFailed, "tool.execution_complete: exit code " + string(m[1])
 			}
 			return manifest.OutcomeApplied, "tool.execution_complete: exit code 0"
 		}
 	}
-	return manifest.OutcomeApplied, "tool.execution_complete success: " + emit.FirstLine(text)
+	return manifest.OutcomeApplied, "tool.execution_complete success: " + firstLine(raw)
+}
+
+// firstLine is the first line of a JSON string as written, unescaped: only
+// its first bytes are read.
+func firstLine(raw []byte) string {
+	if i := bytes.Index(raw, []byte(`\n`)); i >= 0 && i < 4096 {
+		raw = append(raw[:i:i], '"')
+	} else if len(raw) > 4096 {
+		return emit.FirstLine(jsonl.Value(raw).Str)
+	}
+	text, _ := jsonl.Text(raw)
+	return emit.FirstLine(text)
 }
 
 // clean cleans a path, keeping a Windows one (C:\…) as written.
@@ -358,8 +375,16 @@ func (p *parser) patch(rec jsonl.Record, id string, c *call) manifest.Op {
 	op.PatchText = text
 	patch, err := applypatch.Parse(text)
 	if err != nil {
+		// The files its headers name are still the ones it may have
+		// changed; a patch that names none changed nothing known.
 		op.Note = "patch does not parse: " + err.Error()
 		p.warn(rec, "apply_patch call %s: %s", id, op.Note)
+		for _, n := range applypatch.HeaderPaths(text) {
+			op.Paths = append(op.Paths, resolve(p.cwd, n))
+		}
+		if len(op.Paths) == 0 {
+			return manifest.Op{}
+		}
 		return op
 	}
 	for i := range patch.Hunks {

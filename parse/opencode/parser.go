@@ -435,16 +435,11 @@ func (p *parser) fileDiff(op *manifest.Op, fd gjson.Result) bool {
 // headerPaths are the files a patch that does not parse names in its
 // headers.
 func headerPaths(text, cwd string) []string {
-	var out []string
-	for _, l := range strings.Split(text, "\n") {
-		l = strings.TrimSpace(l)
-		for _, m := range []string{"*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: "} {
-			if rest, ok := strings.CutPrefix(l, m); ok && rest != "" {
-				out = append(out, resolve(cwd, rest))
-			}
-		}
+	names := applypatch.HeaderPaths(text)
+	for i, n := range names {
+		names[i] = resolve(cwd, n)
 	}
-	return out
+	return names
 }
 
 // target is what a call works on, for the timeline.
