@@ -125,6 +125,7 @@ func TestSessionsLookedInOrder(t *testing.T) {
 	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
 	t.Setenv("GEMINI_CLI_HOME", home)
 	t.Setenv("PI_CODING_AGENT_DIR", filepath.Join(home, ".pi", "agent"))
+	t.Setenv("COPILOT_HOME", filepath.Join(home, ".copilot"))
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	t.Setenv("SANDBOX_HOME", filepath.Join(home, "sb"))
 	out, errb, code := runApp(t, "sessions", "--json")

@@ -50,7 +50,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			for k, dir := range map[string]string{"HOME": "home", "CODEX_HOME": "home/.codex",
 				"CLAUDE_CONFIG_DIR": "home/.claude", "SANDBOX_HOME": "home/.local/state/sandbox",
-				"GEMINI_CLI_HOME": "home", "PI_CODING_AGENT_DIR": "home/.pi/agent"} {
+				"GEMINI_CLI_HOME": "home", "PI_CODING_AGENT_DIR": "home/.pi/agent", "COPILOT_HOME": "home/.copilot"} {
 				p := filepath.Join(env.WorkDir, dir)
 				if err := os.MkdirAll(p, 0o755); err != nil {
 					return err

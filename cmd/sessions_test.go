@@ -38,7 +38,7 @@ func synthHome(t testing.TB, codex, claude int, mean int64) (string, gen.HomeSta
 	}
 	for k, v := range map[string]string{"HOME": dir, "CODEX_HOME": filepath.Join(dir, ".codex"),
 		"CLAUDE_CONFIG_DIR": filepath.Join(dir, ".claude"), "SANDBOX_HOME": filepath.Join(dir, "sandbox"),
-		"XDG_DATA_HOME": filepath.Join(dir, ".local", "share"), "GEMINI_CLI_HOME": dir, "PI_CODING_AGENT_DIR": filepath.Join(dir, ".pi", "agent")} {
+		"XDG_DATA_HOME": filepath.Join(dir, ".local", "share"), "GEMINI_CLI_HOME": dir, "PI_CODING_AGENT_DIR": filepath.Join(dir, ".pi", "agent"), "COPILOT_HOME": filepath.Join(dir, ".copilot")} {
 		t.Setenv(k, v)
 	}
 	return dir, st, to

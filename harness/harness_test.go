@@ -121,6 +121,8 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"opencode", "--session=ses_x"}, []string{"opencode", "--session=ses_x"}, ""},
 		{[]string{"gemini", "-p", "x"}, []string{"gemini", "--resume", "ID", "-p", "x"}, ""},
 		{[]string{"pi", "-p", "x"}, []string{"pi", "--session", "ID", "-p", "x"}, ""},
+		{[]string{"copilot", "-p", "x"}, []string{"copilot", "--resume", "ID", "-p", "x"}, ""},
+		{[]string{"/usr/local/bin/copilot", "--continue"}, []string{"/usr/local/bin/copilot", "--continue"}, ""},
 		{[]string{"aider", "x"}, []string{"aider", "x"}, "SANDBOX_RESUME_ID=ID"},
 	} {
 		got, env := ResumeCommand(tc.in, "ID")

@@ -33,7 +33,7 @@ func spoolCorpus(t *testing.T) []string {
 // hermetic points every home the code could read at temporary folders.
 func hermetic(t *testing.T) {
 	t.Helper()
-	for _, v := range []string{"HOME", "SANDBOX_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR",
+	for _, v := range []string{"HOME", "SANDBOX_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR", "COPILOT_HOME",
 		"XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "TMPDIR"} {
 		t.Setenv(v, t.TempDir())
 	}
