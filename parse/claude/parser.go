@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -358,7 +357,7 @@ func (p *parser) record(rec jsonl.Record) {
 			t, _ := time.Parse(time.RFC3339Nano, ts)
 			text := "the conversation was compacted"
 			if m := gjson.GetBytes(data, "compactMetadata"); m.Exists() {
-				text += fmt.Sprintf(" (%s, %d tokens before)", excerpt(m.Get("trigger").String(), 40), m.Get("preTokens").Int())
+				text += fmt.Sprintf(" (%s, %d tokens before)", emit.Excerpt(m.Get("trigger").String(), 40), m.Get("preTokens").Int())
 			}
 			p.h.Event(manifest.Event{Kind: manifest.EventCompact, Time: t, Line: rec.Line, Text: text, Sidechain: side, Agent: agent})
 		}
@@ -463,7 +462,7 @@ func (p *parser) message(rec jsonl.Record, typ string, md *jsonl.Doc, tur gjson.
 				switch name {
 				case "TodoWrite":
 					for _, td := range b.Get("input.todos").Array() {
-						ev.Todos = append(ev.Todos, manifest.Todo{Text: excerpt(td.Get("content").String(), 300), Status: excerpt(td.Get("status").String(), 40)})
+						ev.Todos = append(ev.Todos, manifest.Todo{Text: emit.Excerpt(td.Get("content").String(), 300), Status: emit.Excerpt(td.Get("status").String(), 40)})
 					}
 				case "Task", "Agent":
 					if pr := b.Get("input.prompt").Str; pr != "" {
@@ -578,35 +577,23 @@ func (p *parser) userText(rec jsonl.Record, content gjson.Result, ts string, sid
 	}
 	t, _ := time.Parse(time.RFC3339Nano, ts)
 	if strings.HasPrefix(text, "[Request interrupted by user") {
-		p.h.Event(manifest.Event{Kind: manifest.EventAborted, Time: t, Line: rec.Line, Text: "interrupted by the user: " + excerpt(text, 120)})
+		p.h.Event(manifest.Event{Kind: manifest.EventAborted, Time: t, Line: rec.Line, Text: "interrupted by the user: " + emit.Excerpt(text, 120)})
 		return
 	}
 	if strings.HasPrefix(text, "<command-") || strings.HasPrefix(text, "<local-command") || strings.HasPrefix(text, "Caveat:") {
 		return
 	}
-	p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
+	p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: emit.Excerpt(text, 200)})
 }
 
 // toolTarget says briefly what a call works on.
 func toolTarget(name string, in gjson.Result) string {
 	for _, k := range []string{"file_path", "notebook_path", "path", "command", "pattern", "url", "description", "prompt"} {
 		if v := in.Get(k); v.Type == gjson.String && v.Str != "" {
-			return excerpt(v.Str, 160)
+			return emit.Excerpt(v.Str, 160)
 		}
 	}
-	return excerpt(jsonl.Canonical(in.Raw), 120)
-}
-
-func excerpt(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.Clone(s)
+	return emit.Excerpt(jsonl.Canonical(in.Raw), 120)
 }
 
 func relevant(name string) bool {

@@ -533,19 +533,7 @@ func (p *parser) turn(rec jsonl.Record, text string) {
 			return
 		}
 	}
-	p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: p.now(), Line: rec.Line, Text: excerpt(t, 200)})
-}
-
-func excerpt(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return s
+	p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: p.now(), Line: rec.Line, Text: emit.Excerpt(t, 200)})
 }
 
 // callStarted notes a call for the timeline.
@@ -554,7 +542,7 @@ func (p *parser) callStarted(rec jsonl.Record, id, tool, target string) {
 		return
 	}
 	p.calls[strings.Clone(id)] = &callInfo{ev: manifest.Event{Kind: manifest.EventCall, Time: p.now(), Line: rec.Line,
-		Tool: tool, Target: excerpt(target, 160), CallID: strings.Clone(id), Outcome: manifest.OutcomeUnknown}}
+		Tool: tool, Target: emit.Excerpt(target, 160), CallID: strings.Clone(id), Outcome: manifest.OutcomeUnknown}}
 }
 
 // callEnded emits a call's timeline event when its output arrives.
@@ -568,7 +556,7 @@ func (p *parser) callEnded(rec jsonl.Record, id string, out gjson.Result) {
 	if c.patchEnd != nil {
 		o, why = c.patchEnd.o, c.patchEnd.why
 	}
-	c.ev.Outcome, c.ev.Detail, c.ev.Ended = o, excerpt(why, 200), p.now()
+	c.ev.Outcome, c.ev.Detail, c.ev.Ended = o, emit.Excerpt(why, 200), p.now()
 	c.ev.Output, c.ev.OutputCut = manifest.CutText(outputText(out), manifest.OutputMax)
 	p.h.Event(c.ev)
 }
@@ -632,7 +620,7 @@ func (p *parser) functionCall(rec jsonl.Record, it gjson.Result) {
 		p.callStarted(rec, id, name, target)
 		if c := p.calls[id]; c != nil && name == "update_plan" {
 			for _, st := range args.Get("plan").Array() {
-				c.ev.Todos = append(c.ev.Todos, manifest.Todo{Text: excerpt(st.Get("step").String(), 300), Status: excerpt(st.Get("status").String(), 40)})
+				c.ev.Todos = append(c.ev.Todos, manifest.Todo{Text: emit.Excerpt(st.Get("step").String(), 300), Status: emit.Excerpt(st.Get("status").String(), 40)})
 			}
 		}
 	}
@@ -1126,7 +1114,7 @@ func patchTargets(text string) string {
 		}
 	}
 	if len(names) == 0 {
-		return excerpt(text, 80)
+		return emit.Excerpt(text, 80)
 	}
 	return strings.Join(names, ", ")
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -63,10 +62,10 @@ type parser struct {
 	// interrupted are calls without a complete when the user aborted or
 	// sent a new prompt: the session went on without them (a complete
 	// that comes later still settles them).
-	interrupted    map[string]*call
-	ncalls         int
-	aborted        bool // the last turn ended in an abort
-	firstTS, maxTS string
+	interrupted map[string]*call
+	ncalls      int
+	aborted     bool      // the last turn ended in an abort
+	span        emit.Span // the first and last times
 }
 
 // Stream reads a Copilot CLI session from r and hands each operation to h
@@ -102,21 +101,6 @@ func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
 	p.warns.Add(format, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
 }
 
-func (p *parser) stamp(ts string) {
-	if ts == "" || p.firstTS != "" && p.firstTS <= ts && ts <= p.maxTS {
-		return
-	}
-	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
-		return
-	}
-	if p.firstTS == "" || ts < p.firstTS {
-		p.firstTS = strings.Clone(ts)
-	}
-	if ts > p.maxTS {
-		p.maxTS = strings.Clone(ts)
-	}
-}
-
 // record handles one event. Its fields are found without reading the
 // values they hold (a system.message holds the whole system prompt), and
 // the complete of a call that changes no file is left unread.
@@ -125,7 +109,7 @@ func (p *parser) record(rec jsonl.Record) {
 	str := func(k string) string { b, _ := jsonl.String(rec.Field(k)); return string(b) }
 	typ := str("type")
 	ts := str("timestamp")
-	p.stamp(ts)
+	p.span.Add(ts)
 	if typ == "" {
 		p.warn(rec, "record has no \"type\"")
 		return
@@ -146,7 +130,7 @@ func (p *parser) record(rec jsonl.Record) {
 			data := jsonl.Fields(rec.Field("data"))
 			if text := data.Get("content").Str; text != "" {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
-				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
+				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: emit.Excerpt(text, 200)})
 			}
 		}
 	case "abort":
@@ -491,26 +475,21 @@ func unnumbered(text string) string {
 func (p *parser) headerSession() manifest.Session {
 	s := p.sess
 	s.Cwd = p.cwd
-	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	s.Start = p.span.Start()
 	return s
 }
 
 func (p *parser) finish() {
 	p.out.Line = nil // what is emitted now is from lines gone by, all owned
-	open := map[string]*call{}
-	for id, c := range p.interrupted {
-		open[id] = c
+	open := func(id string) *call {
+		if c := p.pending[id]; c != nil {
+			return c
+		}
+		return p.interrupted[id]
 	}
-	for id, c := range p.pending {
-		open[id] = c
-	}
-	ids := make([]string, 0, len(open))
-	for id := range open {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(a, b int) bool { return open[ids[a]].seq < open[ids[b]].seq })
+	ids := emit.Unsettled(func(c *call) int { return c.seq }, p.interrupted, p.pending)
 	for _, id := range ids {
-		c := open[id]
+		c := open(id)
 		detail, why := "no tool.execution_complete: still running when the session ends", "no tool.execution_complete: the call never finished (interrupted or crashed)"
 		if p.pending[id] == nil {
 			detail = "no tool.execution_complete: interrupted, the session went on without it"
@@ -530,47 +509,22 @@ func (p *parser) finish() {
 	s.Warnings = append(s.Warnings, p.warns.List()...)
 	sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
 	s.Cwd = p.cwd
-	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
-	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)
-	truncated := false
-	for _, w := range s.Warnings {
-		truncated = truncated || w.Truncated()
-	}
-	switch {
-	case truncated:
-		s.EndState = manifest.EndTruncated
-	case len(p.pending) > 0:
-		s.EndState = manifest.EndInTool
-	case p.aborted:
-		s.EndState = manifest.EndAborted
-	default:
-		s.EndState = manifest.EndClean
-	}
+	s.Start = p.span.Start()
+	s.End = p.span.End()
+	s.EndState = emit.EndOf(s.Warnings, len(p.pending) > 0, p.aborted)
 	p.out.Header(p.h, p.headerSession)
 }
 
 func target(raw []byte) string {
 	if len(raw) > 0 && raw[0] == '"' {
 		s, _ := jsonl.Text(raw)
-		return excerpt(s, 120)
+		return emit.Excerpt(s, 120)
 	}
 	args := jsonl.Fields(raw)
 	for _, k := range []string{"path", "command", "pattern"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
-			return excerpt(v.Str, 160)
+			return emit.Excerpt(v.Str, 160)
 		}
 	}
-	return excerpt(jsonl.Canonical(string(raw)), 120)
-}
-
-func excerpt(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.Clone(s)
+	return emit.Excerpt(jsonl.Canonical(string(raw)), 120)
 }

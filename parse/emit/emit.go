@@ -3,7 +3,10 @@
 package emit
 
 import (
+	"sort"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/agentsandbox/sandbox/manifest"
 )
@@ -31,4 +34,88 @@ func FirstLine(s string) string {
 		s = s[:120] + "…"
 	}
 	return s
+}
+
+// Excerpt is text quoted in a report: its runs of white space made one
+// space, cut to n bytes (at a rune's start) with "…", in a string of its
+// own (never a view of a record).
+func Excerpt(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.Clone(s)
+}
+
+// Span is the first and last times a transcript's records carry, as
+// written (RFC 3339; others are not times and are left out).
+type Span struct{ first, last string }
+
+// Add counts a record's time.
+func (s *Span) Add(ts string) {
+	if ts == "" || s.first != "" && s.first <= ts && ts <= s.last {
+		return // changes neither bound, whether it is a time or not
+	}
+	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+		return
+	}
+	if s.first == "" || ts < s.first {
+		s.first = strings.Clone(ts)
+	}
+	if ts > s.last {
+		s.last = strings.Clone(ts)
+	}
+}
+
+// Start is the first time, or the zero time.
+func (s *Span) Start() time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s.first)
+	return t
+}
+
+// End is the last time, or the zero time.
+func (s *Span) End() time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s.last)
+	return t
+}
+
+// Unsettled returns the ids of the calls in maps (those still running,
+// those the session went on without), each once, in the order they were
+// made (seq): the calls a parser reports, at the end, as never settled.
+func Unsettled[C any](seq func(C) int, maps ...map[string]C) []string {
+	seen := map[string]C{}
+	for _, m := range maps {
+		for id, c := range m {
+			seen[id] = c
+		}
+	}
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	// Several calls of one message share a line, and a map gives its ids in
+	// any order: the order they were made keeps the operations' order.
+	sort.Slice(ids, func(a, b int) bool { return seq(seen[ids[a]]) < seq(seen[ids[b]]) })
+	return ids
+}
+
+// EndOf is how a session ended, from what its parser saw: a cut last line
+// (among ws), a call still running, its last turn aborted.
+func EndOf(ws []manifest.Warning, inTool, aborted bool) manifest.EndState {
+	for _, w := range ws {
+		if w.Truncated() {
+			return manifest.EndTruncated
+		}
+	}
+	switch {
+	case inTool:
+		return manifest.EndInTool
+	case aborted:
+		return manifest.EndAborted
+	}
+	return manifest.EndClean
 }

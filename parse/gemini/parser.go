@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 
@@ -99,11 +98,10 @@ type parser struct {
 
 	// live is the conversation's messages in order, as Gemini CLI keeps
 	// them; ops says which operations each message carried, for $rewindTo.
-	live    []uint64
-	isLive  jsonl.HashSet
-	ops     map[uint64][]string
-	firstTS string
-	maxTS   string
+	live   []uint64
+	isLive jsonl.HashSet
+	ops    map[uint64][]string
+	span   emit.Span // the first and last times
 }
 
 // Stream reads a Gemini CLI session from r and hands each operation to h
@@ -279,7 +277,7 @@ func (p *parser) dollar(at loc, rec jsonl.Record) bool {
 		// fields rather than copied whole to be read.
 		v := jsonl.Fields(set)
 		last, _ := v.Str("lastUpdated")
-		p.stamp(last)
+		p.span.Add(last)
 		jsonl.Value(v.Raw("directories")).ForEach(func(_, d gjson.Result) bool { // /dir add
 			return !p.tryRoot(d.Str)
 		})
@@ -307,27 +305,12 @@ func (p *parser) metadata(v gjson.Result) {
 	if h := v.Get("projectHash").Str; h != "" && p.projectHash == "" {
 		p.projectHash = strings.ToLower(strings.Clone(h))
 	}
-	p.stamp(v.Get("startTime").Str)
-	p.stamp(v.Get("lastUpdated").Str)
+	p.span.Add(v.Get("startTime").Str)
+	p.span.Add(v.Get("lastUpdated").Str)
 	v.Get("directories").ForEach(func(_, d gjson.Result) bool {
 		p.tryRoot(d.Str)
 		return p.cwd == ""
 	})
-}
-
-func (p *parser) stamp(ts string) {
-	if ts == "" || p.firstTS != "" && p.firstTS <= ts && ts <= p.maxTS {
-		return // changes neither bound, whether it is a time or not
-	}
-	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
-		return
-	}
-	if p.firstTS == "" || ts < p.firstTS {
-		p.firstTS = strings.Clone(ts)
-	}
-	if ts > p.maxTS {
-		p.maxTS = strings.Clone(ts)
-	}
 }
 
 // message handles one message of a list (the legacy document, a $set
@@ -357,7 +340,7 @@ func (p *parser) message(at loc, m gjson.Result) {
 // messageOf handles a message: a new one, or a later copy of one whose tool
 // calls have moved on.
 func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, calls []byte) {
-	p.stamp(ts)
+	p.span.Add(ts)
 	h := p.hash(id)
 	// Gemini CLI writes a message again as its calls move on: the copy
 	// right after it needs no look-up to know it is live.
@@ -369,7 +352,7 @@ func (p *parser) messageOf(at loc, id, typ, ts string, content gjson.Result, cal
 		p.turns[h] = true
 		if text := contentText(content); text != "" {
 			t, _ := time.Parse(time.RFC3339Nano, ts)
-			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: excerpt(text, 200)})
+			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: at.line, Text: emit.Excerpt(text, 200)})
 		}
 	}
 	for tc := range jsonl.Each(calls) {
@@ -621,7 +604,7 @@ func (p *parser) call(at loc, msg string, tc []byte, f jsonl.Object) {
 	}
 	delete(p.pending, c.id)
 	p.settled.Add(p.hash(c.id))
-	p.stamp(c.ts)
+	p.span.Add(c.ts)
 	if !p.cwdVerified {
 		p.learn(&c)
 	}
@@ -965,12 +948,12 @@ func (p *parser) rewind(at loc, id string) {
 		}
 	}
 	if i < 0 {
-		p.warn(at, "$rewindTo names message %s, which the conversation does not hold: Gemini CLI then drops the whole conversation", excerpt(id, 60))
+		p.warn(at, "$rewindTo names message %s, which the conversation does not hold: Gemini CLI then drops the whole conversation", emit.Excerpt(id, 60))
 		i = 0
 	}
 	for _, m := range p.live[i:] {
 		for _, d := range p.ops[m] {
-			p.warn(at, "$rewindTo %s: the conversation was rewound past the %s; it happened on disk and stays in the replay", excerpt(id, 60), d)
+			p.warn(at, "$rewindTo %s: the conversation was rewound past the %s; it happened on disk and stays in the replay", emit.Excerpt(id, 60), d)
 		}
 		p.isLive.Del(m)
 	}
@@ -991,7 +974,7 @@ func (p *parser) header() { p.out.Header(p.h, p.headerSession) }
 func (p *parser) headerSession() manifest.Session {
 	s := p.sess
 	s.Cwd = p.cwd
-	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	s.Start = p.span.Start()
 	return s
 }
 
@@ -1031,8 +1014,8 @@ func (p *parser) finish() {
 	s.Warnings = append(s.Warnings, p.warns.List()...)
 	sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
 	s.Cwd = p.cwd
-	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
-	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)
+	s.Start = p.span.Start()
+	s.End = p.span.End()
 	truncated := false
 	for _, w := range s.Warnings {
 		truncated = truncated || w.Truncated()
@@ -1052,22 +1035,10 @@ func (p *parser) finish() {
 func target(args *jsonl.Object, raw []byte) string {
 	for _, k := range []string{"file_path", "absolute_path", "path", "dir_path", "command", "pattern", "url", "query", "prompt"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
-			return excerpt(v.Str, 160)
+			return emit.Excerpt(v.Str, 160)
 		}
 	}
-	return excerpt(jsonl.Canonical(string(raw)), 120)
-}
-
-func excerpt(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.Clone(s)
+	return emit.Excerpt(jsonl.Canonical(string(raw)), 120)
 }
 
 func firstNonEmpty(a, b string) string {

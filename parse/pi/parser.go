@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentsandbox/sandbox/parse/internal/home"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
@@ -75,11 +74,11 @@ type parser struct {
 	// and the entry each operation's result is in.
 	// parent holds each entry and its parent by the hashes of their ids
 	// (a few bytes an entry, whatever the ids' length); root is hash("").
-	seed           maphash.Seed
-	parent         tree
-	leaf           string
-	opEntry        []opAt
-	firstTS, maxTS string
+	seed    maphash.Seed
+	parent  tree
+	leaf    string
+	opEntry []opAt
+	span    emit.Span // the first and last times
 }
 
 // Stream reads a pi session from r and hands each operation to h as soon
@@ -113,21 +112,6 @@ func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
 	p.warns.Add(format, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
 }
 
-func (p *parser) stamp(ts string) {
-	if ts == "" || p.firstTS != "" && p.firstTS <= ts && ts <= p.maxTS {
-		return // changes neither bound, whether it is a time or not
-	}
-	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
-		return
-	}
-	if p.firstTS == "" || ts < p.firstTS {
-		p.firstTS = strings.Clone(ts)
-	}
-	if ts > p.maxTS {
-		p.maxTS = strings.Clone(ts)
-	}
-}
-
 // record handles one line. Its top-level fields are found without reading
 // the values they hold (a result can hold a whole file), and a result that
 // no tracked call waits for is left unread.
@@ -141,7 +125,7 @@ func (p *parser) record(rec jsonl.Record) {
 	str := func(k string) string { b, _ := jsonl.String(rec.Field(k)); return string(b) }
 	typ := str("type")
 	ts := str("timestamp")
-	p.stamp(ts)
+	p.span.Add(ts)
 	id := str("id")
 	if typ == "session" {
 		v := gjson.ParseBytes(rec.Data)
@@ -190,7 +174,7 @@ func (p *parser) record(rec jsonl.Record) {
 			content := m.Raw("content")
 			if text := contentText(content); text != "" {
 				t, _ := time.Parse(time.RFC3339Nano, ts)
-				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: excerpt(text, 200)})
+				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: emit.Excerpt(text, 200)})
 			}
 		}
 	case "assistant":
@@ -486,30 +470,22 @@ func (p *parser) header() { p.out.Header(p.h, p.headerSession) }
 func (p *parser) headerSession() manifest.Session {
 	s := p.sess
 	s.Cwd = p.cwd
-	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
+	s.Start = p.span.Start()
 	return s
 }
 
 func (p *parser) finish() {
 	p.out.Line = nil // what is emitted now is from lines gone by, all owned
 	// Calls that never got a result: reported, not replayed.
-	open := map[string]*call{}
-	for id, c := range p.interrupted {
-		open[id] = c
+	open := func(id string) *call {
+		if c := p.pending[id]; c != nil {
+			return c
+		}
+		return p.interrupted[id]
 	}
-	for id, c := range p.pending {
-		open[id] = c
-	}
-	ids := make([]string, 0, len(open))
-	for id := range open {
-		ids = append(ids, id)
-	}
-	// In the order they were made: calls of one message share a line, and
-	// the map gives its ids in any order, so that the operations of one
-	// transcript came in a different order from run to run.
-	sort.Slice(ids, func(a, b int) bool { return open[ids[a]].seq < open[ids[b]].seq })
+	ids := emit.Unsettled(func(c *call) int { return c.seq }, p.interrupted, p.pending)
 	for _, id := range ids {
-		c := open[id]
+		c := open(id)
 		detail, why := "no toolResult: still running when the session ends", "no toolResult: the call never finished (interrupted or crashed)"
 		if p.pending[id] == nil {
 			detail = "no toolResult: interrupted, the conversation went on without it"
@@ -542,7 +518,7 @@ func (p *parser) finish() {
 		for _, oe := range p.opEntry {
 			if !on[oe.entry] {
 				p.warns.Add("abandoned", manifest.Warning{File: p.file, Line: oe.line,
-					Message: fmt.Sprintf("the %s is on a branch the session left (its current position is entry %s); it happened on disk and stays in the replay", oe.what, excerpt(p.leaf, 40))})
+					Message: fmt.Sprintf("the %s is on a branch the session left (its current position is entry %s); it happened on disk and stays in the replay", oe.what, emit.Excerpt(p.leaf, 40))})
 			}
 		}
 	}
@@ -550,20 +526,9 @@ func (p *parser) finish() {
 	s.Warnings = append(s.Warnings, p.warns.List()...)
 	sort.SliceStable(s.Warnings, func(a, b int) bool { return s.Warnings[a].Line < s.Warnings[b].Line })
 	s.Cwd = p.cwd
-	s.Start, _ = time.Parse(time.RFC3339Nano, p.firstTS)
-	s.End, _ = time.Parse(time.RFC3339Nano, p.maxTS)
-	truncated := false
-	for _, w := range s.Warnings {
-		truncated = truncated || w.Truncated()
-	}
-	switch {
-	case truncated:
-		s.EndState = manifest.EndTruncated
-	case len(p.pending) > 0:
-		s.EndState = manifest.EndInTool
-	default:
-		s.EndState = manifest.EndClean
-	}
+	s.Start = p.span.Start()
+	s.End = p.span.End()
+	s.EndState = emit.EndOf(s.Warnings, len(p.pending) > 0, false)
 	p.header()
 }
 
@@ -571,20 +536,8 @@ func target(raw []byte) string {
 	args := jsonl.Fields(raw)
 	for _, k := range []string{"path", "file_path", "command", "pattern"} {
 		if v := args.Get(k); v.Type == gjson.String && v.Str != "" {
-			return excerpt(v.Str, 160)
+			return emit.Excerpt(v.Str, 160)
 		}
 	}
-	return excerpt(jsonl.Canonical(string(raw)), 120)
-}
-
-func excerpt(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.Clone(s)
+	return emit.Excerpt(jsonl.Canonical(string(raw)), 120)
 }
