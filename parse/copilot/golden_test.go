@@ -59,3 +59,21 @@ func FuzzParse(f *testing.F) {
 		})
 	})
 }
+
+// TestFirstLine: the first line of a result is read from its JSON as
+// written, however its newlines and backslashes are spelled.
+func TestFirstLine(t *testing.T) {
+	for raw, want := range map[string]string{
+		`"one\ntwo"`:            "one",
+		`"one\u000atwo"`:        "one",
+		`"a\\nb"`:               `a\nb`,
+		`"a\\\nb"`:              `a\`,
+		`"\"quoted\"\nrest"`:    `"quoted"`,
+		`"no newline at all"`:   "no newline at all",
+		`"tab\there\nand more"`: "tab\there",
+	} {
+		if got := firstLine([]byte(raw)); got != want {
+			t.Errorf("firstLine(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}

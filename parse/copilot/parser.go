@@ -207,8 +207,30 @@ func writes(name string, args []byte) bool {
 
 // exitCode finds the exit code Copilot CLI appends to a shell command's
 // output ("<exited with exit code 1>", "<shellId: 3 completed with exit
-// code 2>"), at the end of the output as written in JSON.
-var exitCode = regexp.MustCompile(`(?:exited with|completed with) exit code (-?\d+)>(?:\\n|\s)*"$`)
+// code 2>"): rawExit at the end of the output as written in JSON, exitText
+// at the end of the text (when the writer escaped what the pattern holds).
+var (
+	rawExit  = regexp.MustCompile(`(?:exited with|completed with) exit code (-?\d+)>(?:\\n|\s)*"$`)
+	exitText = regexp.MustCompile(`(?:exited with|completed with) exit code (-?\d+)>\s*$`)
+)
+
+// shellExit reads the exit code a shell's output ends with, from the end
+// of the output as written; only when that end holds an escape (\u003e
+// for >) is the whole output unescaped.
+func shellExit(raw []byte) (string, bool) {
+	tail := raw[max(0, len(raw)-256):]
+	if m := rawExit.FindSubmatch(tail); m != nil {
+		return string(m[1]), true
+	}
+	if !bytes.Contains(tail, []byte(`\u`)) {
+		return "", false
+	}
+	text, _ := jsonl.Text(raw)
+	if m := exitText.FindStringSubmatch(text); m != nil {
+		return m[1], true
+	}
+	return "", false
+}
 
 // outcome reads a complete: success, a refusal (the user's or a rule's),
 // a failure, and for a shell the exit code its output ends with. Only the
@@ -235,9 +257,9 @@ func outcome(c *call, data jsonl.Object) (manifest.Outcome, string) {
 	result := jsonl.Fields(data.Raw("result"))
 	raw := result.Raw("content")
 	if c.name == "bash" || c.name == "powershell" {
-		if m := exitCode.FindSubmatch(raw[max(0, len(raw)-256):]); m != nil {
-			if n, _ := strconv.Atoi(string(m[1])); n != 0 {
-				return manifest.OutcomeFailed, "tool.execution_complete: exit code " + string(m[1])
+		if code, ok := shellExit(raw); ok {
+			if n, _ := strconv.Atoi(code); n != 0 {
+				return manifest.OutcomeFailed, "tool.execution_complete: exit code " + code
 			}
 			return manifest.OutcomeApplied, "tool.execution_complete: exit code 0"
 		}
@@ -246,15 +268,35 @@ func outcome(c *call, data jsonl.Object) (manifest.Outcome, string) {
 }
 
 // firstLine is the first line of a JSON string as written, unescaped: only
-// its first bytes are read.
+// the bytes before its first newline escape are read (when that comes
+// within 4 KiB).
 func firstLine(raw []byte) string {
-	if i := bytes.Index(raw, []byte(`\n`)); i >= 0 && i < 4096 {
+	if i := newlineEscape(raw[:min(len(raw), 4096)]); i >= 0 {
 		raw = append(raw[:i:i], '"')
-	} else if len(raw) > 4096 {
-		return emit.FirstLine(jsonl.Value(raw).Str)
 	}
 	text, _ := jsonl.Text(raw)
 	return emit.FirstLine(text)
+}
+
+// newlineEscape is where the first \n escape of a JSON string as written
+// is, or -1: a backslash that follows an odd run of backslashes is itself
+// escaped, so \\n is a backslash and an n.
+func newlineEscape(raw []byte) int {
+	for off := 0; ; {
+		i := bytes.Index(raw[off:], []byte(`\n`))
+		if i < 0 {
+			return -1
+		}
+		i += off
+		run := 0
+		for j := i - 1; j >= 0 && raw[j] == '\\'; j-- {
+			run++
+		}
+		if run%2 == 0 {
+			return i
+		}
+		off = i + 2
+	}
 }
 
 // clean cleans a path, keeping a Windows one (C:\…) as written.
