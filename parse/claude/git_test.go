@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/internal/emit"
 )
 
 // TestGitBranchAndModel reads the branch Claude Code stamps on its lines

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/internal/emit"
 )
 
 // TestLostCallLineRebuilt deletes, one at a time, the line of each Write

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/emit"
+	"github.com/agentsandbox/sandbox/parse/internal/emit"
 	"golang.org/x/tools/txtar"
 )
 
