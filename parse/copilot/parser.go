@@ -120,8 +120,16 @@ func (p *parser) record(rec jsonl.Record) {
 		if id := data.Get("sessionId").Str; id != "" && typ == "session.start" {
 			p.sess.ID = strings.ToLower(strings.Clone(id))
 		}
-		if c := data.Get("context").Get("cwd").Str; c != "" && p.cwd == "" {
+		ctx := data.Get("context")
+		if c := ctx.Get("cwd").Str; c != "" && p.cwd == "" {
 			p.cwd = clean(strings.Clone(c))
+		}
+		if typ == "session.start" {
+			// The commit and branch the checkout was on: where --to-branch
+			// and the start of the files are looked for.
+			p.sess.AgentVersion = strings.Clone(data.Get("copilotVersion").Str)
+			p.sess.GitCommit = strings.Clone(ctx.Get("headCommit").Str)
+			p.sess.GitBranch = strings.Clone(ctx.Get("branch").Str)
 		}
 	case "user.message":
 		p.aborted = false
