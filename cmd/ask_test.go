@@ -139,7 +139,7 @@ func TestSessionsLookedInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, p := range []string{".codex/sessions", ".codex/archived_sessions", ".claude/projects", "data/opencode", ".gemini/tmp", ".pi/agent/sessions", ".copilot/session-state", ".copilot/history-session-state", "sb/sessions"} {
+	for _, p := range []string{".codex/sessions", ".codex/archived_sessions", ".claude/projects", "data/opencode", ".gemini/tmp", ".pi/agent/sessions", ".copilot/session-state", ".copilot/history-session-state", ".cursor/projects", "sb/sessions"} {
 		want = append(want, filepath.Join(home, p))
 	}
 	if strings.Join(doc.Looked, "\n") != strings.Join(want, "\n") {

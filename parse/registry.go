@@ -5,6 +5,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/claude"
 	"github.com/agentsandbox/sandbox/parse/codex"
 	"github.com/agentsandbox/sandbox/parse/copilot"
+	"github.com/agentsandbox/sandbox/parse/cursor"
 	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/opencode"
 	"github.com/agentsandbox/sandbox/parse/pi"
@@ -21,5 +22,6 @@ func init() {
 		gemini.Agent{},
 		pi.Agent{},
 		copilot.Agent{},
+		cursor.Agent{},
 	)
 }
