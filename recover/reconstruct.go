@@ -770,7 +770,35 @@ func (r *Reconstructor) change(op *manifest.Op) {
 			replay(r, op) // the agent's own edit semantics
 			break
 		}
+		// A diff the agent recorded of an exact replacement (Copilot CLI's)
+		// checks the content before the edit and the content after it; a
+		// replay it contradicts is not what the agent wrote, and is graded
+		// stale.
+		drift := func() []string {
+			if len(op.Paths) == 0 {
+				return nil
+			}
+			if f, ok := r.files[r.key(op.Paths[0])]; ok {
+				return f.res.Drift
+			}
+			return nil
+		}
+		seen := len(drift())
+		for _, e := range op.Evidence {
+			if e.Kind == manifest.EvidenceDiff {
+				r.checkDiff(e, op)
+			}
+		}
 		r.edit(op)
+		for _, e := range op.Evidence {
+			if e.Kind == manifest.EvidenceDiff {
+				r.checkDiffAfter(e, op)
+			}
+		}
+		if d := drift(); len(d) > seen {
+			f := r.files[r.key(op.Paths[0])]
+			f.stale = d[seen] + "; the replayed content is not what the agent wrote"
+		}
 	case manifest.KindNotebook:
 		r.notebook(op)
 	}
@@ -975,6 +1003,38 @@ func (r *Reconstructor) checkDiff(e manifest.Evidence, op *manifest.Op) {
 		if l[0] == ' ' || l[0] == '-' {
 			if at >= len(lines) || lines[at] != l[1:] {
 				f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: the recorded diff expects line %d to be %q, the replay has %q", where(op), at+1, l[1:], lineAt(lines, at)))
+				return
+			}
+			at++
+		}
+	}
+}
+
+// checkDiffAfter checks a recorded diff's context and added lines (at
+// their lines in the new file) against the content after the operation:
+// a replay that made something else drifts, and is never exact.
+func (r *Reconstructor) checkDiffAfter(e manifest.Evidence, op *manifest.Op) {
+	f, ok := r.files[r.key(e.Path)]
+	if !ok || !f.cur.Known || !f.cur.Exists {
+		return
+	}
+	lines := strings.Split(strings.ReplaceAll(f.cur.Text, "\r\n", "\n"), "\n")
+	at := -1
+	for _, l := range strings.Split(e.Content, "\n") {
+		if m := hunkHeader.FindStringSubmatch(l); m != nil {
+			n, _ := strconv.Atoi(m[3])
+			at = n - 1
+			if m[4] == "0" {
+				at = n
+			}
+			continue
+		}
+		if at < 0 || l == "" || strings.HasPrefix(l, `\`) {
+			continue
+		}
+		if l[0] == ' ' || l[0] == '+' {
+			if at >= len(lines) || lines[at] != l[1:] {
+				f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: the recorded diff expects line %d after it to be %q, the replay has %q", where(op), at+1, l[1:], lineAt(lines, at)))
 				return
 			}
 			at++

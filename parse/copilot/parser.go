@@ -218,7 +218,7 @@ func writes(name string, args []byte) bool {
 // code 2>"): rawExit at the end of the output as written in JSON, exitText
 // at the end of the text (when the writer escaped what the pattern holds).
 var (
-	rawExit  = regexp.MustCompile(`(?:exited with|completed with) exit code (-?\d+)>(?:\\n|\s)*"$`)
+	rawExit  = regexp.MustCompile(`(?:exited with|completed with) exit code (-?\d+)>(?:\\[rnt]|\s)*"$`)
 	exitText = regexp.MustCompile(`(?:exited with|completed with) exit code (-?\d+)>\s*$`)
 )
 
@@ -265,12 +265,17 @@ func outcome(c *call, data jsonl.Object) (manifest.Outcome, string) {
 	result := jsonl.Fields(data.Raw("result"))
 	raw := result.Raw("content")
 	if c.name == "bash" || c.name == "powershell" {
-		if code, ok := shellExit(raw); ok {
-			if n, _ := strconv.Atoi(code); n != 0 {
-				return manifest.OutcomeFailed, "tool.execution_complete: exit code " + code
-			}
-			return manifest.OutcomeApplied, "tool.execution_complete: exit code 0"
+		code, ok := shellExit(raw)
+		if !ok {
+			// Still running when the tool answered ("still running after 30
+			// seconds"), started in the background, or stopped: what it did
+			// is not known.
+			return manifest.OutcomeUnknown, "tool.execution_complete without an exit code (still running, or in the background): " + firstLine(raw)
 		}
+		if n, _ := strconv.Atoi(code); n != 0 {
+			return manifest.OutcomeFailed, "tool.execution_complete: exit code " + code
+		}
+		return manifest.OutcomeApplied, "tool.execution_complete: exit code 0"
 	}
 	return manifest.OutcomeApplied, "tool.execution_complete success: " + firstLine(raw)
 }
@@ -357,10 +362,17 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 				p.warn(rec, "%s call %s names no file", c.name, id)
 				return
 			}
+			target := resolve(p.cwd, fp)
 			if c.name == "create" {
 				op = p.newOp(c, id, manifest.KindWrite)
-				content, _ := args.Str("file_text")
-				op.Content = &content
+				content, ok := args.Str("file_text")
+				if v := args.Get("file_text"); !ok || v.Type != gjson.String {
+					// The file was written, with what is not known.
+					p.warn(rec, "create call %s has no file_text: what it wrote to %s is not known", id, fp)
+					op = p.unknownWrite(c, id, target, "create without file_text")
+				} else {
+					op.Content = &content
+				}
 			} else {
 				op = p.newOp(c, id, manifest.KindEdit)
 				old, ok := args.Str("old_str")
@@ -370,8 +382,14 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 				}
 				neu, _ := args.Str("new_str")
 				op.Edits = []manifest.Edit{{Old: old, New: neu}}
+				if old == "" {
+					// What Copilot CLI makes of an empty old_str is not
+					// known (it is not offered): the file changed, how is
+					// not replayed.
+					op = p.unknownWrite(c, id, target, "edit with an empty old_str")
+				}
 			}
-			op.Paths = []string{resolve(p.cwd, fp)}
+			op.Paths = []string{target}
 			if c.name == "edit" && diff != "" && o == manifest.OutcomeApplied {
 				// The change with its context: it checks the replay, it
 				// does not hold the whole file.
@@ -392,6 +410,15 @@ func (p *parser) build(rec jsonl.Record, id string, c *call, o manifest.Outcome,
 	}
 	op.Outcome, op.OutcomeEvidence = o, why
 	p.out.Op(p.h, op, p.sess.ID, p.headerSession)
+}
+
+// unknownWrite is a change to target the replay cannot make: the file is
+// graded stale.
+func (p *parser) unknownWrite(c *call, id, target, what string) manifest.Op {
+	op := p.newOp(c, id, manifest.KindShell)
+	op.Note = what
+	op.Effects = []manifest.ShellEffect{{Kind: manifest.ShellWrite, Verb: what, Paths: []string{target}}}
+	return op
 }
 
 // patch reads an apply_patch call: its argument is the patch text itself,
