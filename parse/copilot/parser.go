@@ -312,10 +312,18 @@ func newlineEscape(raw []byte) int {
 	}
 }
 
-// clean cleans a path, keeping a Windows one (C:\…) as written.
+// drive reports a Windows path with a drive letter (C:\…, c:/…).
+func drive(p string) bool {
+	return len(p) >= 2 && p[1] == ':' && ('a' <= p[0] && p[0] <= 'z' || 'A' <= p[0] && p[0] <= 'Z')
+}
+
+// clean cleans a path. A Windows one is spelled one way however the tool
+// was given it: the drive letter upper case, forward slashes (as Copilot
+// CLI's own diffs write it), so C:\w\a.txt, c:/w/a.txt and C:/w/./a.txt
+// are one file.
 func clean(p string) string {
-	if strings.Contains(p, `\`) || len(p) > 1 && p[1] == ':' {
-		return p
+	if drive(p) {
+		return strings.ToUpper(p[:1]) + ":" + path.Clean("/"+strings.ReplaceAll(p[2:], `\`, "/"))
 	}
 	return path.Clean(p)
 }
@@ -328,8 +336,11 @@ func resolve(cwd, p string) string {
 	if q, ok := home.Expand(cwd, p); ok {
 		return q
 	}
-	if path.IsAbs(p) || cwd == "" || len(p) > 1 && p[1] == ':' {
+	if path.IsAbs(p) || drive(p) || cwd == "" {
 		return clean(p)
+	}
+	if drive(cwd) {
+		return clean(cwd + "/" + p)
 	}
 	return path.Join(cwd, p)
 }
