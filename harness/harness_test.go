@@ -123,6 +123,8 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"pi", "-p", "x"}, []string{"pi", "--session", "ID", "-p", "x"}, ""},
 		{[]string{"copilot", "-p", "x"}, []string{"copilot", "--resume", "ID", "-p", "x"}, ""},
 		{[]string{"/usr/local/bin/copilot", "--continue"}, []string{"/usr/local/bin/copilot", "--continue"}, ""},
+		{[]string{"cursor-agent", "-p", "x"}, []string{"cursor-agent", "--resume", "ID", "-p", "x"}, ""},
+		{[]string{"cursor-agent", "--resume=abc"}, []string{"cursor-agent", "--resume=abc"}, ""},
 		{[]string{"aider", "x"}, []string{"aider", "x"}, "SANDBOX_RESUME_ID=ID"},
 	} {
 		got, env := ResumeCommand(tc.in, "ID")

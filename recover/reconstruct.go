@@ -982,38 +982,21 @@ var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@
 // replayed content before the call: its context and removed lines must be
 // where it says.
 func (r *Reconstructor) checkDiff(e manifest.Evidence, op *manifest.Op) {
-	f, ok := r.files[r.key(e.Path)]
-	if !ok || !f.cur.Known || !f.cur.Exists {
-		return
-	}
-	lines := strings.Split(strings.ReplaceAll(f.cur.Text, "\r\n", "\n"), "\n")
-	at := -1
-	for _, l := range strings.Split(e.Content, "\n") {
-		if m := hunkHeader.FindStringSubmatch(l); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			at = n - 1
-			if m[2] == "0" {
-				at = n
-			}
-			continue
-		}
-		if at < 0 || l == "" || strings.HasPrefix(l, `\`) {
-			continue
-		}
-		if l[0] == ' ' || l[0] == '-' {
-			if at >= len(lines) || lines[at] != l[1:] {
-				f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: the recorded diff expects line %d to be %q, the replay has %q", where(op), at+1, l[1:], lineAt(lines, at)))
-				return
-			}
-			at++
-		}
-	}
+	r.diffSide(e, op, 1, '-', "")
 }
 
 // checkDiffAfter checks a recorded diff's context and added lines (at
 // their lines in the new file) against the content after the operation:
 // a replay that made something else drifts, and is never exact.
 func (r *Reconstructor) checkDiffAfter(e manifest.Evidence, op *manifest.Op) {
+	r.diffSide(e, op, 3, '+', " after it")
+}
+
+// diffSide checks one side of a recorded diff against the file's replayed
+// content: the context lines and those marked mark, at the line numbers of
+// the hunk header's group (1 the old side, 3 the new). The first line that
+// disagrees is drift.
+func (r *Reconstructor) diffSide(e manifest.Evidence, op *manifest.Op, group int, mark byte, when string) {
 	f, ok := r.files[r.key(e.Path)]
 	if !ok || !f.cur.Known || !f.cur.Exists {
 		return
@@ -1022,9 +1005,9 @@ func (r *Reconstructor) checkDiffAfter(e manifest.Evidence, op *manifest.Op) {
 	at := -1
 	for _, l := range strings.Split(e.Content, "\n") {
 		if m := hunkHeader.FindStringSubmatch(l); m != nil {
-			n, _ := strconv.Atoi(m[3])
+			n, _ := strconv.Atoi(m[group])
 			at = n - 1
-			if m[4] == "0" {
+			if m[group+1] == "0" {
 				at = n
 			}
 			continue
@@ -1032,9 +1015,9 @@ func (r *Reconstructor) checkDiffAfter(e manifest.Evidence, op *manifest.Op) {
 		if at < 0 || l == "" || strings.HasPrefix(l, `\`) {
 			continue
 		}
-		if l[0] == ' ' || l[0] == '+' {
+		if l[0] == ' ' || l[0] == mark {
 			if at >= len(lines) || lines[at] != l[1:] {
-				f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: the recorded diff expects line %d after it to be %q, the replay has %q", where(op), at+1, l[1:], lineAt(lines, at)))
+				f.res.Drift = append(f.res.Drift, fmt.Sprintf("%s: the recorded diff expects line %d%s to be %q, the replay has %q", where(op), at+1, when, l[1:], lineAt(lines, at)))
 				return
 			}
 			at++

@@ -15,6 +15,7 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -299,4 +300,21 @@ func OrList(names []string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// ResumeFlag is Resume for an agent that goes on with a session given as
+// flag ID right after the command's name (copilot --resume ID): command
+// changed, and true, when its program is one of names; a command that
+// already says which session to go on with (the flag, or one of also) is
+// left as it is.
+func ResumeFlag(command []string, id string, names []string, flag string, also ...string) ([]string, bool) {
+	if !slices.Contains(names, filepath.Base(command[0])) {
+		return nil, false
+	}
+	for _, a := range command[1:] {
+		if a == flag || strings.HasPrefix(a, flag+"=") || slices.Contains(also, a) {
+			return command, true
+		}
+	}
+	return append([]string{command[0], flag, id}, command[1:]...), true
 }

@@ -109,13 +109,5 @@ func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h e
 // Resume implements agent.Agent: copilot --resume ID, unless the command
 // already says which session to go on with (--resume, --continue).
 func (Agent) Resume(command []string, id string) ([]string, bool) {
-	if filepath.Base(command[0]) != "copilot" {
-		return nil, false
-	}
-	for _, a := range command[1:] {
-		if a == "--continue" || a == "--resume" || strings.HasPrefix(a, "--resume=") {
-			return command, true
-		}
-	}
-	return append([]string{command[0], "--resume", id}, command[1:]...), true
+	return agent.ResumeFlag(command, id, []string{"copilot"}, "--resume", "--continue")
 }

@@ -104,13 +104,5 @@ func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h e
 // Resume implements agent.Agent: cursor-agent (or agent) --resume ID,
 // unless the command already says which chat to go on with.
 func (Agent) Resume(command []string, id string) ([]string, bool) {
-	if b := filepath.Base(command[0]); b != "cursor-agent" {
-		return nil, false
-	}
-	for _, a := range command[1:] {
-		if a == "--continue" || a == "--resume" || strings.HasPrefix(a, "--resume=") {
-			return command, true
-		}
-	}
-	return append([]string{command[0], "--resume", id}, command[1:]...), true
+	return agent.ResumeFlag(command, id, []string{"cursor-agent"}, "--resume", "--continue")
 }
