@@ -78,11 +78,11 @@ func (a *app) runLog(ctx context.Context, target string, o logOptions) error {
 		sources = append(sources, &recov.SliceSource{S: col.Session, Ops: col.Ops})
 	}
 	bar.End()
-	rc, _, _, err := inspect.ReplayWithHistory(ctx, sources, o.Base)
+	r, err := inspect.ReplayWithHistory(ctx, sources, o.Base)
 	if err != nil {
 		return err
 	}
-	for p, ss := range rc.Histories() {
+	for p, ss := range r.Histories() {
 		if !sameFile(p, target) {
 			continue
 		}

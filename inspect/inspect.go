@@ -261,12 +261,13 @@ func Build(ctx context.Context, sel []parse.Selected, base string, withDiffs boo
 		}
 		in.tl = sp
 	}
-	rc, files, st, err := ReplayWithHistory(ctx, sources, base)
+	r, err := ReplayWithHistory(ctx, sources, base)
 	if err != nil {
 		return nil, err
 	}
-	steps := rc.Histories()
-	in.Warnings = append(in.Warnings, rc.Warnings()...)
+	files, st := r.Files, r.Stats
+	steps := r.Histories()
+	in.Warnings = append(in.Warnings, r.Warnings...)
 	for kind, outcome := range in.kinds() {
 		switch kind {
 		case manifest.EventTurn:
@@ -380,7 +381,7 @@ func unrecordedDeletes(steps map[string][]recov.Step) []Issue {
 
 // ReplayWithHistory replays the sources (host copies from base, or from the
 // sessions' own directories when they exist here).
-func ReplayWithHistory(ctx context.Context, sources []recov.Source, base string) (*recov.Reconstructor, []*recov.FileResult, recov.Stats, error) {
+func ReplayWithHistory(ctx context.Context, sources []recov.Source, base string) (*recov.Replayed, error) {
 	var rules []recov.Rule
 	for _, s := range sources {
 		cwd := s.Header().Cwd
@@ -396,33 +397,11 @@ func ReplayWithHistory(ctx context.Context, sources []recov.Source, base string)
 	}
 	m, err := recov.NewMapper(rules)
 	if err != nil {
-		return nil, nil, recov.Stats{}, err
+		return nil, err
 	}
 	fsys := recov.NewOSFS()
 	defer fsys.Close()
-	baseFn := func(agent string) ([]byte, bool, bool) {
-		t, ok := m.Map(agent)
-		if !ok {
-			return nil, false, false
-		}
-		data, _, exists, err := fsys.ReadFile(t)
-		return data, exists, err == nil
-	}
-	rc := recov.NewReconstructor(baseFn, recov.ReconstructOptions{History: true})
-	for _, op := range recov.MergeSources(sources) {
-		if ctx.Err() != nil {
-			return nil, nil, recov.Stats{}, ctx.Err()
-		}
-		op := op
-		rc.Add(&op)
-	}
-	sessions := make([]manifest.Session, len(sources))
-	for i, s := range sources {
-		sessions[i] = s.Session()
-	}
-	rc.Lost(sessions)
-	files, st := rc.Finish()
-	return rc, files, st, nil
+	return recov.Replay(ctx, sources, fsys, recov.Stage{Bases: m, History: true})
 }
 
 // decideVerdict states how the session ended, with its evidence.

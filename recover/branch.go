@@ -138,14 +138,12 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 	if err != nil {
 		return nil, err
 	}
-	rc := hostReconstructor(bases, m, fsys, opts.IncludeUnknown)
-	rc.opts.History = true
-	starts.install(rc, m)
-	if _, err := merge(ctx, sources, headers, rc); err != nil {
+	r, err := Replay(ctx, sources, fsys, Stage{Ends: m, Bases: bases, Starts: starts, IncludeUnknown: opts.IncludeUnknown, History: true})
+	if err != nil {
 		return nil, err
 	}
-	files, _ := rc.Finish()
-	rep.Warnings = append(rep.Warnings, rc.Warnings()...)
+	files := r.Files
+	rep.Warnings = append(rep.Warnings, r.Warnings...)
 	var sessions []manifest.Session
 	if b.Sessions != nil {
 		sessions = b.Sessions()
@@ -191,7 +189,7 @@ func ToBranch(ctx context.Context, sources []Source, fsys FS, opts Options, b Br
 				found[t.Rel] = f.Start
 			}
 		}
-		for _, s := range rc.History(f.Path) {
+		for _, s := range r.History(f.Path) {
 			if !s.Replayed || !s.After.Known {
 				continue
 			}

@@ -32,28 +32,22 @@ func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *man
 	if err != nil {
 		return Stats{}, err
 	}
-	rc := hostReconstructor(m, m, fsys, opts.IncludeUnknown)
-	rc.opts.SHA256States = true // the manifest lists them
 	// The start commit, where the repository of the host copies holds it:
 	// the manifest then carries the start recover would use.
 	starts, err := findStarts(headers, rules, opts)
 	if err != nil {
 		return Stats{}, err
 	}
-	starts.install(rc, m)
-	if opts.Base != "" {
-		rc.opts.BaseName = BaseDir
-	}
-	tee := &teeRecon{rc: rc, w: w, redact: redact}
-	if _, err := mergeInto(ctx, sources, headers, tee.add); err != nil {
+	tee := &opWriter{w: w, redact: redact}
+	r, err := Replay(ctx, sources, fsys, Stage{Ends: m, Bases: m, Starts: starts, BaseName: baseName(opts),
+		IncludeUnknown: opts.IncludeUnknown, SHA256States: true, Each: tee.add})
+	if err != nil {
 		return Stats{}, err
 	}
 	if tee.err != nil {
 		return Stats{}, tee.err
 	}
-	sessions := sessionsOf(sources)
-	rc.Lost(sessions)
-	files, st := rc.Finish()
+	sessions, files, st := r.Sessions, r.Files, r.Stats
 	sort.SliceStable(files, func(a, b int) bool { return files[a].Path < files[b].Path })
 	out := make([]manifest.File, 0, len(files))
 	for _, f := range files {
@@ -73,16 +67,15 @@ func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *man
 	return st, w.Close(sessions, out, reds)
 }
 
-type teeRecon struct {
-	rc     *Reconstructor
+type opWriter struct {
 	w      *manifest.Writer
 	redact *manifest.Redactor
 	err    error
 }
 
-func (t *teeRecon) add(op *manifest.Op) {
-	// Replay first: redaction must not change what is reconstructed.
-	t.rc.Add(op)
+func (t *opWriter) add(op *manifest.Op) {
+	// The replay saw op first: redaction must not change what is
+	// reconstructed.
 	if t.err != nil {
 		return
 	}

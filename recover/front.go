@@ -51,3 +51,12 @@ func baseMapper(sessions []manifest.Session, opts Options, m *Mapper) (*Mapper, 
 	}
 	return NewMapper(dedupRules(rules))
 }
+
+// baseName names the copies the files began from in the report: "--base"
+// when it is given, otherwise the host (the default).
+func baseName(opts Options) string {
+	if opts.Base != "" {
+		return BaseDir
+	}
+	return ""
+}

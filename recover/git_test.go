@@ -369,3 +369,33 @@ func TestToBranchHostile(t *testing.T) {
 		t.Errorf("existing branch: %v", err)
 	}
 }
+
+// TestToBranchLostLine holds --to-branch to the grade recover gives: a
+// transcript line that could not be read and names a file the branch
+// carries makes that file stale on the branch's report, as it is in
+// recover's (one replay for both).
+func TestToBranchLostLine(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+	hs := testRepo(t, dir, []map[string]string{{"a.txt": "one\n"}}, []time.Time{t0})
+	content := "two\n"
+	sess := manifest.Session{ID: "s1", Agent: manifest.AgentCodex, Cwd: "/w", GitCommit: hs[0].String(), Start: t0.Add(time.Hour),
+		Warnings: []manifest.Warning{{File: "t.jsonl", Line: 9, Message: "truncated last line", Names: []string{"a.txt"}}}}
+	ops := []manifest.Op{{Kind: manifest.KindWrite, Tool: "Write", Session: sess.ID, Paths: []string{"/w/a.txt"}, Content: &content,
+		Outcome: manifest.OutcomeApplied, Provenance: manifest.Provenance{Transcript: "t.jsonl", Line: 2, Time: t0.Add(2 * time.Hour), CallID: "c1"}}}
+	opts := Options{JournalKey: testKey, Dest: dir}
+	rep, err := ToBranch(context.Background(), []Source{&SliceSource{S: sess, Ops: ops}}, NewOSFS(), opts, BranchOptions{Name: "agent/lost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Stale) != 1 || rep.Stale[0].Path != "a.txt" || !strings.Contains(rep.Stale[0].Reason, "t.jsonl:9 could not be read") {
+		t.Errorf("stale: %+v", rep.Stale)
+	}
+	res, err := Recover(context.Background(), []Source{&SliceSource{S: sess, Ops: ops}}, NewOSFS(), Options{JournalKey: testKey, Dest: dir, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Files) != 1 || res.Files[0].Confidence != Stale {
+		t.Errorf("recover grades a.txt %v", res.Files[0].Confidence)
+	}
+}

@@ -237,24 +237,15 @@ func replayManifest(ctx context.Context, res *Result, sessions []manifest.Sessio
 	if m == nil {
 		return res, errors.New("reading the manifest: operations without sessions")
 	}
-	rc := hostReconstructor(bm, m, fsys, opts.IncludeUnknown)
-	counts := make([]int, len(sessions))
-	index := map[string]int{}
+	src := &manifestOps{ops: ops, counts: make([]int, len(sessions)), index: map[string]int{}}
 	for i, s := range sessions {
-		index[s.ID] = i
+		src.index[s.ID] = i
 	}
-	for i := range ops {
-		if i&255 == 0 && ctx.Err() != nil {
-			return res, ctx.Err()
-		}
-		if n, ok := index[ops[i].Session]; ok {
-			counts[n]++
-		}
-		rc.Add(&ops[i])
-		ops[i] = manifest.Op{} // replayed: let it go
+	r, err := Replay(ctx, []Source{src}, fsys, Stage{Ends: m, Bases: bm, IncludeUnknown: opts.IncludeUnknown, Sessions: sessions})
+	if err != nil {
+		return res, err
 	}
-	rc.Lost(sessions)
-	files, stats := rc.Finish()
+	files, stats, counts := r.Files, r.Stats, src.counts
 	for i, f := range files {
 		// A replay that found a placeholder the session wrote stays redacted
 		// whatever grade the files section claims (a manifest exported
@@ -267,7 +258,7 @@ func replayManifest(ctx context.Context, res *Result, sessions []manifest.Sessio
 	if err != nil {
 		return res, err
 	}
-	res.Plans, res.Files, res.warnings = plans, files, rc.Warnings()
+	res.Plans, res.Files, res.warnings = plans, files, r.Warnings
 	if each != nil {
 		for _, p := range plans {
 			each(p)
@@ -294,4 +285,29 @@ func redactedState(s manifest.State) Content {
 		}
 	}
 	return Content{}
+}
+
+// manifestOps is a Source over a manifest's operations, already in replay
+// order, that lets each go once it is replayed and counts them by session.
+type manifestOps struct {
+	ops    []manifest.Op
+	i      int
+	counts []int
+	index  map[string]int
+}
+
+func (s *manifestOps) Header() manifest.Session  { return manifest.Session{} }
+func (s *manifestOps) Session() manifest.Session { return manifest.Session{} }
+
+func (s *manifestOps) Next() (manifest.Op, bool) {
+	if s.i >= len(s.ops) {
+		return manifest.Op{}, false
+	}
+	op := s.ops[s.i]
+	s.ops[s.i] = manifest.Op{} // replayed: let it go
+	s.i++
+	if n, ok := s.index[op.Session]; ok {
+		s.counts[n]++
+	}
+	return op, true
 }

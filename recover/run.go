@@ -2,7 +2,6 @@ package recover
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -257,33 +256,23 @@ func Prepare(ctx context.Context, sources []Source, fsys FS, opts Options) (*Pre
 	if err != nil {
 		return fail(err)
 	}
-	rc := hostReconstructor(bm, m, fsys, opts.IncludeUnknown)
 	starts, err := findStarts(headers, rules, opts)
 	if err != nil {
 		return fail(err)
 	}
-	starts.install(rc, m)
-	if opts.Base != "" {
-		rc.opts.BaseName = BaseDir
-	}
-	if p.counts, err = merge(ctx, sources, headers, rc); err != nil {
+	r, err := Replay(ctx, sources, fsys, Stage{Ends: m, Bases: bm, Starts: starts, BaseName: baseName(opts), IncludeUnknown: opts.IncludeUnknown})
+	if err != nil {
 		return fail(err)
 	}
-	// A parse cut short by ^C ends its stream early, as damage would: its
-	// ops are not the session's, so nothing is planned or written.
-	if err := ctx.Err(); err != nil {
-		return fail(err)
-	}
-	p.sessions = sessionsOf(sources)
-	rc.Lost(p.sessions)
-	files, stats := rc.Finish()
+	p.sessions, p.counts = r.Sessions, r.Counts
+	files, stats := r.Files, r.Stats
 	files = filterFiles(files, m, opts.Filter)
 	plans, err := Plan(files, m, fsys, opts.OnConflict, opts.Redacted)
 	if err != nil {
 		return fail(err)
 	}
 	p.stats = stats
-	p.res = &Result{Plans: plans, Files: files, warnings: rc.Warnings(), Starts: starts}
+	p.res = &Result{Plans: plans, Files: files, warnings: r.Warnings, Starts: starts}
 	return p, nil
 }
 
@@ -367,18 +356,6 @@ func dedupRules(rules []Rule) []Rule {
 			out = append(out, r)
 		}
 	}
-	return out
-}
-
-// merge feeds the sources' operations to rc in one replay order.
-func merge(ctx context.Context, sources []Source, headers []manifest.Session, rc *Reconstructor) ([]int, error) {
-	return mergeInto(ctx, sources, headers, rc.Add)
-}
-
-// MergeSources returns every operation of the sources in replay order.
-func MergeSources(sources []Source) []manifest.Op {
-	var out []manifest.Op
-	_, _ = mergeInto(context.Background(), sources, headersOf(sources), func(op *manifest.Op) { out = append(out, *op) })
 	return out
 }
 
@@ -621,37 +598,4 @@ func Diff(p *FilePlan) string {
 		oldName = "/dev/null"
 	}
 	return UnifiedDiff(oldName, newName, before, after)
-}
-
-// hostReconstructor is a reconstructor whose files start from the host
-// copies bases maps them to (when the transcript pins no content), keyed by
-// their host target under keys, so two sessions' paths onto one directory
-// are one file.
-func hostReconstructor(bases, keys *Mapper, fsys FS, includeUnknown bool) *Reconstructor {
-	base := func(agent string) ([]byte, bool, bool) {
-		t, ok := bases.Map(agent)
-		if !ok {
-			return nil, false, false
-		}
-		data, _, exists, err := fsys.ReadFile(t)
-		if err != nil {
-			return nil, false, false
-		}
-		return data, exists, true
-	}
-	key := func(agent string) string {
-		if t, ok := keys.Map(agent); ok {
-			return t.Path()
-		}
-		return agent
-	}
-	isDir := func(agent string) bool {
-		t, ok := bases.Map(agent)
-		if !ok {
-			return false
-		}
-		_, _, exists, err := fsys.ReadFile(t)
-		return exists && errors.Is(err, ErrIsDir)
-	}
-	return NewReconstructor(base, ReconstructOptions{IncludeUnknown: includeUnknown, Key: key, IsDir: isDir})
 }
