@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/internal/s3test"
 	"github.com/agentsandbox/sandbox/objstore"
-	"github.com/agentsandbox/sandbox/objstore/s3test"
 )
 
 // s3Env is the hermetic AWS environment of srv as KEY=VALUE lines, for

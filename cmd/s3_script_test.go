@@ -10,8 +10,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/agentsandbox/sandbox/internal/s3test"
 	"github.com/agentsandbox/sandbox/objstore"
-	"github.com/agentsandbox/sandbox/objstore/s3test"
 )
 
 // The MinIO server of each script that started one.

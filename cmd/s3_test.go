@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
-	"github.com/agentsandbox/sandbox/objstore/s3test"
+	"github.com/agentsandbox/sandbox/internal/s3test"
 )
 
 // TestS3CutMidTranscript: the connection to the store is cut while a

@@ -23,7 +23,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
-	"github.com/agentsandbox/sandbox/objstore/s3test"
+	"github.com/agentsandbox/sandbox/internal/s3test"
 )
 
 func TestMain(m *testing.M) {

@@ -98,7 +98,7 @@ func (s *Store) GC(ctx context.Context, o GCOptions) ([]GCAction, error) {
 		if rt.Available(ctx) != nil {
 			continue
 		}
-		names, err := Leftovers(ctx, rt, s.Root)
+		names, err := leftovers(ctx, rt, s.Root)
 		if err != nil {
 			continue
 		}
@@ -110,7 +110,7 @@ func (s *Store) GC(ctx context.Context, o GCOptions) ([]GCAction, error) {
 			}
 			a := GCAction{Session: id, Action: "remove-container", Reason: fmt.Sprintf("%s container of run %s left behind", n, runOfContainer(c)), Container: c}
 			if !o.DryRun {
-				if err := RemoveContainer(ctx, rt, c); err != nil {
+				if err := removeContainer(ctx, rt, c); err != nil {
 					a.Error = err.Error()
 				}
 			}

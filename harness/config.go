@@ -130,7 +130,7 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseConfig(path, b)
+	return parseConfig(path, b)
 }
 
 // readSettingsFile reads a regular file of at most maxSettingsFile bytes.
@@ -157,9 +157,9 @@ func readSettingsFile(path string) ([]byte, error) {
 	return b, nil
 }
 
-// ParseConfig parses config.toml's bytes; path names the file in errors and
+// parseConfig parses config.toml's bytes; path names the file in errors and
 // is where relative host paths start from.
-func ParseConfig(path string, b []byte) (*Config, error) {
+func parseConfig(path string, b []byte) (*Config, error) {
 	var raw configFile
 	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
@@ -297,9 +297,9 @@ func (m Mount) String() string {
 	return s
 }
 
-// ParseMount parses docker's -v syntax, HOST:GUEST[:ro|rw]; a relative or
+// parseMount parses docker's -v syntax, HOST:GUEST[:ro|rw]; a relative or
 // ~/ host path is resolved against dir.
-func ParseMount(spec, dir string, from Source) (Mount, error) {
+func parseMount(spec, dir string, from Source) (Mount, error) {
 	parts := strings.Split(spec, ":")
 	m := Mount{From: from}
 	switch {
@@ -320,7 +320,7 @@ func ParseMount(spec, dir string, from Source) (Mount, error) {
 // guardedGuest are the guest paths a mount may not cover: the harness's own
 // (the workspace and the project, which a mount would hide or replace) and
 // the runtime's (/proc, /dev, /sys).
-var guardedGuest = []string{GuestHome, GuestWorkspace, "/proc", "/dev", "/sys"}
+var guardedGuest = []string{guestHome, GuestWorkspace, "/proc", "/dev", "/sys"}
 
 // checkGuest checks a mount's guest path.
 func checkGuest(m Mount) error {
@@ -341,7 +341,7 @@ func checkGuest(m Mount) error {
 		if g == p || strings.HasPrefix(g, p+"/") {
 			what := "belongs to the runtime"
 			switch p {
-			case GuestHome:
+			case guestHome:
 				what = "is the session's workspace (HOME), which the harness mounts; put files there through the workspace, or mount elsewhere"
 			case GuestWorkspace:
 				what = "is the project, which the harness mounts; mount elsewhere"
@@ -433,12 +433,12 @@ func checkEnvKey(k string, from Source) error {
 	return nil
 }
 
-// ReadEnvFile reads an env file in docker's --env-file syntax: one
+// readEnvFile reads an env file in docker's --env-file syntax: one
 // VAR=VALUE per line, the value taken as it is (no quotes are removed);
 // blank lines and lines starting with # are skipped; a line holding only
 // VAR takes VAR from lookup (the caller's environment) and is dropped when
 // it is not set there. from names the file in errors.
-func ReadEnvFile(path string, from Source, lookup func(string) (string, bool)) ([]EnvVar, error) {
+func readEnvFile(path string, from Source, lookup func(string) (string, bool)) ([]EnvVar, error) {
 	b, err := readSettingsFile(path)
 	if err != nil {
 		if errors.Is(err, ErrBadSetting) {
@@ -446,11 +446,11 @@ func ReadEnvFile(path string, from Source, lookup func(string) (string, bool)) (
 		}
 		return nil, badSetting(from, "env file: %v", err)
 	}
-	return ParseEnvFile(path, b, lookup)
+	return parseEnvFile(path, b, lookup)
 }
 
-// ParseEnvFile parses an env file's bytes (see ReadEnvFile).
-func ParseEnvFile(path string, b []byte, lookup func(string) (string, bool)) ([]EnvVar, error) {
+// parseEnvFile parses an env file's bytes (see ReadEnvFile).
+func parseEnvFile(path string, b []byte, lookup func(string) (string, bool)) ([]EnvVar, error) {
 	var out []EnvVar
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), maxSettingsFile+1)

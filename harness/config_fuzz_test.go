@@ -67,7 +67,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("A=1\nB\n=x\nC=\x00\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		const path = "/cfg/config.toml"
-		c, err := ParseConfig(path, b)
+		c, err := parseConfig(path, b)
 		if err != nil {
 			if !errors.Is(err, ErrBadSetting) || !strings.HasPrefix(err.Error(), path) {
 				t.Fatalf("not a bad setting naming the file: %v", err)
@@ -82,7 +82,7 @@ func FuzzParseConfig(f *testing.F) {
 				checkResolved(t, r)
 			}
 		}
-		vars, err := ParseEnvFile("a.env", b, func(k string) (string, bool) { return "v", len(k)%2 == 0 })
+		vars, err := parseEnvFile("a.env", b, func(k string) (string, bool) { return "v", len(k)%2 == 0 })
 		if err != nil {
 			if !errors.Is(err, ErrBadSetting) || !strings.HasPrefix(err.Error(), "a.env") {
 				t.Fatalf("not a bad setting naming the file: %v", err)
@@ -108,7 +108,7 @@ func FuzzParseDevcontainer(f *testing.F) {
 	f.Add([]byte(`{"mounts": [{"source": "${localEnv:X:/a}", "target": "/b/", "type": "bind"}, "src=a,dst=/b,type=bind,ro"]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		const path = "/p/.devcontainer/devcontainer.json"
-		d, err := ParseDevcontainer(path, b, "/p", func(k string) (string, bool) { return "/x:" + k, k == "COLON" })
+		d, err := parseDevcontainer(path, b, "/p", func(k string) (string, bool) { return "/x:" + k, k == "COLON" })
 		if err != nil {
 			if !errors.Is(err, ErrBadSetting) || !strings.HasPrefix(err.Error(), path) {
 				t.Fatalf("not a bad setting naming the file: %v", err)

@@ -13,7 +13,7 @@ func noEnv(string) (string, bool) { return "", false }
 
 func mustConfig(t *testing.T, text string) *Config {
 	t.Helper()
-	c, err := ParseConfig("/cfg/config.toml", []byte(text))
+	c, err := parseConfig("/cfg/config.toml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func mustConfig(t *testing.T, text string) *Config {
 
 func mustDev(t *testing.T, text string) *Devcontainer {
 	t.Helper()
-	d, err := ParseDevcontainer("/p/.devcontainer/devcontainer.json", []byte(text), "/p", func(k string) (string, bool) {
+	d, err := parseDevcontainer("/p/.devcontainer/devcontainer.json", []byte(text), "/p", func(k string) (string, bool) {
 		if k == "HOME" {
 			return "/home/me", true
 		}
@@ -74,7 +74,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"env file in another's home", "env_files = [\"~bob/x\"]\n", "/cfg/config.toml:1: env_files: ~bob/x: only ~/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig("/cfg/config.toml", []byte(tc.text))
+			_, err := parseConfig("/cfg/config.toml", []byte(tc.text))
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrBadSetting) {
 				t.Errorf("got %v, want %q (a bad setting)", err, tc.want)
 			}
@@ -176,7 +176,7 @@ func TestParseDevcontainerErrors(t *testing.T) {
 		{"colon in the guest", "{\"mounts\": [{\"source\": \"/a\", \"target\": \"/b:ro\", \"type\": \"bind\"}]}", "holds a ':'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseDevcontainer("/p/.devcontainer/devcontainer.json", []byte(tc.text), "/p", noEnv)
+			_, err := parseDevcontainer("/p/.devcontainer/devcontainer.json", []byte(tc.text), "/p", noEnv)
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrBadSetting) {
 				t.Errorf("got %v, want %q (a bad setting)", err, tc.want)
 			}
@@ -208,7 +208,7 @@ func TestLoadDevcontainer(t *testing.T) {
 
 func TestParseEnvFile(t *testing.T) {
 	text := "\xef\xbb\xbf# docker's syntax\n\n  A=1\nB=two words \nC=\"quoted\"\nD=a=b\nFROMHOST\nUNSET\r\nE=\r\n"
-	got, err := ParseEnvFile("a.env", []byte(text), func(k string) (string, bool) {
+	got, err := parseEnvFile("a.env", []byte(text), func(k string) (string, bool) {
 		if k == "FROMHOST" {
 			return "host value", true
 		}
@@ -234,7 +234,7 @@ func TestParseEnvFile(t *testing.T) {
 		{"OK=1\nSANDBOX_SESSION=other\n", "a.env:2: variable SANDBOX_SESSION is the harness's own"},
 		{"A=\xff\n", "a.env:1: not valid UTF-8"},
 	} {
-		if _, err := ParseEnvFile("a.env", []byte(tc.text), noEnv); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := parseEnvFile("a.env", []byte(tc.text), noEnv); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.text, err, tc.want)
 		}
 	}
@@ -266,7 +266,7 @@ func TestParseMount(t *testing.T) {
 		{spec: "/a:/workspaces", want: Mount{Host: "/a", Guest: "/workspaces", From: from}},
 		{spec: "/a:b", err: "is not absolute"},
 	} {
-		m, err := ParseMount(tc.spec, "/cwd", from)
+		m, err := parseMount(tc.spec, "/cwd", from)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrBadSetting) {
 				t.Errorf("%s: got %v, want %q", tc.spec, err, tc.err)
@@ -331,7 +331,7 @@ func TestDevcontainerFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := ParseDevcontainer(p, b, "/p", os.LookupEnv)
+		d, err := parseDevcontainer(p, b, "/p", os.LookupEnv)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,9 +34,9 @@ type Devcontainer struct {
 	Notes []string
 }
 
-// DevcontainerFiles are where a project's devcontainer.json is looked for,
+// devcontainerFiles are where a project's devcontainer.json is looked for,
 // in order.
-var DevcontainerFiles = []string{".devcontainer/devcontainer.json", ".devcontainer.json"}
+var devcontainerFiles = []string{".devcontainer/devcontainer.json", ".devcontainer.json"}
 
 // LoadDevcontainer reads the devcontainer.json of a project, if it has one
 // (nil, nil when not). Errors name the file and line, and wrap
@@ -45,7 +45,7 @@ func LoadDevcontainer(project string) (*Devcontainer, error) {
 	if st, err := os.Stat(project); err == nil && !st.IsDir() {
 		return nil, &InvalidError{Err: fmt.Errorf("project %s is not a directory", project)}
 	}
-	for _, name := range DevcontainerFiles {
+	for _, name := range devcontainerFiles {
 		p := filepath.Join(project, filepath.FromSlash(name))
 		b, err := readSettingsFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -54,7 +54,7 @@ func LoadDevcontainer(project string) (*Devcontainer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return ParseDevcontainer(p, b, project, os.LookupEnv)
+		return parseDevcontainer(p, b, project, os.LookupEnv)
 	}
 	return nil, nil
 }
@@ -70,10 +70,10 @@ type devcontainerFile struct {
 	DockerComposeFile json.RawMessage   `json:"dockerComposeFile"`
 }
 
-// ParseDevcontainer parses a devcontainer.json (JSON with comments and
+// parseDevcontainer parses a devcontainer.json (JSON with comments and
 // trailing commas). project is ${localWorkspaceFolder}; lookup is
 // ${localEnv:…}.
-func ParseDevcontainer(path string, b []byte, project string, lookup func(string) (string, bool)) (*Devcontainer, error) {
+func parseDevcontainer(path string, b []byte, project string, lookup func(string) (string, bool)) (*Devcontainer, error) {
 	ast, err := hujson.Parse(b)
 	if err != nil {
 		return nil, badSetting(Source{File: path, Line: hujsonLine(err)}, "%s", strings.TrimPrefix(err.Error(), "hujson: "))
@@ -142,7 +142,7 @@ func ParseDevcontainer(path string, b []byte, project string, lookup func(string
 			// agent's transcripts out of the session's workspace, into
 			// the container, to be lost with it: what sandbox exists to
 			// prevent.
-			d.Notes = append(d.Notes, fmt.Sprintf("%s: containerEnv %s=%s left out: it would keep the agent's transcripts outside %s, where they would be lost with the sandbox", from, k, v, GuestHome))
+			d.Notes = append(d.Notes, fmt.Sprintf("%s: containerEnv %s=%s left out: it would keep the agent's transcripts outside %s, where they would be lost with the sandbox", from, k, v, guestHome))
 			continue
 		}
 		d.Env = append(d.Env, EnvVar{Key: k, Value: v, From: from})
@@ -167,7 +167,7 @@ var agentHomeVars = map[string]bool{"CLAUDE_CONFIG_DIR": true, "CODEX_HOME": tru
 
 func underGuestHome(p string) bool {
 	p = filepath.Clean(p)
-	return p == GuestHome || strings.HasPrefix(p, GuestHome+"/")
+	return p == guestHome || strings.HasPrefix(p, guestHome+"/")
 }
 
 func checkEnvValue(k, v string, from Source) error {

@@ -12,14 +12,14 @@ func TestEventLines(t *testing.T) {
 	long := strings.Repeat("x", maxEventLine+1)
 	in := "a\n\n" + long + "\nb\n" + long + "c"
 	var got []string
-	for l := range EventLines(strings.NewReader(in)) {
+	for l := range eventLines(strings.NewReader(in)) {
 		got = append(got, strings.TrimSuffix(string(l), "\n"))
 	}
 	if strings.Join(got, "|") != "a|b" {
 		t.Fatalf("got %q", got)
 	}
 	got = nil
-	for l := range EventLines(strings.NewReader("a\nlast")) {
+	for l := range eventLines(strings.NewReader("a\nlast")) {
 		got = append(got, strings.TrimSuffix(string(l), "\n"))
 	}
 	if strings.Join(got, "|") != "a|last" {

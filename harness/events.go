@@ -25,7 +25,7 @@ type EventFilter struct {
 // in order, its line end cut.
 func FilterEvents(r io.Reader, f EventFilter, fn func(line []byte) error) error {
 	var ring [][]byte
-	for line := range EventLines(r) {
+	for line := range eventLines(r) {
 		if f.Valid || f.Run > 0 || !f.Since.IsZero() {
 			var e struct {
 				Time time.Time `json:"time"`

@@ -62,8 +62,8 @@ func (s *Store) Exec(ctx context.Context, sess *Session, o *ExecOptions) (int, e
 // execArgs is the host command that runs o.Command inside the session, and
 // its environment.
 func (s *Store) execArgs(sess *Session, o *ExecOptions) ([]string, []string, error) {
-	guest := append([]string{"HOME=" + GuestHome, "SANDBOX_SESSION=" + sess.ID, "DOCKER_SANDBOX=1",
-		"SANDBOX_EXPORTS=" + GuestExports, "USER=sandbox", "TERM=" + termOr("xterm")}, o.Env...)
+	guest := append([]string{"HOME=" + guestHome, "SANDBOX_SESSION=" + sess.ID, "DOCKER_SANDBOX=1",
+		"SANDBOX_EXPORTS=" + guestExports, "USER=sandbox", "TERM=" + termOr("xterm")}, o.Env...)
 	switch sess.Runtime {
 	case "docker", "podman":
 		if sess.Container == "" {

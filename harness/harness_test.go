@@ -127,7 +127,7 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"cursor-agent", "--resume=abc"}, []string{"cursor-agent", "--resume=abc"}, ""},
 		{[]string{"aider", "x"}, []string{"aider", "x"}, "SANDBOX_RESUME_ID=ID"},
 	} {
-		got, env := ResumeCommand(tc.in, "ID")
+		got, env := resumeCommand(tc.in, "ID")
 		if strings.Join(got, " ") != strings.Join(tc.want, " ") || strings.Join(env, "") != tc.env {
 			t.Errorf("%v: got %v %v", tc.in, got, env)
 		}
@@ -375,18 +375,18 @@ func TestLastLines(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "log")
 	_ = os.WriteFile(p, []byte("run1 a\nrun1 b\nrun2 a\nrun2 b\n"), 0o644)
 	f := mustOpen(t, p)
-	got, err := LastLines(f, int64(len("run1 a\nrun1 b\n")), 10)
+	got, err := lastLines(f, int64(len("run1 a\nrun1 b\n")), 10)
 	if err != nil || strings.Join(got, "|") != "run2 a|run2 b" {
 		t.Fatalf("got %q %v", got, err)
 	}
-	if got, _ := LastLines(f, 0, 1); strings.Join(got, "|") != "run2 b" {
+	if got, _ := lastLines(f, 0, 1); strings.Join(got, "|") != "run2 b" {
 		t.Fatalf("got %q", got)
 	}
 	// An offset from a damaged record is clamped, not trusted.
-	if got, _ := LastLines(f, -5, 1); strings.Join(got, "|") != "run2 b" {
+	if got, _ := lastLines(f, -5, 1); strings.Join(got, "|") != "run2 b" {
 		t.Fatalf("negative offset: got %q", got)
 	}
-	if got, _ := LastLines(f, 1<<40, 1); got != nil {
+	if got, _ := lastLines(f, 1<<40, 1); got != nil {
 		t.Fatalf("offset past the end: got %q", got)
 	}
 }
@@ -422,7 +422,7 @@ func TestFindAgentSessionCodex(t *testing.T) {
 		t.Fatalf("found %s %q", sess.Agent, sess.AgentSessionID)
 	}
 	// Resuming it is codex's "resume ID".
-	got, _ := ResumeCommand([]string{"codex", "exec", "go on"}, sess.AgentSessionID)
+	got, _ := resumeCommand([]string{"codex", "exec", "go on"}, sess.AgentSessionID)
 	if strings.Join(got, " ") != "codex exec resume 019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55 go on" {
 		t.Fatalf("resume command %v", got)
 	}
@@ -451,7 +451,7 @@ func TestFindsOpencodeSession(t *testing.T) {
 	if sess.AgentSessionID != "ses_7a1c30b41ffe9Hs2Kd7LmQpZ3c" || sess.Agent != "opencode" {
 		t.Fatalf("found %s %q", sess.Agent, sess.AgentSessionID)
 	}
-	got, _ := ResumeCommand([]string{"opencode", "run", "go on"}, sess.AgentSessionID)
+	got, _ := resumeCommand([]string{"opencode", "run", "go on"}, sess.AgentSessionID)
 	if strings.Join(got, " ") != "opencode run --session ses_7a1c30b41ffe9Hs2Kd7LmQpZ3c go on" {
 		t.Fatalf("resume command %v", got)
 	}

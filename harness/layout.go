@@ -44,15 +44,15 @@ func checkName(name string) string {
 // links.
 func placement(name string, kind memberKind) string {
 	top, below, _ := strings.Cut(name, "/")
-	if kind == kindLink && (top != HomeName || below == "") {
+	if kind == kindLink && (top != homeName || below == "") {
 		return "a symbolic link outside home/, and only the workspace (home/) may hold links"
 	}
 	switch top {
-	case RecordName, ManifestName:
+	case recordName, manifestName:
 		if below != "" || kind != kindFile {
 			return "must be a regular file"
 		}
-	case HomeName, "logs":
+	case homeName, "logs":
 		if below == "" && kind != kindDir {
 			return "must be a directory"
 		}
@@ -93,7 +93,7 @@ func (l *linkSet) check(name string) error {
 	if err != nil {
 		return err
 	}
-	if end != HomeName && !strings.HasPrefix(end, HomeName+"/") {
+	if end != homeName && !strings.HasPrefix(end, homeName+"/") {
 		return fmt.Errorf("a target that leads to %s, out of home/", orDot(end))
 	}
 	return nil

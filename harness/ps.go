@@ -21,8 +21,8 @@ type Row struct {
 	Running bool    `json:"running"`
 }
 
-// FilterKeys are the keys a Filter takes.
-var FilterKeys = []string{"state", "runtime", "name", "agent", "image", "project"}
+// filterKeys are the keys a Filter takes.
+var filterKeys = []string{"state", "runtime", "name", "agent", "image", "project"}
 
 // Filter keeps some sessions (ps --filter): values of one key are
 // alternatives, keys all hold (as docker ps --filter).
@@ -35,10 +35,10 @@ func ParseFilter(specs []string) (Filter, error) {
 		for _, one := range strings.Split(spec, ",") {
 			k, v, ok := strings.Cut(strings.TrimSpace(one), "=")
 			if !ok || v == "" {
-				return nil, fmt.Errorf("--filter %q: want KEY=VALUE, KEY one of %s", one, strings.Join(FilterKeys, ", "))
+				return nil, fmt.Errorf("--filter %q: want KEY=VALUE, KEY one of %s", one, strings.Join(filterKeys, ", "))
 			}
-			if !slices.Contains(FilterKeys, k) {
-				return nil, fmt.Errorf("--filter %q: unknown key %q; use %s", one, k, strings.Join(FilterKeys, ", "))
+			if !slices.Contains(filterKeys, k) {
+				return nil, fmt.Errorf("--filter %q: unknown key %q; use %s", one, k, strings.Join(filterKeys, ", "))
 			}
 			if k == "state" && !slices.Contains([]State{StateCreated, StateRunning, StateExited, StateKilled, StateOOM,
 				StateDropped, StateError}, State(v)) {

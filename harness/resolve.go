@@ -105,7 +105,7 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 		r.Network = Setting{Value: "none"}
 	}
 
-	if v := r.Runtime; v.Value != "" && !slices.Contains(Runtimes, v.Value) {
+	if v := r.Runtime; v.Value != "" && !slices.Contains(runtimes, v.Value) {
 		return nil, badSetting(v.From, "unknown runtime %q (use docker, podman, bwrap or local)", v.Value)
 	}
 	if v := r.Network; v.Value != "none" && v.Value != "host" {
@@ -131,14 +131,14 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 	// source's mount of a guest path replaces an earlier one's.
 	var cfgMounts, flagMounts []Mount
 	for _, s := range cfg.Mounts {
-		m, err := ParseMount(s.Value, filepath.Dir(cfg.File), s.From)
+		m, err := parseMount(s.Value, filepath.Dir(cfg.File), s.From)
 		if err != nil {
 			return nil, err
 		}
 		cfgMounts = append(cfgMounts, m)
 	}
 	for _, v := range f.Volumes {
-		m, err := ParseMount(v, f.Dir, Source{Flag: "--volume"})
+		m, err := parseMount(v, f.Dir, Source{Flag: "--volume"})
 		if err != nil {
 			return nil, err
 		}
@@ -207,7 +207,7 @@ func (r *Resolved) Environment(lookup func(string) (string, bool)) ([]string, []
 		layer := l.Vars
 		if l.File != "" {
 			var err error
-			if layer, err = ReadEnvFile(l.File, l.From, lookup); err != nil {
+			if layer, err = readEnvFile(l.File, l.From, lookup); err != nil {
 				return nil, nil, err
 			}
 		}

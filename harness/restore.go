@@ -97,7 +97,7 @@ func (s *Store) Restore(r io.ReadSeeker, o RestoreOptions) (*Session, error) {
 	}
 	var sess Session
 	if err := json.Unmarshal(p.record, &sess); err != nil {
-		return nil, refuse(RecordName, "not a session record: %v", err)
+		return nil, refuse(recordName, "not a session record: %v", err)
 	}
 	old := sess.ID
 	name := o.Name
@@ -250,7 +250,7 @@ func verify(r io.Reader, lim RestoreLimits) (*plan, error) {
 			return nil, refuse("", "the snapshot is damaged: %v", err)
 		}
 		if sumsSeen {
-			return nil, refuse(h.Name, "comes after %s, which must be the last member", SumsName)
+			return nil, refuse(h.Name, "comes after %s, which must be the last member", sumsName)
 		}
 		name, kind, serr := memberOf(h)
 		if serr != nil {
@@ -262,7 +262,7 @@ func verify(r io.Reader, lim RestoreLimits) (*plan, error) {
 		if h.Size > lim.MaxBytes-p.total {
 			return nil, &SnapshotError{Member: name, Problem: fmt.Sprintf("%d bytes, which would bring the snapshot beyond the limit of %d bytes in all", h.Size, lim.MaxBytes), Limit: true}
 		}
-		if name == SumsName {
+		if name == sumsName {
 			if kind != kindFile {
 				return nil, refuse(name, "a %s, not the checksum list", kind)
 			}
@@ -289,7 +289,7 @@ func verify(r io.Reader, lim RestoreLimits) (*plan, error) {
 			sum := sha256.New()
 			var w io.Writer = sum
 			var rec bytes.Buffer
-			if name == RecordName {
+			if name == recordName {
 				if h.Size > maxRecord {
 					return nil, refuse(name, "%d bytes, larger than a session record can be (%d)", h.Size, maxRecord)
 				}
@@ -302,7 +302,7 @@ func verify(r io.Reader, lim RestoreLimits) (*plan, error) {
 			m.size = h.Size
 			p.files++
 			p.total += h.Size
-			if name == RecordName {
+			if name == recordName {
 				p.record = rec.Bytes()
 			}
 		case kindLink:
@@ -312,7 +312,7 @@ func verify(r io.Reader, lim RestoreLimits) (*plan, error) {
 		p.members[name] = m
 	}
 	if !sumsSeen {
-		return nil, refuse("", "no %s member: not a sandbox snapshot, or a truncated one", SumsName)
+		return nil, refuse("", "no %s member: not a sandbox snapshot, or a truncated one", sumsName)
 	}
 	names := make([]string, 0, len(p.members))
 	for n := range p.members {
@@ -321,14 +321,14 @@ func verify(r io.Reader, lim RestoreLimits) (*plan, error) {
 	sort.Strings(names)
 	for _, n := range names {
 		if !p.members[n].listed {
-			return nil, refuse(n, "is not listed in %s", SumsName)
+			return nil, refuse(n, "is not listed in %s", sumsName)
 		}
 	}
 	if err := p.checkTree(names); err != nil {
 		return nil, err
 	}
 	if p.record == nil {
-		return nil, refuse(RecordName, "missing: a snapshot holds the session's record")
+		return nil, refuse(recordName, "missing: a snapshot holds the session's record")
 	}
 	return p, nil
 }
@@ -379,33 +379,33 @@ func (p *plan) checkSums(r io.Reader, lim RestoreLimits) error {
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			return refuse(SumsName, "line %d is longer than any entry can be", n)
+			return refuse(sumsName, "line %d is longer than any entry can be", n)
 		}
 		if err != nil && err != io.EOF {
-			return refuse(SumsName, "the snapshot is damaged: %v", err)
+			return refuse(sumsName, "the snapshot is damaged: %v", err)
 		}
 		if len(line) == 0 && err == io.EOF {
 			return nil
 		}
 		if n > lim.MaxMembers {
-			return &SnapshotError{Member: SumsName, Problem: fmt.Sprintf("more than %d lines, the limit on members", lim.MaxMembers), Limit: true}
+			return &SnapshotError{Member: sumsName, Problem: fmt.Sprintf("more than %d lines, the limit on members", lim.MaxMembers), Limit: true}
 		}
 		kind, sum, name, perr := parseSumsLine(strings.TrimSuffix(string(line), "\n"))
 		if perr != nil {
-			return refuse(SumsName, "line %d: %v", n, perr)
+			return refuse(sumsName, "line %d: %v", n, perr)
 		}
 		m := p.members[name]
 		switch {
 		case m == nil:
-			return refuse(name, "is listed in %s but missing from the snapshot", SumsName)
+			return refuse(name, "is listed in %s but missing from the snapshot", sumsName)
 		case m.listed:
-			return refuse(name, "is listed twice in %s", SumsName)
+			return refuse(name, "is listed twice in %s", sumsName)
 		case m.kind != kind:
-			return refuse(name, "a %s, but %s lists a %s", m.kind, SumsName, kind)
+			return refuse(name, "a %s, but %s lists a %s", m.kind, sumsName, kind)
 		case kind == kindFile && !bytes.Equal(m.sum[:], sum):
-			return refuse(name, "has sha256 %x, but %s says %x: the snapshot is corrupt, or was altered", m.sum, SumsName, sum)
+			return refuse(name, "has sha256 %x, but %s says %x: the snapshot is corrupt, or was altered", m.sum, sumsName, sum)
 		case kind == kindLink && !bytes.Equal(m.sum[:], sum):
-			return refuse(name, "a symbolic link to %q, but %s lists another target: the snapshot was altered", m.target, SumsName)
+			return refuse(name, "a symbolic link to %q, but %s lists another target: the snapshot was altered", m.target, sumsName)
 		}
 		m.listed = true
 		if err == io.EOF {
@@ -470,7 +470,7 @@ func extract(r io.Reader, root *os.Root, p *plan) error {
 		if serr != nil {
 			return serr
 		}
-		if name == SumsName {
+		if name == sumsName {
 			sum := sha256.New()
 			if _, err := io.Copy(sum, tr); err != nil || sumsSeen || !bytes.Equal(sum.Sum(nil), p.sums[:]) {
 				return errChanged(name)
@@ -522,7 +522,7 @@ func extract(r io.Reader, root *os.Root, p *plan) error {
 		}
 	}
 	if !sumsSeen {
-		return errChanged(SumsName)
+		return errChanged(sumsName)
 	}
 	for n, m := range p.members {
 		if !m.seen {

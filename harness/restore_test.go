@@ -136,7 +136,7 @@ func buildTar(ms []tmem, sums []string, after ...tmem) ([]byte, error) {
 		claims = claims || m.size != 0
 	}
 	if sums != nil && !claims {
-		if err := write(file(SumsName, strings.Join(sums, ""))); err != nil {
+		if err := write(file(sumsName, strings.Join(sums, ""))); err != nil {
 			return nil, err
 		}
 	}
@@ -461,7 +461,7 @@ func TestSessionFilesNeverFollowLinks(t *testing.T) {
 
 	// A record that is a link is not read, and Save replaces the link
 	// rather than writing through it.
-	rec := filepath.Join(dir, RecordName)
+	rec := filepath.Join(dir, recordName)
 	if err := os.Rename(rec, rec+".real"); err != nil {
 		t.Fatal(err)
 	}
@@ -749,7 +749,7 @@ func checkRestored(t *testing.T, dir string, snap []byte) {
 		if err != nil {
 			break
 		}
-		if h.Name == SumsName {
+		if h.Name == sumsName {
 			sums, _ = io.ReadAll(tr)
 		}
 	}
@@ -768,7 +768,7 @@ func checkRestored(t *testing.T, dir string, snap []byte) {
 		}
 		listed[name] = want{k, sum}
 	}
-	home, err := filepath.EvalSymlinks(filepath.Join(dir, HomeName))
+	home, err := filepath.EvalSymlinks(filepath.Join(dir, homeName))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
@@ -803,7 +803,7 @@ func checkRestored(t *testing.T, dir string, snap []byte) {
 				t.Errorf("%s: a directory, listed as %v", rel, w)
 			}
 		case fi.Mode().IsRegular():
-			if rel == RecordName || rel == RuntimeLogName {
+			if rel == recordName || rel == RuntimeLogName {
 				return nil // rewritten by restore
 			}
 			body, _ := os.ReadFile(p)

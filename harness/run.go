@@ -43,8 +43,8 @@ type RunOptions struct {
 	Grace time.Duration
 }
 
-// LastLinesKept is how many lines of output a stop event keeps.
-const LastLinesKept = 20
+// lastLinesKept is how many lines of output a stop event keeps.
+const lastLinesKept = 20
 
 // Open finds or creates the session a run names, after Validate: a run
 // whose flags cannot work creates nothing.
@@ -71,7 +71,7 @@ func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error)
 	now := time.Now().UTC()
 	id := o.Name
 	if id == "" {
-		id = NewID(now)
+		id = newID(now)
 	}
 	sess = &Session{ID: id, Name: id, Runtime: rt.Name(), Image: o.Image, Project: proj, Created: now, State: StateCreated}
 	// Two runs creating one name at once: one makes the directory, the
@@ -122,10 +122,10 @@ func projectDir(p string) (string, error) {
 	return abs, nil
 }
 
-// ResumeCommand passes the agent's session id back to it, with the
+// resumeCommand passes the agent's session id back to it, with the
 // agent's own flag (agent.Agent.Resume: --resume ID for Claude Code, resume
 // ID for Codex, …); a command of no known agent gets SANDBOX_RESUME_ID.
-func ResumeCommand(command []string, id string) ([]string, []string) {
+func resumeCommand(command []string, id string) ([]string, []string) {
 	for _, a := range agent.All() {
 		if out, ok := a.Resume(command, id); ok {
 			return out, nil
@@ -168,7 +168,7 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 			return fmt.Errorf("session %s has no agent session to resume yet (no transcript was found after its runs)", sess.ID)
 		}
 		var extra []string
-		command, extra = ResumeCommand(command, sess.AgentSessionID)
+		command, extra = resumeCommand(command, sess.AgentSessionID)
 		env = append(env, extra...)
 		o.note("resuming %s session %s", orDefault(sess.Agent, "agent"), sess.AgentSessionID)
 	}
@@ -490,7 +490,7 @@ func (s *Store) LastActive(sess *Session) time.Time {
 
 // lastOutput is the last lines the session's current run wrote.
 func (s *Store) lastOutput(sess *Session) []string {
-	lines, _ := s.Tail(sess.ID, OutputLogName, sess.OutputFrom, LastLinesKept)
+	lines, _ := s.Tail(sess.ID, OutputLogName, sess.OutputFrom, lastLinesKept)
 	return lines
 }
 
@@ -502,7 +502,7 @@ func (s *Store) makeHome(id string) error {
 		return err
 	}
 	defer root.Close()
-	home, err := openDir(root, HomeName, true)
+	home, err := openDir(root, homeName, true)
 	if err != nil {
 		return fmt.Errorf("session %s: %w", id, err)
 	}

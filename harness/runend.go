@@ -63,7 +63,7 @@ func (st *Store) LastEnd(name string) (RunEnd, bool) {
 	defer f.Close()
 	var last RunEnd
 	found := false
-	for line := range EventLines(f) {
+	for line := range eventLines(f) {
 		var e RunEnd
 		var m struct {
 			Message string `json:"message"`
@@ -84,9 +84,9 @@ func (st *Store) LastEnd(name string) (RunEnd, bool) {
 // holds at most the last 64 KiB of output.
 const maxEventLine = 4 << 20
 
-// EventLines yields the lines of a runtime log, one at a time, blank ones
+// eventLines yields the lines of a runtime log, one at a time, blank ones
 // aside; a line longer than maxEventLine is skipped without being held.
-func EventLines(r io.Reader) func(yield func([]byte) bool) {
+func eventLines(r io.Reader) func(yield func([]byte) bool) {
 	return func(yield func([]byte) bool) {
 		br := bufio.NewReaderSize(r, 64<<10)
 		var line []byte

@@ -22,9 +22,9 @@ import (
 
 // Paths inside the sandbox.
 const (
-	GuestHome      = "/home/sandbox"
+	guestHome      = "/home/sandbox"
 	GuestWorkspace = "/workspace"
-	GuestExports   = GuestHome + "/.sandbox-exports.json"
+	guestExports   = guestHome + "/.sandbox-exports.json"
 )
 
 // Spec is one run of a session.
@@ -98,8 +98,8 @@ type Runtime interface {
 // ErrUnavailable marks a runtime that cannot be used here.
 var ErrUnavailable = errors.New("runtime unavailable")
 
-// Runtimes are the runtime names, in the order tried by "auto".
-var Runtimes = []string{"docker", "podman", "bwrap", "local"}
+// runtimes are the runtime names, in the order tried by "auto".
+var runtimes = []string{"docker", "podman", "bwrap", "local"}
 
 // NewRuntime returns the named runtime.
 func NewRuntime(name string) (Runtime, error) {
@@ -122,7 +122,7 @@ func NewRuntime(name string) (Runtime, error) {
 // and bwrap that is available. local is never chosen implicitly.
 func Pick(ctx context.Context) (Runtime, error) {
 	var why []string
-	for _, n := range Runtimes[:3] {
+	for _, n := range runtimes[:3] {
 		rt, _ := NewRuntime(n)
 		err := rt.Available(ctx)
 		if err == nil {
@@ -174,10 +174,10 @@ func fromWait(err error) (Result, error) {
 // guestEnv is the environment every runtime gives the agent.
 func guestEnv(spec *Spec) []string {
 	env := []string{
-		"HOME=" + GuestHome,
+		"HOME=" + guestHome,
 		"SANDBOX_SESSION=" + spec.Session.ID,
 		"DOCKER_SANDBOX=1",
-		"SANDBOX_EXPORTS=" + GuestExports,
+		"SANDBOX_EXPORTS=" + guestExports,
 		"USER=sandbox",
 		"TERM=" + termOr("xterm"),
 	}
@@ -256,7 +256,7 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 		"--label", "sandbox.run=" + strconv.Itoa(sess.Runs),
 		"--user", fmt.Sprintf("%d:%d", spec.UID, spec.GID),
 		"--network", network(spec.Network),
-		"-v", spec.Store.Home(sess.ID) + ":" + GuestHome,
+		"-v", spec.Store.Home(sess.ID) + ":" + guestHome,
 		"-v", sess.Project + ":" + GuestWorkspace,
 		"-w", GuestWorkspace,
 		// A real init as PID 1 (Docker's docker-init, Podman's catatonit):
@@ -511,16 +511,16 @@ func (c *containerRuntime) Leftovers(ctx context.Context, store string) ([]strin
 	return strings.Fields(string(out)), nil
 }
 
-// Leftovers lists a container runtime's containers left behind in a store.
-func Leftovers(ctx context.Context, rt Runtime, store string) ([]string, error) {
+// leftovers lists a container runtime's containers left behind in a store.
+func leftovers(ctx context.Context, rt Runtime, store string) ([]string, error) {
 	if c, ok := rt.(*containerRuntime); ok {
 		return c.Leftovers(ctx, store)
 	}
 	return nil, nil
 }
 
-// RemoveContainer removes a container by name.
-func RemoveContainer(ctx context.Context, rt Runtime, name string) error {
+// removeContainer removes a container by name.
+func removeContainer(ctx context.Context, rt Runtime, name string) error {
 	if c, ok := rt.(*containerRuntime); ok {
 		return c.rm(ctx, name)
 	}
@@ -691,7 +691,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		}
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--bind", spec.Store.Home(sess.ID), GuestHome,
+		"--bind", spec.Store.Home(sess.ID), guestHome,
 		"--bind", sess.Project, GuestWorkspace)
 	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)

@@ -43,8 +43,8 @@ func (s *Store) Snapshot(id string, w io.Writer, keep func(rel string) bool) (*S
 		return nil, fmt.Errorf("no session %q: %w", id, err)
 	}
 	defer root.Close()
-	if fi, err := root.Lstat(RecordName); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("no session %q: its %s is missing or not a regular file", id, RecordName)
+	if fi, err := root.Lstat(recordName); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("no session %q: its %s is missing or not a regular file", id, recordName)
 	}
 	zw := gzip.NewWriter(w)
 	sw := &snapWriter{tw: tar.NewWriter(zw), keep: keep, res: &SnapshotResult{}}
@@ -55,7 +55,7 @@ func (s *Store) Snapshot(id string, w io.Writer, keep func(rel string) bool) (*S
 		return nil, err
 	}
 	body := sw.sums.Bytes()
-	if err := sw.tw.WriteHeader(&tar.Header{Name: SumsName, Mode: 0o644, Size: int64(len(body)), ModTime: time.Now(), Typeflag: tar.TypeReg}); err != nil {
+	if err := sw.tw.WriteHeader(&tar.Header{Name: sumsName, Mode: 0o644, Size: int64(len(body)), ModTime: time.Now(), Typeflag: tar.TypeReg}); err != nil {
 		return nil, err
 	}
 	if _, err := sw.tw.Write(body); err != nil {

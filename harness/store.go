@@ -98,16 +98,16 @@ func (s *Store) Dir(id string) string { return filepath.Join(s.Root, "sessions",
 
 // The files of a session, as slash paths inside its directory.
 const (
-	RecordName     = "session.json"
-	ManifestName   = "manifest.json"
-	HomeName       = "home"
+	recordName     = "session.json"
+	manifestName   = "manifest.json"
+	homeName       = "home"
 	OutputLogName  = "logs/output.log"
 	RuntimeLogName = "logs/runtime.jsonl"
 	lockName       = "run.lock"
 )
 
 // Home is a session's workspace, mounted as the agent's HOME.
-func (s *Store) Home(id string) string { return filepath.Join(s.Dir(id), HomeName) }
+func (s *Store) Home(id string) string { return filepath.Join(s.Dir(id), homeName) }
 
 // OutputLog and RuntimeLog are a session's logs. They name the files for
 // the user and for tests; sandbox itself opens them with OpenSessionFile, which
@@ -120,10 +120,10 @@ func (s *Store) RuntimeLog(id string) string {
 }
 
 // Manifest is where a session's export manifest is written after each run.
-func (s *Store) Manifest(id string) string { return filepath.Join(s.Dir(id), ManifestName) }
+func (s *Store) Manifest(id string) string { return filepath.Join(s.Dir(id), manifestName) }
 
-// NewID returns a fresh session id.
-func NewID(now time.Time) string {
+// newID returns a fresh session id.
+func newID(now time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
@@ -144,11 +144,11 @@ func (s *Store) Load(idOrName string) (*Session, error) {
 	if err := ValidName(idOrName); err != nil {
 		return nil, err
 	}
-	p := filepath.Join(s.Dir(idOrName), RecordName)
+	p := filepath.Join(s.Dir(idOrName), recordName)
 	var b []byte
 	root, err := s.openSession(idOrName, false)
 	if err == nil {
-		b, err = readRecord(root, RecordName)
+		b, err = readRecord(root, recordName)
 		root.Close()
 	}
 	if errors.Is(err, fs.ErrNotExist) {
@@ -182,7 +182,7 @@ func saveIn(root *os.Root, sess *Session) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(root, RecordName, 0o644, func(w io.Writer) error {
+	return writeAtomic(root, recordName, 0o644, func(w io.Writer) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})
@@ -357,12 +357,12 @@ func (s *Store) Tail(id, name string, from int64, n int) ([]string, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return LastLines(f, from, n)
+	return lastLines(f, from, n)
 }
 
-// LastLines returns the last n lines of a file after offset from, reading
+// lastLines returns the last n lines of a file after offset from, reading
 // at most its last 64 KiB.
-func LastLines(f *os.File, from int64, n int) ([]string, error) {
+func lastLines(f *os.File, from int64, n int) ([]string, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err

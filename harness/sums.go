@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// SumsName is the checksum list, the last member of a snapshot.
-const SumsName = "SHA256SUMS"
+// sumsName is the checksum list, the last member of a snapshot.
+const sumsName = "SHA256SUMS"
 
 // The kinds of snapshot member. A snapshot holds nothing else: no hard
 // links, devices, fifos or sparse files.

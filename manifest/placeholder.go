@@ -20,16 +20,16 @@ const (
 	lowerWord = "redacted"
 )
 
-// MayHoldPlaceholder is the prefilter of FindPlaceholders: false means s
+// mayHoldPlaceholder is the prefilter of FindPlaceholders: false means s
 // holds no placeholder. It costs two substring searches, and most texts
 // stop here. They look for the word's tail from its d: a search runs from
 // its first byte, and d is several times rarer in text and code than e
 // (docs/recover.md has the figures).
-func MayHoldPlaceholder(s string) bool {
+func mayHoldPlaceholder(s string) bool {
 	return strings.Contains(s, "DACTED") || strings.Contains(s, "dacted")
 }
 
-// FindPlaceholders calls yield with every redaction placeholder in s, in
+// findPlaceholders calls yield with every redaction placeholder in s, in
 // order, until yield returns false. The forms it knows:
 //
 //   - a bracketed word, upper or lower case, with anything a redactor adds
@@ -45,7 +45,7 @@ func MayHoldPlaceholder(s string) bool {
 // The word inside an identifier or prose (isRedacted, IS_REDACTED,
 // unredacted, "the redacted file", Redacted as a type name) is not a
 // placeholder.
-func FindPlaceholders(s string, yield func(Placeholder) bool) {
+func findPlaceholders(s string, yield func(Placeholder) bool) {
 	find(s, func(start, end, line int) bool {
 		return yield(Placeholder{Line: line, Text: s[start:end]})
 	})
@@ -53,7 +53,7 @@ func FindPlaceholders(s string, yield func(Placeholder) bool) {
 
 // find calls yield with the extent and line of every placeholder in s.
 func find(s string, yield func(start, end, line int) bool) {
-	if !MayHoldPlaceholder(s) {
+	if !mayHoldPlaceholder(s) {
 		return
 	}
 	line, lineAt := 1, 0 // lines counted up to lineAt
@@ -81,7 +81,7 @@ func find(s string, yield func(start, end, line int) bool) {
 func FirstPlaceholder(s string) (Placeholder, bool) {
 	var p Placeholder
 	found := false
-	FindPlaceholders(s, func(q Placeholder) bool {
+	findPlaceholders(s, func(q Placeholder) bool {
 		p, found = q, true
 		return false
 	})
@@ -99,9 +99,9 @@ func IntroducedPlaceholder(start, final string) (Placeholder, bool) {
 	find(final, func(from, to, line int) bool {
 		if before == nil {
 			before = map[string]bool{}
-			if MayHoldPlaceholder(start) {
+			if mayHoldPlaceholder(start) {
 				for _, l := range strings.Split(start, "\n") {
-					if MayHoldPlaceholder(l) {
+					if mayHoldPlaceholder(l) {
 						before[strings.TrimSuffix(l, "\r")] = true
 					}
 				}

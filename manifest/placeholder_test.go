@@ -49,7 +49,7 @@ func TestFindPlaceholders(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var got []string
 			first := 0
-			FindPlaceholders(c.in, func(p Placeholder) bool {
+			findPlaceholders(c.in, func(p Placeholder) bool {
 				if first == 0 {
 					first = p.Line
 				}
@@ -59,7 +59,7 @@ func TestFindPlaceholders(t *testing.T) {
 			if strings.Join(got, "|") != strings.Join(c.want, "|") || first != c.line {
 				t.Errorf("FindPlaceholders(%q) = %q at line %d, want %q at line %d", c.in, got, first, c.want, c.line)
 			}
-			if MayHoldPlaceholder(c.in) != (MayHoldPlaceholder(c.in) || len(c.want) > 0) {
+			if mayHoldPlaceholder(c.in) != (mayHoldPlaceholder(c.in) || len(c.want) > 0) {
 				t.Errorf("the prefilter rules out %q", c.in)
 			}
 			p, ok := FirstPlaceholder(c.in)
@@ -114,7 +114,7 @@ func FuzzFindPlaceholders(f *testing.F) {
 			last, line = start, l
 			return true
 		})
-		if !MayHoldPlaceholder(s) && last >= 0 {
+		if !mayHoldPlaceholder(s) && last >= 0 {
 			t.Fatal("the prefilter ruled out a placeholder")
 		}
 	})

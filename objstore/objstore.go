@@ -17,11 +17,11 @@ import (
 	"github.com/aws/smithy-go/logging"
 )
 
-// Scheme is how a source or destination in object storage is written.
-const Scheme = "s3://"
+// scheme is how a source or destination in object storage is written.
+const scheme = "s3://"
 
 // IsURL tells whether name is an s3:// URL.
-func IsURL(name string) bool { return strings.HasPrefix(name, Scheme) }
+func IsURL(name string) bool { return strings.HasPrefix(name, scheme) }
 
 // Loc is a bucket and a key (or key prefix) in it.
 type Loc struct {
@@ -33,7 +33,7 @@ func ParseURL(u string) (Loc, error) {
 	if !IsURL(u) {
 		return Loc{}, fmt.Errorf("%s: not an s3:// URL", u)
 	}
-	rest := strings.TrimPrefix(u, Scheme)
+	rest := strings.TrimPrefix(u, scheme)
 	bucket, key, _ := strings.Cut(rest, "/")
 	if bucket == "" {
 		return Loc{}, fmt.Errorf("%s: no bucket: write s3://BUCKET/KEY or s3://BUCKET/PREFIX/", u)
@@ -42,7 +42,7 @@ func ParseURL(u string) (Loc, error) {
 }
 
 // String is the location as an s3:// URL.
-func (l Loc) String() string { return Scheme + l.Bucket + "/" + l.Key }
+func (l Loc) String() string { return scheme + l.Bucket + "/" + l.Key }
 
 // IsPrefix tells whether the location names a prefix (a "folder") rather
 // than one object: the whole bucket, or a key ending in "/".

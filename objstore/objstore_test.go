@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/internal/s3test"
 	"github.com/agentsandbox/sandbox/objstore"
-	"github.com/agentsandbox/sandbox/objstore/s3test"
 )
 
 // setup starts a server with a bucket and returns a client of it through a

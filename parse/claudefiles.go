@@ -29,11 +29,11 @@ func firstSessionID(name string) string {
 	return h.id(a)
 }
 
-// Companions returns the subagent transcripts of a Claude Code session
+// companions returns the subagent transcripts of a Claude Code session
 // file (formats/claude.md §1.4): <session>/subagents/agent-*.jsonl, and the
 // legacy agent-*.jsonl beside it whose lines carry the session's id. A file
 // that is not a Claude main transcript has none.
-func Companions(name string) []string {
+func companions(name string) []string {
 	return (&companionFinder{}).find(name)
 }
 

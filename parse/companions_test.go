@@ -46,7 +46,7 @@ func TestCompanionsShareADirectory(t *testing.T) {
 		if !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.session, got, c.want)
 		}
-		if alone := Companions(filepath.Join(dir, c.session)); !reflect.DeepEqual(alone, c.want) {
+		if alone := companions(filepath.Join(dir, c.session)); !reflect.DeepEqual(alone, c.want) {
 			t.Errorf("%s alone: %q, want %q", c.session, alone, c.want)
 		}
 	}

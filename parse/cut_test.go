@@ -38,7 +38,7 @@ func jsonlTranscripts(t *testing.T, least int, globs ...string) []transcriptFile
 			if err != nil {
 				t.Fatal(err)
 			}
-			agent, ok := Detect(data[:min(len(data), 64<<10)])
+			agent, ok := detect(data[:min(len(data), 64<<10)])
 			if ok && agent != manifest.AgentOpencode {
 				out = append(out, transcriptFile{f, data, agent})
 			}

@@ -21,7 +21,7 @@ func TestDetectAgents(t *testing.T) {
 		if len(head) > 64<<10 {
 			head = head[:64<<10]
 		}
-		if got, ok := Detect(head); !ok || got != want {
+		if got, ok := detect(head); !ok || got != want {
 			t.Errorf("%s: detected %q (%v), want %q", name, got, ok, want)
 		}
 	}

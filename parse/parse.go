@@ -18,13 +18,13 @@ import (
 // known agent.
 var ErrUnknownFormat = errors.New("not a transcript of a known agent")
 
-// Detect tells a transcript's agent from its first bytes (by content, so a
+// detect tells a transcript's agent from its first bytes (by content, so a
 // renamed file still reads). Each record in head votes for the agent whose
 // record it looks like, and the majority decides: one line of another
 // agent's shape (a pasted record, a test line) does not turn a session into
 // the other agent's. Records are read as JSON, so whitespace, key order and
 // escapes do not matter; the last record may be cut short.
-func Detect(head []byte) (manifest.Agent, bool) {
+func detect(head []byte) (manifest.Agent, bool) {
 	a, ok := readHead(head).agent()
 	if !ok {
 		return "", false

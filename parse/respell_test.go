@@ -43,7 +43,7 @@ func TestDetectMajority(t *testing.T) {
 		lines(`{"type":"summary"}`, `{"a":1}`):                                         "",
 	}
 	for in, want := range cases {
-		got, ok := Detect([]byte(in))
+		got, ok := detect([]byte(in))
 		if got != want || ok != (want != "") {
 			t.Errorf("Detect(%.60q) = %q, %v; want %q", in, got, ok, want)
 		}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
+	"github.com/agentsandbox/sandbox/internal/s3test"
 	"github.com/agentsandbox/sandbox/objstore"
-	"github.com/agentsandbox/sandbox/objstore/s3test"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/discover"
 )

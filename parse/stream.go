@@ -111,7 +111,7 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 	if n == 0 && rerr != nil && !errors.Is(rerr, io.EOF) {
 		return fail(fmt.Errorf("%s: %w", name, rerr))
 	}
-	a, ok := Detect(head)
+	a, ok := detect(head)
 	switch {
 	case n == 0:
 		return fail(fmt.Errorf("%s: empty file", name))

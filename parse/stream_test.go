@@ -102,7 +102,7 @@ func TestDetect(t *testing.T) {
 		"plain text": "",
 	}
 	for in, want := range cases {
-		got, ok := Detect([]byte(in))
+		got, ok := detect([]byte(in))
 		if got != want || ok != (want != "") {
 			t.Errorf("Detect(%.40q) = %q, %v; want %q", in, got, ok, want)
 		}

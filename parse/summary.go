@@ -101,7 +101,7 @@ func Summarize(ctx context.Context, sel []Selected, progress func(int64)) ([]*Su
 	for _, s := range out {
 		s.Files = len(s.files)
 		s.count()
-		s.Verdict = VerdictOf(s.EndState)
+		s.Verdict = verdictOf(s.EndState)
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Start.Before(out[b].Start) })
 	return out, errs
@@ -300,8 +300,8 @@ func CollectEvents(ctx context.Context, c *Selected, event func(manifest.Event))
 	return out, err
 }
 
-// VerdictOf words an end state as inspect's verdict does.
-func VerdictOf(e manifest.EndState) string {
+// verdictOf words an end state as inspect's verdict does.
+func verdictOf(e manifest.EndState) string {
 	switch e {
 	case manifest.EndClean:
 		return "ended cleanly"
@@ -332,7 +332,7 @@ func openDetect(c *Selected) (br *bufio.Reader, head []byte, agent manifest.Agen
 	br = headBufs.Get().(*bufio.Reader)
 	br.Reset(dr)
 	head, _ = br.Peek(64 << 10)
-	agent, ok = Detect(head)
+	agent, ok = detect(head)
 	return br, head, agent, ok, func() {
 		dr.Close()
 		rc.Close()

@@ -36,7 +36,7 @@ func TestApplyGeminiEdit(t *testing.T) {
 		{"flexible lines", "  a\n    b\nc\n", manifest.Edit{Old: "a\n  b", New: "x\n  y"}, "  x\n    y\nc\n", false},
 		{"flexible twice refused", " a\n  a\n", manifest.Edit{Old: "a ", New: "b"}, "", true},
 	} {
-		got, _, err := ApplyGeminiEdit(tc.in, tc.e)
+		got, _, err := applyGeminiEdit(tc.in, tc.e)
 		if (err != nil) != tc.err || got != tc.want {
 			t.Errorf("%s: got %q, %v; want %q (error %v)", tc.name, got, err, tc.want, tc.err)
 		}
@@ -71,7 +71,7 @@ func TestApplyPiEdit(t *testing.T) {
 		// for an exact match; since, in the text matched.
 		{"old: unique only exactly", "x \nx\n", []manifest.Edit{{Old: "x\n", New: "y\n"}}, "", false, true, false},
 	} {
-		got, fuzzy, err := ApplyPiEdit(tc.in, tc.edits, tc.preserve)
+		got, fuzzy, err := applyPiEdit(tc.in, tc.edits, tc.preserve)
 		if (err != nil) != tc.err || got != tc.want || (err == nil && fuzzy != tc.fuzzy) {
 			t.Errorf("%s: got %q fuzzy=%v, %v; want %q fuzzy=%v (error %v)", tc.name, got, fuzzy, err, tc.want, tc.fuzzy, tc.err)
 		}
@@ -84,7 +84,7 @@ func FuzzApplyPiEdit(f *testing.F) {
 	f.Add("say \u201chi\u201d  \r\nx\n", "say \"hi\"", "y", true)
 	f.Add("\uFEFFa\nb\n", "b", "", false)
 	f.Fuzz(func(t *testing.T, in, old, repl string, preserve bool) {
-		out, fuzzy, err := ApplyPiEdit(in, []manifest.Edit{{Old: old, New: repl}}, preserve)
+		out, fuzzy, err := applyPiEdit(in, []manifest.Edit{{Old: old, New: repl}}, preserve)
 		// Without the fuzzy pass (which normalises the whole file), pi
 		// refuses an edit that changes nothing.
 		if err == nil && !fuzzy && out == in {
@@ -141,7 +141,7 @@ func FuzzApplyGeminiEdit(f *testing.F) {
 	f.Add("a a\n", "a", "b", true)
 	f.Fuzz(func(t *testing.T, in, old, repl string, all bool) {
 		in = lf(in)
-		out, flexible, err := ApplyGeminiEdit(in, manifest.Edit{Old: old, New: repl, ReplaceAll: all})
+		out, flexible, err := applyGeminiEdit(in, manifest.Edit{Old: old, New: repl, ReplaceAll: all})
 		if err != nil {
 			return
 		}

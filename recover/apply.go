@@ -48,8 +48,8 @@ type JournalSet struct {
 	byRoot map[string]*Journal
 }
 
-// NewJournalSet returns journals stamped with now and sealed by key.
-func NewJournalSet(fsys FS, now time.Time, key KeyFunc) *JournalSet {
+// newJournalSet returns journals stamped with now and sealed by key.
+func newJournalSet(fsys FS, now time.Time, key KeyFunc) *JournalSet {
 	return &JournalSet{fsys: fsys, now: now, key: key, byRoot: map[string]*Journal{}}
 }
 
@@ -59,7 +59,7 @@ func (s *JournalSet) forRoot(root string) *Journal {
 	}
 	j, ok := s.byRoot[root]
 	if !ok {
-		j = NewJournal(s.fsys, root, s.now, s.key)
+		j = newJournal(s.fsys, root, s.now, s.key)
 		s.byRoot[root] = j
 	}
 	return j
@@ -98,9 +98,9 @@ type applier struct {
 	undo     []undoStep
 }
 
-// Apply carries out plans on fsys; if any step fails, the steps already
+// apply carries out plans on fsys; if any step fails, the steps already
 // taken are undone, the journals discarded, and the host is left as it was.
-func Apply(ctx context.Context, plans []*FilePlan, fsys FS, journals *JournalSet) error {
+func apply(ctx context.Context, plans []*FilePlan, fsys FS, journals *JournalSet) error {
 	a := &applier{fsys: fsys, journals: journals}
 	for _, p := range plans {
 		if err := ctx.Err(); err != nil {

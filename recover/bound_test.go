@@ -59,7 +59,7 @@ func FuzzShellGrades(f *testing.F) {
 		}
 		ops := []manifest.Op{writeOp(0, "/w/a.txt", "a\n"), writeOp(1, "/w/src/b.txt", "b\n"), writeOp(2, "/w/c.md", "c\n"),
 			shellOp(3, s1), writeOp(4, "/w/src/d.md", "d\n"), shellOp(5, s2)}
-		inline, _ := Reconstruct(ops, noBase, ReconstructOptions{})
+		inline, _ := reconstruct(ops, noBase, ReconstructOptions{})
 		if shellcmd.Parse(s1).Err != nil {
 			return
 		}
@@ -70,7 +70,7 @@ func FuzzShellGrades(f *testing.F) {
 		// of a word, so such a file is not read; and a file knows its own
 		// directory, "$(dirname "$0")".
 		ran := append(ops[:3:3], writeOp(3, "/w/.r.sh", s1), shellOp(3, "bash .r.sh"), writeOp(4, "/w/src/d.md", "d\n"), shellOp(5, s2))
-		byScript, _ := Reconstruct(ran, noBase, ReconstructOptions{})
+		byScript, _ := reconstruct(ran, noBase, ReconstructOptions{})
 		for _, a := range inline {
 			for _, b := range byScript {
 				if !strings.Contains(s1, "\r") && !strings.Contains(s1, "dirname") && a.Path == b.Path && (a.Confidence != b.Confidence || a.Final.Exists != b.Final.Exists || a.Final.Text != b.Final.Text) {
@@ -82,7 +82,7 @@ func FuzzShellGrades(f *testing.F) {
 			return
 		}
 		ops = append(ops[:4:4], shellOp(3, s1+"\ngit reset --hard"))
-		files, _ := Reconstruct(ops, noBase, ReconstructOptions{})
+		files, _ := reconstruct(ops, noBase, ReconstructOptions{})
 		for _, r := range files {
 			if r.Confidence == Exact && r.Final.Exists && strings.HasPrefix(r.Path, "/w/") {
 				t.Errorf("%s is exact after %q then git reset --hard", r.Path, s1)
@@ -105,7 +105,7 @@ func TestBoundMakes(t *testing.T) {
 		`echo x > "$f.txt"`:          Unrecoverable,
 	} {
 		ops := []manifest.Op{writeOp(0, "/w/a.txt", "a\n"), shellOp(1, "rm a.txt"), shellOp(2, script)}
-		files, _ := Reconstruct(ops, noBase, ReconstructOptions{})
+		files, _ := reconstruct(ops, noBase, ReconstructOptions{})
 		if len(files) != 1 || files[0].Confidence != want || want == Exact && files[0].Final.Exists {
 			t.Errorf("rm a.txt; %s: %+v, want %s", script, files[0], want)
 		}

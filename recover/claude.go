@@ -205,7 +205,7 @@ func (r *Reconstructor) edit(op *manifest.Op) {
 				return
 			}
 		}
-		out, err := ApplyEdit(text, e)
+		out, err := applyEdit(text, e)
 		if err == nil && unconfirmed && e.Old != "" && e.New != e.Old && strings.Contains(e.New, e.Old) {
 			f.noteInserted(where(op), e.New)
 		}
@@ -361,10 +361,10 @@ func lineBlocks(text string) map[string]int {
 	return count
 }
 
-// ApplyEdit applies one Claude Code exact-string replacement to LF text.
+// applyEdit applies one Claude Code exact-string replacement to LF text.
 // A replacement that is not unique (without ReplaceAll) is refused, as
 // Claude Code refuses it.
-func ApplyEdit(orig string, e manifest.Edit) (string, error) {
+func applyEdit(orig string, e manifest.Edit) (string, error) {
 	if e.Old == "" {
 		return e.New, nil
 	}
@@ -406,7 +406,7 @@ func (r *Reconstructor) notebook(op *manifest.Op) {
 		f.res.Reason = where(op) + ": notebook edited by the agent, but its content before the edit is unknown"
 		return
 	}
-	out, err := EditNotebook(f.cur.Text, *op.Notebook)
+	out, err := editNotebook(f.cur.Text, *op.Notebook)
 	if err != nil {
 		f.res.Reason = fmt.Sprintf("%s: the notebook cell edit would not apply: %v", where(op), err)
 		f.cur, f.pinned = Content{}, false

@@ -24,7 +24,7 @@ func TestApplyEdit(t *testing.T) {
 		{"abc", manifest.Edit{Old: "zzz", New: "y"}, "", "old_string not found"},    // drift
 	}
 	for _, c := range cases {
-		got, err := ApplyEdit(c.orig, c.e)
+		got, err := applyEdit(c.orig, c.e)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("ApplyEdit(%q, %+v) error = %v, want %q", c.orig, c.e, err, c.err)
@@ -39,7 +39,7 @@ func TestApplyEdit(t *testing.T) {
 
 func TestEditNotebook(t *testing.T) {
 	nb := `{"cells": [{"cell_type": "code", "execution_count": 3, "id": "c1", "metadata": {}, "outputs": [{"text": "old"}], "source": "print(1)"}, {"cell_type": "markdown", "id": "m1", "metadata": {}, "source": "# <Title>"}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}`
-	got, err := EditNotebook(nb, manifest.NotebookCell{CellID: "c1", NewSource: "print(2)"})
+	got, err := editNotebook(nb, manifest.NotebookCell{CellID: "c1", NewSource: "print(2)"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,15 +47,15 @@ func TestEditNotebook(t *testing.T) {
 	if got != want {
 		t.Errorf("replace:\n%s\nwant:\n%s", got, want)
 	}
-	got, err = EditNotebook(nb, manifest.NotebookCell{CellID: "cell-0", NewSource: "## new", CellType: "markdown", EditMode: "insert"})
+	got, err = editNotebook(nb, manifest.NotebookCell{CellID: "cell-0", NewSource: "## new", CellType: "markdown", EditMode: "insert"})
 	if err != nil || strings.Index(got, "## new") < strings.Index(got, "print(1)") || strings.Index(got, "## new") > strings.Index(got, "<Title>") {
 		t.Errorf("insert after cell-0: %v\n%s", err, got)
 	}
-	got, err = EditNotebook(nb, manifest.NotebookCell{CellID: "m1", EditMode: "delete"})
+	got, err = editNotebook(nb, manifest.NotebookCell{CellID: "m1", EditMode: "delete"})
 	if err != nil || strings.Contains(got, "Title") {
 		t.Errorf("delete: %v\n%s", err, got)
 	}
-	if _, err := EditNotebook(nb, manifest.NotebookCell{CellID: "nope", NewSource: "x"}); err == nil {
+	if _, err := editNotebook(nb, manifest.NotebookCell{CellID: "nope", NewSource: "x"}); err == nil {
 		t.Error("a missing cell must fail")
 	}
 }

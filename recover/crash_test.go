@@ -117,13 +117,13 @@ func TestCrashMidApply(t *testing.T) {
 		before := tree(t, root)
 		m, _ := NewMapper([]Rule{{From: "/w", To: root}})
 		real := NewOSFS()
-		plans, err := Plan(files, m, real, OnConflictSkip, RedactedSkip)
+		plans, err := plan(files, m, real, OnConflictSkip, RedactedSkip)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fsys := &dyingFS{OSFS: real, at: at}
-		journals := NewJournalSet(fsys, time.Now(), testKey)
-		err = Apply(context.Background(), plans, fsys, journals)
+		journals := newJournalSet(fsys, time.Now(), testKey)
+		err = apply(context.Background(), plans, fsys, journals)
 		if err == nil {
 			if at < 3 {
 				t.Fatal("the apply never reached a change")

@@ -51,7 +51,7 @@ func Export(ctx context.Context, sources []Source, fsys FS, opts Options, w *man
 	sort.SliceStable(files, func(a, b int) bool { return files[a].Path < files[b].Path })
 	out := make([]manifest.File, 0, len(files))
 	for _, f := range files {
-		mf := ManifestFile(f)
+		mf := manifestFile(f)
 		if redact != nil {
 			redact.File(&mf)
 		}

@@ -91,7 +91,7 @@ func planRollback(t *testing.T, root string, files []*FileResult, fsys FS) []*Fi
 	if err != nil {
 		t.Fatal(err)
 	}
-	plans, err := Plan(files, m, fsys, OnConflictSkip, RedactedSkip)
+	plans, err := plan(files, m, fsys, OnConflictSkip, RedactedSkip)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,9 +114,9 @@ func TestRollbackEveryStep(t *testing.T) {
 				plans := planRollback(t, root, files, real)
 				var journals *JournalSet
 				if journaled {
-					journals = NewJournalSet(fsys, time.Now(), testKey)
+					journals = newJournalSet(fsys, time.Now(), testKey)
 				}
-				err := Apply(context.Background(), plans, fsys, journals)
+				err := apply(context.Background(), plans, fsys, journals)
 				real.Close()
 				if err == nil {
 					if tried < 4 {
@@ -166,9 +166,9 @@ func TestRollbackThatFails(t *testing.T) {
 			fsys := &faultFS{OSFS: real, fail: func(n int) bool { return n >= from }}
 			var journals *JournalSet
 			if journaled {
-				journals = NewJournalSet(fsys, time.Now(), testKey)
+				journals = newJournalSet(fsys, time.Now(), testKey)
 			}
-			err := Apply(context.Background(), plans, fsys, journals)
+			err := apply(context.Background(), plans, fsys, journals)
 			var ae *ApplyError
 			if !errors.As(err, &ae) {
 				t.Fatalf("got %v, want an ApplyError", err)
@@ -194,7 +194,7 @@ func appliedJournal(t *testing.T) (root, name string, before, after map[string]s
 	before = tree(t, root)
 	fsys := NewOSFS()
 	defer fsys.Close()
-	if err := Apply(context.Background(), planRollback(t, root, files, fsys), fsys, NewJournalSet(fsys, time.Now(), testKey)); err != nil {
+	if err := apply(context.Background(), planRollback(t, root, files, fsys), fsys, newJournalSet(fsys, time.Now(), testKey)); err != nil {
 		t.Fatal(err)
 	}
 	name, err := LatestJournal(fsys, root)
@@ -234,7 +234,7 @@ func TestUndoRefusesBrokenBeforeImage(t *testing.T) {
 			root, name, before, after := appliedJournal(t)
 			fsys := NewOSFS()
 			defer fsys.Close()
-			entries, _, err := ReadJournal(fsys, root, name)
+			entries, _, err := readJournal(fsys, root, name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,11 +289,11 @@ func TestNotebookReplay(t *testing.T) {
 		return manifest.Op{Seq: seq, Kind: manifest.KindWrite, Tool: "Write", Cwd: "/w", Paths: []string{path}, Content: &content,
 			Outcome: manifest.OutcomeApplied, Provenance: manifest.Provenance{Transcript: "s.jsonl", Line: seq + 1, CallID: fmt.Sprint("w", seq)}}
 	}
-	replaced, err := EditNotebook(nb, manifest.NotebookCell{CellID: "c1", NewSource: "print(2)"})
+	replaced, err := editNotebook(nb, manifest.NotebookCell{CellID: "c1", NewSource: "print(2)"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	both, err := EditNotebook(replaced, manifest.NotebookCell{CellID: "c1", NewSource: "# end", CellType: "markdown", EditMode: "insert"})
+	both, err := editNotebook(replaced, manifest.NotebookCell{CellID: "c1", NewSource: "# end", CellType: "markdown", EditMode: "insert"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestNotebookReplay(t *testing.T) {
 			return op
 		}(),
 	}
-	files, _ := Reconstruct(ops, base, ReconstructOptions{})
+	files, _ := reconstruct(ops, base, ReconstructOptions{})
 	got := map[string]*FileResult{}
 	for _, f := range files {
 		got[f.Path] = f
@@ -462,9 +462,9 @@ func TestReadBackMismatch(t *testing.T) {
 		plans := planRollback(t, root, files, real)
 		var journals *JournalSet
 		if journaled {
-			journals = NewJournalSet(fsys, time.Now(), testKey)
+			journals = newJournalSet(fsys, time.Now(), testKey)
 		}
-		err := Apply(context.Background(), plans, fsys, journals)
+		err := apply(context.Background(), plans, fsys, journals)
 		real.Close()
 		if err == nil || !strings.Contains(err.Error(), "read back a different sha256") {
 			t.Fatalf("journaled %v: %v", journaled, err)
@@ -498,12 +498,12 @@ func TestEditNotebookRefuses(t *testing.T) {
 		{nb, manifest.NotebookCell{EditMode: "delete"}, "delete needs a cell id"},
 		{nb, manifest.NotebookCell{CellID: "cell-1", EditMode: "delete"}, `cell "cell-1" not found`},
 	} {
-		if _, err := EditNotebook(tc.nb, tc.cell); err == nil || !strings.Contains(err.Error(), tc.err) {
+		if _, err := editNotebook(tc.nb, tc.cell); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s %+v: %v, want %q", tc.nb, tc.cell, err, tc.err)
 		}
 	}
 	// An insert without a type is a code cell, with no outputs yet.
-	out, err := EditNotebook(nb, manifest.NotebookCell{NewSource: "first", EditMode: "insert"})
+	out, err := editNotebook(nb, manifest.NotebookCell{NewSource: "first", EditMode: "insert"})
 	if err != nil || !strings.Contains(out, "\"cell_type\": \"code\",\n   \"metadata\": {},\n   \"source\": \"first\",\n   \"execution_count\": null,\n   \"outputs\": []") {
 		t.Errorf("insert first: %v\n%s", err, out)
 	}
@@ -528,7 +528,7 @@ func TestEditReplayFailures(t *testing.T) {
 		edit(2, "/w/unknown.txt", "a", "b"),
 		edit(1, "/w/pinned.txt", "zzz", "y", manifest.Evidence{Path: "/w/pinned.txt", Kind: manifest.EvidencePre, Content: "abc\n", Source: "toolUseResult.originalFile"}),
 	}
-	files, _ := Reconstruct(ops, absent, ReconstructOptions{})
+	files, _ := reconstruct(ops, absent, ReconstructOptions{})
 	got := map[string]*FileResult{}
 	for _, f := range files {
 		got[f.Path] = f

@@ -59,13 +59,13 @@ func applyAll(t *testing.T, root string, files []*FileResult) error {
 	m, _ := NewMapper([]Rule{{From: "/w", To: root}})
 	fsys := NewOSFS()
 	defer fsys.Close()
-	plans, err := Plan(files, m, fsys, OnConflictSkip, RedactedSkip)
+	plans, err := plan(files, m, fsys, OnConflictSkip, RedactedSkip)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The report orders plans by path, and the apply follows that order.
 	buildReport(nil, nil, plans, Stats{}, false)
-	return Apply(context.Background(), plans, fsys, NewJournalSet(fsys, time.Now(), testKey))
+	return apply(context.Background(), plans, fsys, newJournalSet(fsys, time.Now(), testKey))
 }
 
 // TestFullDiskRollback fills a small disk part way through an apply: the
@@ -143,7 +143,7 @@ func TestFullDiskUndo(t *testing.T) {
 	if !errors.As(err, &ie) {
 		t.Fatalf("undo on a full disk: %v, want an incomplete undo", err)
 	}
-	if _, done, _ := ReadJournal(fsys, root, name); done != "" {
+	if _, done, _ := readJournal(fsys, root, name); done != "" {
 		t.Fatalf("journal marked %s after an incomplete undo", done)
 	}
 	if again, _ := LatestJournal(fsys, root); again != name {

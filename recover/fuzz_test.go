@@ -125,7 +125,7 @@ func FuzzApplyEdit(f *testing.F) {
 	f.Add("", "", "new", false)
 	f.Add("dup dup", "dup", "one", false)
 	f.Fuzz(func(t *testing.T, orig, old, new string, all bool) {
-		out, err := ApplyEdit(orig, manifest.Edit{Old: old, New: new, ReplaceAll: all})
+		out, err := applyEdit(orig, manifest.Edit{Old: old, New: new, ReplaceAll: all})
 		if want, werr := applyEditByCount(orig, manifest.Edit{Old: old, New: new, ReplaceAll: all}); out != want || fmt.Sprint(err) != fmt.Sprint(werr) {
 			t.Fatalf("ApplyEdit(%q, %q→%q, all=%v) = %q, %v; by count %q, %v", orig, old, new, all, out, err, want, werr)
 		}
@@ -181,7 +181,7 @@ func FuzzEditNotebook(f *testing.F) {
 	f.Add(`{"cells": [{"cell_type": "raw", "id": "r", "source": ""}, {"cell_type": "code", "id": "r", "source": "1.50e3"}], "n": 1.50e3}`, "r", "z", "insert", "code")
 	f.Fuzz(func(t *testing.T, nb, id, src, mode, typ string) {
 		cell := manifest.NotebookCell{CellID: id, NewSource: src, EditMode: mode, CellType: typ}
-		out, err := EditNotebook(nb, cell)
+		out, err := editNotebook(nb, cell)
 		if hasDuplicateKeys(nb) {
 			return
 		}
@@ -355,7 +355,7 @@ func FuzzOpencodeReplace(f *testing.F) {
 		if len(content) > 4096 || len(old) > 1024 {
 			return
 		}
-		out, how, err := OpencodeReplace(content, old, new, all)
+		out, how, err := opencodeReplace(content, old, new, all)
 		if err == nil && how == "simple" && !all && out != strings.Replace(content, old, new, 1) {
 			t.Fatalf("simple replacement %q -> %q in %q gave %q", old, new, content, out)
 		}

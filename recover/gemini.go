@@ -44,11 +44,11 @@ func (r *Reconstructor) geminiEdit(op *manifest.Op) {
 		err = fmt.Errorf("the host has no copy to start from (--base DIR can point at the files as they were when the session started)")
 	default:
 		var flexible bool
-		out, flexible, err = ApplyGeminiEdit(f.cur.Text, e)
+		out, flexible, err = applyGeminiEdit(f.cur.Text, e)
 		if err == nil && flexible && post == nil && !f.pinned {
 			f.res.Fuzz = append(f.res.Fuzz, where(op)+": matched by Gemini's flexible strategy (whole lines, indentation ignored) on the host's copy")
 		}
-		if err != nil && post == nil && !f.pinned && reversible(f.cur.Text, op.Edits, func(text string, e []manifest.Edit) bool { _, _, err := ApplyGeminiEdit(text, e[0]); return err == nil }) {
+		if err != nil && post == nil && !f.pinned && reversible(f.cur.Text, op.Edits, func(text string, e []manifest.Edit) bool { _, _, err := applyGeminiEdit(text, e[0]); return err == nil }) {
 			out, err = f.cur.Text, nil
 			f.res.Notes = append(f.res.Notes, where(op)+": the host copy already has this change")
 		}
@@ -90,7 +90,7 @@ func unproven(f *fstate, op *manifest.Op) {
 	}
 }
 
-// ApplyGeminiEdit applies one Gemini CLI replace to LF text with Gemini's
+// applyGeminiEdit applies one Gemini CLI replace to LF text with Gemini's
 // first two strategies (docs/formats/gemini.md): old_string and new_string
 // have CRLF turned into LF; the exact strategy replaces every literal
 // occurrence, and when there is none the flexible one matches whole lines
@@ -101,7 +101,7 @@ func unproven(f *fstate, op *manifest.Op) {
 // later strategies (a token regex, Levenshtein recovery, an LLM rewriting
 // old_string) are not replayed: a call only they could match is an error
 // here. flexible says the flexible strategy matched.
-func ApplyGeminiEdit(orig string, e manifest.Edit) (out string, flexible bool, err error) {
+func applyGeminiEdit(orig string, e manifest.Edit) (out string, flexible bool, err error) {
 	old, repl := lf(e.Old), lf(e.New)
 	if old == "" {
 		return "", false, fmt.Errorf("an empty old_string on an existing file: Gemini CLI refuses to create a file that exists")

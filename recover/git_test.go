@@ -208,7 +208,7 @@ func TestTipAt(t *testing.T) {
 	dir := t.TempDir()
 	t0 := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
 	hs := testRepo(t, dir, []map[string]string{{"a": "1\n"}, {"a": "2\n"}, {"a": "3\n"}}, []time.Time{t0, t0.Add(2 * time.Hour), t0.Add(4 * time.Hour)})
-	r, err := OpenRepo(filepath.Join(dir, "sub", "dir"))
+	r, err := openRepo(filepath.Join(dir, "sub", "dir"))
 	if err != nil || r == nil {
 		t.Fatalf("OpenRepo: %v, %v", r, err)
 	}
@@ -294,7 +294,7 @@ func BenchmarkGitBase(b *testing.B) {
 	b.SetBytes(int64(total))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, err := OpenRepo(dir)
+		r, err := openRepo(dir)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -29,11 +29,11 @@ type Repo struct {
 	r      *git.Repository
 }
 
-// OpenRepo opens the git repository that holds dir: dir itself (a bare
+// openRepo opens the git repository that holds dir: dir itself (a bare
 // repository, or a work tree with .git), or the nearest parent that is one.
 // A dir that does not exist yet is looked for from its nearest existing
 // parent. It returns nil, nil when there is no repository.
-func OpenRepo(dir string) (*Repo, error) {
+func openRepo(dir string) (*Repo, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err

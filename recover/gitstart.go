@@ -80,7 +80,7 @@ func findStarts(headers []manifest.Session, rules []Rule, opts Options) (*Starts
 		if r, ok := repos[dir]; ok {
 			return r
 		}
-		r, err := OpenRepo(dir)
+		r, err := openRepo(dir)
 		if err != nil {
 			openErr[dir] = err.Error()
 		}

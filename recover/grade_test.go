@@ -68,7 +68,7 @@ func TestPartialReadEvidence(t *testing.T) {
 		{"past the end", read(2, 6, 7, "\nextra"), Stale, `the agent read line 7 as "extra", the replay has 6 lines`, text},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			files, st := Reconstruct([]manifest.Op{write(1, text), tc.read}, nil, ReconstructOptions{})
+			files, st := reconstruct([]manifest.Op{write(1, text), tc.read}, nil, ReconstructOptions{})
 			if len(files) != 1 {
 				t.Fatalf("%d files", len(files))
 			}
@@ -91,7 +91,7 @@ func TestPartialReadEvidence(t *testing.T) {
 		})
 	}
 	// A later Write pins the whole file again.
-	files, _ := Reconstruct([]manifest.Op{write(1, text), read(2, 3, 6, "func F() {}"), write(3, "package a\n")}, nil, ReconstructOptions{})
+	files, _ := reconstruct([]manifest.Op{write(1, text), read(2, 3, 6, "func F() {}"), write(3, "package a\n")}, nil, ReconstructOptions{})
 	if files[0].Confidence != Exact {
 		t.Errorf("after a later Write: %s", files[0].Confidence)
 	}
@@ -131,7 +131,7 @@ func TestInsertedAgain(t *testing.T) {
 		Provenance: manifest.Provenance{Transcript: "t.jsonl", Line: 1},
 		Edits:      []manifest.Edit{{Old: "\treturn 1\n}\n", New: "\treturn 1\n}\n\n// Sum adds.\n" + fn}}}
 	base := func(string) ([]byte, bool, bool) { return []byte(host), true, true }
-	files, _ := Reconstruct([]manifest.Op{insert}, base, ReconstructOptions{})
+	files, _ := reconstruct([]manifest.Op{insert}, base, ReconstructOptions{})
 	if len(files) != 1 || files[0].Confidence != Unrecoverable || !strings.Contains(files[0].Reason, `inserted a block the file already held ("func Sum(xs []int) int {")`) {
 		t.Fatalf("an insertion of what the host holds in a later form: %s: %s", files[0].Confidence, files[0].Reason)
 	}
@@ -139,14 +139,14 @@ func TestInsertedAgain(t *testing.T) {
 	bare := func(string) ([]byte, bool, bool) {
 		return []byte("package a\n\nfunc Once() int {\n\treturn 1\n}\n"), true, true
 	}
-	if files, _ := Reconstruct([]manifest.Op{insert}, bare, ReconstructOptions{}); files[0].Confidence == Unrecoverable {
+	if files, _ := reconstruct([]manifest.Op{insert}, bare, ReconstructOptions{}); files[0].Confidence == Unrecoverable {
 		t.Fatalf("an insertion onto a host without it: %s", files[0].Reason)
 	}
 	// A Write of the whole file after it settles what it holds, twice or not.
 	both := host + "\n// Sum again.\n" + fn
 	write := manifest.Op{Session: "s", Kind: manifest.KindWrite, Paths: []string{"/w/a.go"}, Content: &both, Outcome: manifest.OutcomeApplied,
 		Provenance: manifest.Provenance{Transcript: "t.jsonl", Line: 2}}
-	if files, _ := Reconstruct([]manifest.Op{insert, write}, base, ReconstructOptions{}); files[0].Confidence != Exact || files[0].Final.Text != both {
+	if files, _ := reconstruct([]manifest.Op{insert, write}, base, ReconstructOptions{}); files[0].Confidence != Exact || files[0].Final.Text != both {
 		t.Fatalf("after a Write of the whole file: %s: %s", files[0].Confidence, files[0].Reason)
 	}
 }

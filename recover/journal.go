@@ -68,9 +68,9 @@ type Journal struct {
 	madeIgnore bool
 }
 
-// NewJournal starts a journal under root. Nothing is written until the
+// newJournal starts a journal under root. Nothing is written until the
 // first change is recorded.
-func NewJournal(fsys FS, root string, now time.Time, key KeyFunc) *Journal {
+func newJournal(fsys FS, root string, now time.Time, key KeyFunc) *Journal {
 	return &Journal{Root: root, Name: now.UTC().Format("20060102T150405.000000000Z"), fsys: fsys, key: key, empty: true}
 }
 
@@ -229,9 +229,9 @@ func Journals(fsys FS, root string) ([]string, error) {
 	return names, nil
 }
 
-// ReadJournal reads a journal's entries; done is "undone" or "rolled-back"
+// readJournal reads a journal's entries; done is "undone" or "rolled-back"
 // when the journal was already reversed.
-func ReadJournal(fsys FS, root, name string) (entries []JournalEntry, done string, err error) {
+func readJournal(fsys FS, root, name string) (entries []JournalEntry, done string, err error) {
 	data, _, exists, err := fsys.ReadFile(Target{Root: root, Rel: path.Join(JournalDir, name, "journal.jsonl")})
 	if err != nil {
 		return nil, "", err
@@ -298,7 +298,7 @@ func (e *IncompleteError) Error() string {
 // journal this sandbox cannot vouch for; with no key, only that is done.
 // The journal is marked undone sealed by key (unsealed with none).
 func Undo(fsys FS, root, name string, key KeyFunc, unsealed bool) ([]UndoResult, error) {
-	entries, done, err := ReadJournal(fsys, root, name)
+	entries, done, err := readJournal(fsys, root, name)
 	if err != nil {
 		return nil, err
 	}
@@ -434,7 +434,7 @@ func ListJournals(fsys FS, root string) ([]JournalInfo, error) {
 		if t, err := time.Parse("20060102T150405.000000000Z", n); err == nil {
 			info.Time = t.Format(time.RFC3339)
 		}
-		entries, done, err := ReadJournal(fsys, root, n)
+		entries, done, err := readJournal(fsys, root, n)
 		switch {
 		case err != nil:
 			info.State, info.Error = "damaged", err.Error()
@@ -524,7 +524,7 @@ func LatestJournal(fsys FS, root string) (string, error) {
 		return "", err
 	}
 	for i := len(names) - 1; i >= 0; i-- {
-		if _, done, err := ReadJournal(fsys, root, names[i]); err == nil && done == "" {
+		if _, done, err := readJournal(fsys, root, names[i]); err == nil && done == "" {
 			return names[i], nil
 		}
 	}

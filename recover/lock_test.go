@@ -44,14 +44,14 @@ func TestRecheckBeforeWrite(t *testing.T) {
 	m, _ := NewMapper([]Rule{{From: "/w", To: root}})
 	fsys := NewOSFS()
 	defer fsys.Close()
-	plans, err := Plan(files, m, fsys, OnConflictSkip, RedactedSkip)
+	plans, err := plan(files, m, fsys, OnConflictSkip, RedactedSkip)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(root, "b.txt"), []byte("edited meanwhile\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Apply(context.Background(), plans, fsys, NewJournalSet(fsys, time.Now(), testKey)); err != nil {
+	if err := apply(context.Background(), plans, fsys, newJournalSet(fsys, time.Now(), testKey)); err != nil {
 		t.Fatal(err)
 	}
 	r := buildReport(nil, nil, plans, Stats{}, false)

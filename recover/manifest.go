@@ -12,11 +12,11 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
-// ManifestFile returns a reconstructed file as a manifest entry, with its
+// manifestFile returns a reconstructed file as a manifest entry, with its
 // start and final content, and the sha256 of every state it went through
 // when it was reconstructed with SHA256States (export does; the keyed
 // hashes of a recovery mean nothing to another process, and are left out).
-func ManifestFile(f *FileResult) manifest.File {
+func manifestFile(f *FileResult) manifest.File {
 	m := manifest.File{Path: f.Path, Sessions: f.Sessions, Confidence: string(f.Confidence), Ops: f.Ops,
 		MovedFrom: f.MovedFrom, Reason: f.Reason, Drift: f.Drift, Fuzz: f.Fuzz, Notes: f.Notes, Base: f.Base,
 		Start: manifest.NewState(f.Start.Known, f.Start.Exists, f.Start.Text, true, sum),
@@ -52,8 +52,8 @@ func fromState(s manifest.State, what, path string) (Content, error) {
 	return Content{}, fmt.Errorf("%s: %s state %q", path, what, s.State)
 }
 
-// FileFromManifest turns a manifest entry back into a reconstructed file.
-func FileFromManifest(m manifest.File) (*FileResult, error) {
+// fileFromManifest turns a manifest entry back into a reconstructed file.
+func fileFromManifest(m manifest.File) (*FileResult, error) {
 	f := &FileResult{Path: m.Path, Sessions: m.Sessions, Confidence: Confidence(m.Confidence), Ops: m.Ops,
 		MovedFrom: m.MovedFrom, Reason: m.Reason, Drift: m.Drift, Fuzz: m.Fuzz, Notes: m.Notes, states: map[[32]byte]bool{}, sha: true,
 		Kind: m.Kind, Outside: m.Outside, Base: m.Base}
@@ -118,7 +118,7 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 	claimed := map[Target]string{}
 	a := &applier{fsys: fsys}
 	if !opts.DryRun {
-		a.journals = NewJournalSet(fsys, time.Now(), opts.JournalKey)
+		a.journals = newJournalSet(fsys, time.Now(), opts.JournalKey)
 		res.Journals = a.journals
 	}
 	var sessions []manifest.Session
@@ -166,7 +166,7 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			f, err := FileFromManifest(mf)
+			f, err := fileFromManifest(mf)
 			if err != nil {
 				return err
 			}
@@ -254,7 +254,7 @@ func replayManifest(ctx context.Context, res *Result, sessions []manifest.Sessio
 			files[i] = mf
 		}
 	}
-	plans, err := Plan(files, m, fsys, opts.OnConflict, opts.Redacted)
+	plans, err := plan(files, m, fsys, opts.OnConflict, opts.Redacted)
 	if err != nil {
 		return res, err
 	}

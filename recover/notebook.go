@@ -122,11 +122,11 @@ func (n *jnode) encode(b *bytes.Buffer, depth int) {
 	}
 }
 
-// EditNotebook applies a NotebookEdit cell operation to a notebook's JSON
+// editNotebook applies a NotebookEdit cell operation to a notebook's JSON
 // text: replace a cell's source (and type), insert a cell after another (or
 // first), or delete one. Cells are found by id, or by the "cell-N" index
 // form Claude Code also accepts.
-func EditNotebook(text string, c manifest.NotebookCell) (string, error) {
+func editNotebook(text string, c manifest.NotebookCell) (string, error) {
 	d := json.NewDecoder(strings.NewReader(text))
 	d.UseNumber()
 	nb, err := decodeJSON(d)

@@ -53,7 +53,7 @@ func (r *Reconstructor) opencodeEdit(op *manifest.Op) {
 	case !f.cur.Exists:
 		err = errors.New("the host has no copy to start from (--base DIR can point at the files as they were when the session started)")
 	default:
-		text, how, err = OpencodeReplace(f.cur.Text, lf(e.Old), lf(e.New), e.ReplaceAll)
+		text, how, err = opencodeReplace(f.cur.Text, lf(e.Old), lf(e.New), e.ReplaceAll)
 	}
 	pre := f.cur.Text
 	switch {
@@ -116,11 +116,11 @@ var (
 	ErrOpencodeAmbiguous = errors.New("oldString matches several places and replaceAll is false: opencode refuses it")
 )
 
-// OpencodeReplace applies one opencode edit to LF text with opencode's
+// opencodeReplace applies one opencode edit to LF text with opencode's
 // rules: a chain of replacers, each proposing strings of content to
 // replace; the first proposal found exactly once (or at all, with
 // replaceAll) wins. how names the replacer that matched.
-func OpencodeReplace(content, oldS, newS string, replaceAll bool) (out, how string, err error) {
+func opencodeReplace(content, oldS, newS string, replaceAll bool) (out, how string, err error) {
 	if oldS == newS {
 		return "", "", errors.New("oldString and newString are identical: opencode refuses the edit")
 	}

@@ -32,7 +32,7 @@ func TestOpencodeReplace(t *testing.T) {
 		{"a single replacement takes $ literally", "x y", "x", "[$&]", false, "[$&] y", "simple", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, how, err := OpencodeReplace(tc.content, tc.old, tc.new, tc.all)
+			got, how, err := opencodeReplace(tc.content, tc.old, tc.new, tc.all)
 			if tc.err != nil {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("err %v, want %v (got %q by %s)", err, tc.err, got, how)
@@ -44,7 +44,7 @@ func TestOpencodeReplace(t *testing.T) {
 			}
 		})
 	}
-	if _, _, err := OpencodeReplace("a", "a", "a", false); err == nil {
+	if _, _, err := opencodeReplace("a", "a", "a", false); err == nil {
 		t.Fatal("an edit that changes nothing was accepted; opencode refuses it")
 	}
 }
@@ -84,7 +84,7 @@ func TestOpencodeEditReplay(t *testing.T) {
 	}
 	pre := manifest.Evidence{Path: "/w/a.py", Kind: manifest.EvidencePre, Content: "x = 1\n"}
 	post := manifest.Evidence{Path: "/w/a.py", Kind: manifest.EvidencePost, Content: "x = 2  # formatted\n"}
-	res, _ := Reconstruct([]manifest.Op{oc("x = 1", "x = 2", pre, post)}, nil, ReconstructOptions{})
+	res, _ := reconstruct([]manifest.Op{oc("x = 1", "x = 2", pre, post)}, nil, ReconstructOptions{})
 	f := res[0]
 	if f.Final.Text != "x = 2  # formatted\n" || f.Confidence != Exact || len(f.Drift) != 0 || len(f.Notes) != 1 {
 		t.Fatalf("formatted edit: %+v", f)
@@ -93,7 +93,7 @@ func TestOpencodeEditReplay(t *testing.T) {
 	// trimmed indentation put back is a guess, so the file is not exact.
 	prePy := manifest.Evidence{Path: "/w/a.py", Kind: manifest.EvidencePre, Content: "class A:\n    def f(self):\n        return 1\n"}
 	trimmed := manifest.Evidence{Path: "/w/a.py", Kind: manifest.EvidenceDiff, Content: "@@ -2,2 +2,2 @@\n def f(self):\n-    return 1\n+    return (2)\n"}
-	res, _ = Reconstruct([]manifest.Op{oc("return 1", "return 2", prePy, trimmed)}, nil, ReconstructOptions{})
+	res, _ = reconstruct([]manifest.Op{oc("return 1", "return 2", prePy, trimmed)}, nil, ReconstructOptions{})
 	f = res[0]
 	if f.Final.Text != "class A:\n    def f(self):\n        return (2)\n" || f.Confidence == Exact || len(f.Notes) != 2 {
 		t.Fatalf("trimmed diff: %+v", f)
@@ -101,7 +101,7 @@ func TestOpencodeEditReplay(t *testing.T) {
 	host := func(string) ([]byte, bool, bool) { return []byte("  x = 1  \ny = 2\n"), true, true }
 	failed := oc("y = 2", "y = 9")
 	failed.Outcome = manifest.OutcomeFailed
-	res, _ = Reconstruct([]manifest.Op{oc("x = 1\ny = 2", "x = 3\ny = 2"), failed}, host, ReconstructOptions{})
+	res, _ = reconstruct([]manifest.Op{oc("x = 1\ny = 2", "x = 3\ny = 2"), failed}, host, ReconstructOptions{})
 	f = res[0]
 	if f.Final.Text != "x = 3\ny = 2\n" || f.Confidence != HostBased || len(f.Fuzz) != 1 || !strings.Contains(f.Fuzz[0], "line-trimmed") {
 		t.Fatalf("host replay: %+v", f)

@@ -39,9 +39,9 @@ func (r *Reconstructor) piEdit(op *manifest.Op) {
 		}
 	}
 	before := f.cur.Text
-	out, fuzzy, err := ApplyPiEdit(f.cur.Text, op.Edits, preserve)
+	out, fuzzy, err := applyPiEdit(f.cur.Text, op.Edits, preserve)
 	if err != nil && !f.pinned && reversible(f.cur.Text, op.Edits, func(text string, e []manifest.Edit) bool {
-		_, _, err := ApplyPiEdit(text, e, preserve)
+		_, _, err := applyPiEdit(text, e, preserve)
 		return err == nil
 	}) {
 		// The host copy already holds the change (recovered before, or made
@@ -133,7 +133,7 @@ func checkPiDiff(diff, before, after string) string {
 	return ""
 }
 
-// ApplyPiEdit applies pi's edit to text (docs/formats/pi.md): a BOM is
+// applyPiEdit applies pi's edit to text (docs/formats/pi.md): a BOM is
 // kept aside, CRLF (and lone CR) become LF, and every oldText is located in
 // the content before the call, exactly or else in pi's fuzzy normalisation
 // (NFKC, trailing whitespace stripped, typographic quotes, dashes and
@@ -144,7 +144,7 @@ func checkPiDiff(diff, before, after string) string {
 // others keeping their bytes. The line endings and BOM are put back. An
 // edit that changes nothing is refused, as pi refuses it. fuzzy says the
 // fuzzy pass was used.
-func ApplyPiEdit(text string, edits []manifest.Edit, preserve bool) (string, bool, error) {
+func applyPiEdit(text string, edits []manifest.Edit, preserve bool) (string, bool, error) {
 	bom := ""
 	if strings.HasPrefix(text, "\uFEFF") {
 		bom, text = "\uFEFF", text[len("\uFEFF"):]

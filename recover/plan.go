@@ -120,11 +120,11 @@ func sum(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Plan decides, for every reconstructed file, what to do on the host:
+// plan decides, for every reconstructed file, what to do on the host:
 // F == H is unchanged, H == S a plain create/update/delete, anything else a
 // three-way merge of S, H and F — clean, or a conflict handled by policy.
 // A redacted file is skipped unless redacted is RedactedApply.
-func Plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy, redacted RedactedPolicy) ([]*FilePlan, error) {
+func plan(files []*FileResult, m *Mapper, fsys FS, policy ConflictPolicy, redacted RedactedPolicy) ([]*FilePlan, error) {
 	var plans []*FilePlan
 	byAgent := map[string]*FilePlan{}
 	claimed := map[Target]string{}

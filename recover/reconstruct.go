@@ -379,9 +379,9 @@ func NewReconstructor(base BaseFunc, opts ReconstructOptions) *Reconstructor {
 	return r
 }
 
-// Reconstruct replays ops (already in replay order) and returns every file
+// reconstruct replays ops (already in replay order) and returns every file
 // they touch, in order of first appearance.
-func Reconstruct(ops []manifest.Op, base BaseFunc, opts ReconstructOptions) ([]*FileResult, Stats) {
+func reconstruct(ops []manifest.Op, base BaseFunc, opts ReconstructOptions) ([]*FileResult, Stats) {
 	r := NewReconstructor(base, opts)
 	for i := range ops {
 		r.Add(&ops[i])

@@ -57,7 +57,7 @@ func TestReconstructEvidence(t *testing.T) {
 			manifest.Evidence{Path: "/w/a.txt", Kind: manifest.EvidencePre, Content: "1\ntwo\nthree\n"}),
 		patchOp(3, "/w", "upd-unknown", []manifest.Hunk{{Kind: manifest.HunkUpdate, Path: "b.txt", Chunks: []manifest.Chunk{{OldLines: []string{"x"}, NewLines: []string{"y"}}}}}),
 	}
-	files, st := Reconstruct(ops, noBase, ReconstructOptions{})
+	files, st := reconstruct(ops, noBase, ReconstructOptions{})
 	if st.Applied != 4 || len(files) != 2 {
 		t.Fatalf("stats %+v, files %d", st, len(files))
 	}
@@ -84,7 +84,7 @@ func TestReconstructHostBaseAndDedup(t *testing.T) {
 		}
 		return nil, false, true
 	}
-	files, st := Reconstruct([]manifest.Op{up, dup}, base, ReconstructOptions{})
+	files, st := reconstruct([]manifest.Op{up, dup}, base, ReconstructOptions{})
 	if st.Duplicates != 1 {
 		t.Errorf("duplicates = %d", st.Duplicates)
 	}

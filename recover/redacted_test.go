@@ -38,7 +38,7 @@ func TestRedactedGrade(t *testing.T) {
 		writeOp(5, "/w/late.txt", "k=[REDACTED:github-token]\n"),
 		shellOp(6, "some-tool late.txt > late.txt"),
 	}
-	files, _ := Reconstruct(ops, base, ReconstructOptions{})
+	files, _ := reconstruct(ops, base, ReconstructOptions{})
 	got := map[string]*FileResult{}
 	for _, f := range files {
 		got[f.Path] = f
@@ -77,11 +77,11 @@ func TestRedactedGrade(t *testing.T) {
 func TestRedactedUnknownOutcome(t *testing.T) {
 	op := writeOp(0, "/w/a.env", "K=[REDACTED]\n")
 	op.Outcome = manifest.OutcomeUnknown
-	files, _ := Reconstruct([]manifest.Op{op}, noBase, ReconstructOptions{})
+	files, _ := reconstruct([]manifest.Op{op}, noBase, ReconstructOptions{})
 	if len(files) != 1 || files[0].Confidence != UnknownOutcome {
 		t.Fatalf("files %+v", files)
 	}
-	files, _ = Reconstruct([]manifest.Op{op}, noBase, ReconstructOptions{IncludeUnknown: true})
+	files, _ = reconstruct([]manifest.Op{op}, noBase, ReconstructOptions{IncludeUnknown: true})
 	if len(files) != 1 || files[0].Confidence != Redacted || len(files[0].Notes) != 1 || !strings.HasPrefix(files[0].Notes[0], "unknown-outcome: ") {
 		t.Fatalf("replayed: %+v", files)
 	}
@@ -95,14 +95,14 @@ func TestPlanRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := Reconstruct([]manifest.Op{writeOp(0, "/w/a.env", "K=[REDACTED]\n"), writeOp(1, "/w/b.txt", "b\n")}, noBase, ReconstructOptions{})
+	files, _ := reconstruct([]manifest.Op{writeOp(0, "/w/a.env", "K=[REDACTED]\n"), writeOp(1, "/w/b.txt", "b\n")}, noBase, ReconstructOptions{})
 	fsys := NewOSFS()
 	defer fsys.Close()
 	for _, c := range []struct {
 		policy RedactedPolicy
 		action Action
 	}{{"", ActSkipped}, {RedactedSkip, ActSkipped}, {RedactedApply, ActCreate}} {
-		plans, err := Plan(files, m, fsys, OnConflictSkip, c.policy)
+		plans, err := plan(files, m, fsys, OnConflictSkip, c.policy)
 		if err != nil || len(plans) != 2 {
 			t.Fatalf("%q: %v %d plans", c.policy, err, len(plans))
 		}
@@ -126,7 +126,7 @@ func TestFileFromManifestRedacted(t *testing.T) {
 	mf := manifest.File{Path: "/w/s.py", Confidence: "exact", Ops: 1, Redacted: true,
 		Start: manifest.State{State: manifest.StateAbsent},
 		Final: manifest.State{State: manifest.StateContent, SHA256: strings.Repeat("0", 64), Encoding: "utf-8", Content: &red}}
-	f, err := FileFromManifest(mf)
+	f, err := fileFromManifest(mf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestFileFromManifestRedacted(t *testing.T) {
 	// A manifest whose files section already says redacted (an export of a
 	// redacted transcript) keeps it.
 	mf.Redacted, mf.Confidence, mf.Final.SHA256 = false, "redacted", sum(red)
-	if f, err := FileFromManifest(mf); err != nil || f.Confidence != Redacted {
+	if f, err := fileFromManifest(mf); err != nil || f.Confidence != Redacted {
 		t.Errorf("%+v %v", f, err)
 	}
 }

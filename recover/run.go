@@ -267,7 +267,7 @@ func Prepare(ctx context.Context, sources []Source, fsys FS, opts Options) (*Pre
 	p.sessions, p.counts = r.Sessions, r.Counts
 	files, stats := r.Files, r.Stats
 	files = filterFiles(files, m, opts.Filter)
-	plans, err := Plan(files, m, fsys, opts.OnConflict, opts.Redacted)
+	plans, err := plan(files, m, fsys, opts.OnConflict, opts.Redacted)
 	if err != nil {
 		return fail(err)
 	}
@@ -282,7 +282,7 @@ func (p *Prepared) Preview(ctx context.Context) *Result {
 	res := *p.res
 	opts := p.opts
 	opts.DryRun = true
-	out, _ := finishRun(ctx, &res, p.sessions, p.counts, p.stats, p.fsys, opts, NewJournalSet(p.fsys, time.Now(), opts.JournalKey))
+	out, _ := finishRun(ctx, &res, p.sessions, p.counts, p.stats, p.fsys, opts, newJournalSet(p.fsys, time.Now(), opts.JournalKey))
 	out.Starts.report(&out.Report)
 	return out
 }
@@ -294,7 +294,7 @@ func (p *Prepared) Apply(ctx context.Context) (*Result, error) {
 	res := *p.res
 	opts := p.opts
 	opts.DryRun = false
-	out, err := finishRun(ctx, &res, p.sessions, p.counts, p.stats, p.fsys, opts, NewJournalSet(p.fsys, time.Now(), opts.JournalKey))
+	out, err := finishRun(ctx, &res, p.sessions, p.counts, p.stats, p.fsys, opts, newJournalSet(p.fsys, time.Now(), opts.JournalKey))
 	if out != nil {
 		out.Starts.report(&out.Report)
 	}
@@ -327,7 +327,7 @@ func finishRun(ctx context.Context, res *Result, sessions []manifest.Session, co
 		err = res.NotWritable
 	case !opts.DryRun:
 		res.Journals = journals
-		if err = Apply(ctx, res.Plans, fsys, journals); err == nil {
+		if err = apply(ctx, res.Plans, fsys, journals); err == nil {
 			for _, j := range journals.Written() {
 				if merr := j.markApplied(); merr != nil {
 					err = merr
@@ -567,8 +567,8 @@ func addFile(r *Report, p *FilePlan) {
 	}
 }
 
-// Diff returns the unified diff of what the plan does to the host file.
-func Diff(p *FilePlan) string {
+// diff returns the unified diff of what the plan does to the host file.
+func diff(p *FilePlan) string {
 	if !p.Mapped {
 		return ""
 	}

@@ -51,11 +51,11 @@ func planStates(t *testing.T, files []*FileResult, a, b string) map[string]*File
 // whether the states are keyed hashes (recover) or sha256 read back from a
 // manifest (export, then recover --from).
 func TestHostBehindTheSession(t *testing.T) {
-	fast, _ := Reconstruct(statesOps(), noBase, ReconstructOptions{})
-	exported, _ := Reconstruct(statesOps(), noBase, ReconstructOptions{SHA256States: true})
+	fast, _ := reconstruct(statesOps(), noBase, ReconstructOptions{})
+	exported, _ := reconstruct(statesOps(), noBase, ReconstructOptions{SHA256States: true})
 	var fromManifest []*FileResult
 	for _, f := range exported {
-		m := ManifestFile(f)
+		m := manifestFile(f)
 		// The manifest lists the sha256 of every state, sorted.
 		var want []string
 		for _, s := range map[string][]string{"/w/a.txt": {"v1\n", "v2\n", "v3\n"}, "/w/b.txt": {"b1\n", "b2\n"}}[f.Path] {
@@ -65,14 +65,14 @@ func TestHostBehindTheSession(t *testing.T) {
 		if !slices.Equal(m.States, want) {
 			t.Errorf("%s: manifest states %q, want the sha256 of each state %q", f.Path, m.States, want)
 		}
-		back, err := FileFromManifest(m)
+		back, err := fileFromManifest(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fromManifest = append(fromManifest, back)
 	}
 	for _, f := range fast {
-		if m := ManifestFile(f); len(m.States) != 0 {
+		if m := manifestFile(f); len(m.States) != 0 {
 			t.Errorf("%s: keyed states written to a manifest: %q", f.Path, m.States)
 		}
 	}

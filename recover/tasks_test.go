@@ -74,7 +74,7 @@ func TestLintedIsStale(t *testing.T) {
 func TestFailedLinterIsStale(t *testing.T) {
 	op := shellOp(1, "golangci-lint run --fix ./...")
 	op.Outcome = manifest.OutcomeFailed
-	res, _ := Reconstruct([]manifest.Op{writeOp(0, "/w/a.go", "package a\n"), op}, hostOf(nil), ReconstructOptions{})
+	res, _ := reconstruct([]manifest.Op{writeOp(0, "/w/a.go", "package a\n"), op}, hostOf(nil), ReconstructOptions{})
 	if len(res) != 1 || res[0].Confidence != Stale {
 		t.Fatalf("a.go after a failed golangci-lint --fix: %+v, want stale", res[0])
 	}
@@ -122,7 +122,7 @@ func TestBunScriptIsStale(t *testing.T) {
 // and that one of its notes holds why ("" for none wanted).
 func gradeOf(t *testing.T, name string, ops []manifest.Op, host map[string]string, path string, grade Confidence, why string) {
 	t.Helper()
-	res, _ := Reconstruct(ops, hostOf(host), ReconstructOptions{})
+	res, _ := reconstruct(ops, hostOf(host), ReconstructOptions{})
 	var got *FileResult
 	for _, f := range res {
 		if f.Path == path {

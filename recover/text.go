@@ -49,7 +49,7 @@ func WritePlan(out io.Writer, p *FilePlan, color bool) {
 	for _, n := range p.File.Notes {
 		fmt.Fprintf(out, "  note: %s\n", termsafe.Printable(n))
 	}
-	WriteDiff(out, Diff(p), color)
+	WriteDiff(out, diff(p), color)
 }
 
 // WriteFiles writes the report's files as a table, one tab-separated row a

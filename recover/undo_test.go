@@ -43,7 +43,7 @@ func beforeImage(t *testing.T, root, name, rel string) string {
 	t.Helper()
 	fsys := NewOSFS()
 	defer fsys.Close()
-	entries, _, err := ReadJournal(fsys, root, name)
+	entries, _, err := readJournal(fsys, root, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestNoKeyNoApply(t *testing.T) {
 	before := tree(t, root)
 	fsys := NewOSFS()
 	defer fsys.Close()
-	if err := Apply(context.Background(), planRollback(t, root, files, fsys), fsys, NewJournalSet(fsys, time.Now(), nil)); !errors.Is(err, ErrNoKey) {
+	if err := apply(context.Background(), planRollback(t, root, files, fsys), fsys, newJournalSet(fsys, time.Now(), nil)); !errors.Is(err, ErrNoKey) {
 		t.Fatalf("apply with no key: %v", err)
 	}
 	sameTree(t, root, before, "an apply with no key")
@@ -235,7 +235,7 @@ func TestUndoJournalWithoutDirs(t *testing.T) {
 	}
 	fsys := NewOSFS()
 	defer fsys.Close()
-	entries, _, err := ReadJournal(fsys, root, name)
+	entries, _, err := readJournal(fsys, root, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func (c *call) script(name, what, code string, operands ...arg) {
 	verb := name + " script"
 	c.w.unknown(verb, what, c.cx)
 	var dirs []arg
-	for _, p := range Places(code) {
+	for _, p := range places(code) {
 		if strings.ContainsAny(p, "*?[") || p == "." {
 			dirs = append(dirs, arg{val: p, spec: true, text: p})
 		} else {
@@ -234,12 +234,12 @@ var walkMarkers = []string{"walk(", "glob(", "iglob(", "rglob(", "listdir(", "sc
 // walk, the whole tree below it.
 var cwdMarkers = []string{"listdir()", "scandir()", "getcwd()", "path.cwd()", "path()", "process.cwd()", "__dirname", "dir.pwd", "iterdir()"}
 
-// Places returns the places code names that it may write at or under: its
+// places returns the places code names that it may write at or under: its
 // string literals that could be paths, in their order, each once. An
 // interpolation in a literal (Python's f-strings, JavaScript's template
 // literals, Ruby's "#{…}") stands for any text, as a
 // *; the other bytes of such a literal are escaped as a pattern's.
-func Places(code string) []string {
+func places(code string) []string {
 	var out []string
 	seen := map[string]bool{}
 	walks := false

@@ -32,7 +32,7 @@ func TestPlaces(t *testing.T) {
 		{`glob.glob('*.go'); open(p, 'w')`, []string{"*.go"}},
 		{`os.listdir(); open(p, 'w')`, []string{"."}},
 	} {
-		if got := Places(c.code); !slices.Equal(got, c.want) {
+		if got := places(c.code); !slices.Equal(got, c.want) {
 			t.Errorf("Places(%q) = %q, want %q", c.code, got, c.want)
 		}
 	}
@@ -94,7 +94,7 @@ func FuzzPlaces(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, code string) {
-		got := Places(code)
+		got := places(code)
 		seen := map[string]bool{}
 		for _, p := range got {
 			if p == "" || strings.ContainsAny(p, "\n\r\t\x00") || strings.HasPrefix(p, "-") || len(p) > 2*maxPath || seen[p] {

@@ -96,7 +96,7 @@ func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h e
 	if t.OnDisk {
 		opts.Backup = backupReader(t.Name)
 	}
-	return Stream(ctx, body, t.Name, opts, h)
+	return stream(ctx, body, t.Name, opts, h)
 }
 
 // Resume implements agent.Agent: claude --resume ID.

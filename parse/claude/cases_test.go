@@ -31,7 +31,7 @@ func caseOps(t *testing.T, name string) map[string]manifest.Op {
 		}
 	}
 	opts := Options{Backup: func(sid, name string) ([]byte, bool) { b, ok := backups[sid+"/"+name]; return b, ok }}
-	res, err := Parse(context.Background(), bytes.NewReader(session), "session.jsonl", opts)
+	res, err := parse(context.Background(), bytes.NewReader(session), "session.jsonl", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

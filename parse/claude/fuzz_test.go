@@ -18,7 +18,7 @@ import (
 func FuzzParse(f *testing.F) {
 	golden.Seeds(f, "../../fixtures/corpus/claude/*.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := Parse(context.Background(), bytes.NewReader(data), "f.jsonl", Options{})
+		res, err := parse(context.Background(), bytes.NewReader(data), "f.jsonl", Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func FuzzParse(f *testing.F) {
 		// Read in place, the operations copy only what is in their line
 		// (emit.Sequencer.Line): they must be those made with a timeline.
 		golden.SameOps(t, data, res.Ops, func(h emit.Handler) error {
-			_, err := Stream(context.Background(), bytes.NewReader(data), "f.jsonl", Options{}, h)
+			_, err := stream(context.Background(), bytes.NewReader(data), "f.jsonl", Options{}, h)
 			return err
 		})
 	})

@@ -18,7 +18,7 @@ func TestGitBranchAndModel(t *testing.T) {
 	}
 	defer f.Close()
 	var header string
-	s, err := Stream(context.Background(), f, "3c.jsonl", Options{}, emit.Handler{Event: func(manifest.Event) {}, Header: func(h manifest.Session) { header = h.GitBranch }})
+	s, err := stream(context.Background(), f, "3c.jsonl", Options{}, emit.Handler{Event: func(manifest.Event) {}, Header: func(h manifest.Session) { header = h.GitBranch }})
 	if err != nil {
 		t.Fatal(err)
 	}

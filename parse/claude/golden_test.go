@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // compares its operations and outcomes with a golden.
 func TestCorpus(t *testing.T) {
 	golden.Corpus(t, *update, "claude", 10, func(r io.Reader, name string) (manifest.Session, []manifest.Op, error) {
-		res, err := Parse(context.Background(), r, name, Options{})
+		res, err := parse(context.Background(), r, name, Options{})
 		if err != nil {
 			return manifest.Session{}, nil, err
 		}
@@ -35,7 +35,7 @@ func TestSharedCorpusCopied(t *testing.T) { golden.SharedCopied(t, "claude") }
 // testdata/golden/claude-entire.
 func TestCorpusEntire(t *testing.T) {
 	golden.CorpusIn(t, *update, "claude-entire", 29, "testdata/golden/claude-entire", func(r io.Reader, name string) (manifest.Session, []manifest.Op, error) {
-		res, err := Parse(context.Background(), r, name, Options{})
+		res, err := parse(context.Background(), r, name, Options{})
 		if err != nil {
 			return manifest.Session{}, nil, err
 		}
@@ -58,7 +58,7 @@ func TestCases(t *testing.T) {
 			}
 		}
 		opts := Options{Backup: func(sid, name string) ([]byte, bool) { b, ok := backups[sid+"/"+name]; return b, ok }}
-		res, err := Parse(context.Background(), bytes.NewReader(files["session.jsonl"]), "session.jsonl", opts)
+		res, err := parse(context.Background(), bytes.NewReader(files["session.jsonl"]), "session.jsonl", opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,7 @@ func TestLostCallLineRebuilt(t *testing.T) {
 	}
 	ops := func(data []byte) ([]string, manifest.Session) {
 		var got []string
-		s, err := Stream(context.Background(), bytes.NewReader(data), "s.jsonl", Options{}, emit.Handler{Op: func(op manifest.Op) {
+		s, err := stream(context.Background(), bytes.NewReader(data), "s.jsonl", Options{}, emit.Handler{Op: func(op manifest.Op) {
 			op.Provenance, op.Seq = manifest.Provenance{}, 0
 			b, _ := json.Marshal(op)
 			got = append(got, string(b))

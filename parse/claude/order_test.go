@@ -24,7 +24,7 @@ func TestOpenCallsKeepTheirOrder(t *testing.T) {
 	transcript := `{` + head + `,"type":"user","message":{"role":"user","content":"go"},"uuid":"u1","timestamp":"2026-11-20T10:00:00.000Z"}` + "\n" +
 		`{` + head + `,"type":"assistant","message":{"id":"m1","role":"assistant","content":[` + strings.Join(calls, ",") + `]},"uuid":"a1","timestamp":"2026-11-20T10:00:01.000Z"}` + "\n"
 	golden.SameOrder(t, 30, "/w/f0.txt /w/f1.txt /w/f2.txt /w/f3.txt /w/f4.txt /w/f5.txt", func() ([]manifest.Op, error) {
-		res, err := Parse(context.Background(), strings.NewReader(transcript), "s.jsonl", Options{})
+		res, err := parse(context.Background(), strings.NewReader(transcript), "s.jsonl", Options{})
 		if err != nil {
 			return nil, err
 		}

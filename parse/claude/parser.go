@@ -86,9 +86,9 @@ type parser struct {
 	usage    map[string]bool
 }
 
-// Stream reads a Claude Code transcript from r and hands each operation to
+// stream reads a Claude Code transcript from r and hands each operation to
 // h as soon as its tool result is read. It returns the complete session.
-func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
+func stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
 	p := &parser{file: file, opts: opts, h: h, seed: maphash.MakeSeed(), pending: map[string]*toolUse{},
 		sessionIDs: map[string]bool{}}
 	p.sess = manifest.Session{Agent: manifest.AgentClaude, Transcript: file, ID: idFromFilename(file)}
@@ -109,10 +109,10 @@ type Result struct {
 	Ops     []manifest.Op
 }
 
-// Parse reads a whole Claude Code transcript.
-func Parse(ctx context.Context, r io.Reader, file string, opts Options) (*Result, error) {
+// parse reads a whole Claude Code transcript.
+func parse(ctx context.Context, r io.Reader, file string, opts Options) (*Result, error) {
 	res := &Result{}
-	sess, err := Stream(ctx, r, file, opts, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	sess, err := stream(ctx, r, file, opts, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
 	res.Session = sess
 	return res, err
 }

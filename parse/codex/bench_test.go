@@ -10,7 +10,7 @@ import (
 
 func BenchmarkParse(b *testing.B) {
 	gen.Throughput(b, gen.Options{Size: 32 << 20, Seed: 2, PatchEvery: 20}, func(data []byte) error {
-		_, err := Parse(context.Background(), bytes.NewReader(data), "bench.jsonl")
+		_, err := parse(context.Background(), bytes.NewReader(data), "bench.jsonl")
 		return err
 	})
 }

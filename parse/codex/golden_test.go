@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // compares its operations and outcomes with a golden.
 func TestCorpus(t *testing.T) {
 	golden.Corpus(t, *update, "codex", 7, func(r io.Reader, name string) (manifest.Session, []manifest.Op, error) {
-		res, err := Parse(context.Background(), r, name)
+		res, err := parse(context.Background(), r, name)
 		if err != nil {
 			return manifest.Session{}, nil, err
 		}
@@ -33,7 +33,7 @@ func TestCases(t *testing.T) {
 		if !ok {
 			in = files["rollout.json"]
 		}
-		res, err := Parse(context.Background(), bytes.NewReader(in), "rollout.jsonl")
+		res, err := parse(context.Background(), bytes.NewReader(in), "rollout.jsonl")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/agentsandbox/sandbox/internal/zerocopy"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
-	"github.com/agentsandbox/sandbox/parse/applypatch"
+	"github.com/agentsandbox/sandbox/parse/internal/applypatch"
 	"github.com/agentsandbox/sandbox/parse/internal/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
@@ -116,11 +116,11 @@ const (
 // Handler receives a rollout's session and operations as they are settled.
 type Handler = emit.Handler
 
-// Parse reads a whole Codex rollout from r. file names it in warnings and
+// parse reads a whole Codex rollout from r. file names it in warnings and
 // provenance. It never fails on damaged content (that becomes warnings); it
 // returns an error only when reading r fails, together with everything
 // parsed before the failure.
-func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
+func parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 	var ops []manifest.Op
 	sess, calls, err := stream(ctx, r, file, Handler{Op: func(op manifest.Op) { ops = append(ops, op) }})
 	return &Result{Session: sess, Ops: ops, Calls: calls}, err

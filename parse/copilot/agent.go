@@ -15,8 +15,8 @@ import (
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
-// Name is GitHub Copilot CLI's name in sandbox (--agent copilot).
-const Name manifest.Agent = "copilot"
+// name is GitHub Copilot CLI's name in sandbox (--agent copilot).
+const name manifest.Agent = "copilot"
 
 // Agent is GitHub Copilot CLI, for the registry (parse/agent).
 type Agent struct{}
@@ -28,7 +28,7 @@ var (
 )
 
 // Name implements agent.Agent.
-func (Agent) Name() manifest.Agent { return Name }
+func (Agent) Name() manifest.Agent { return name }
 
 // About implements agent.Agent.
 func (Agent) About() agent.About {
@@ -52,8 +52,8 @@ func (Agent) HomeIn(ws string) string { return filepath.Join(ws, ".copilot") }
 // history-session-state/ of older builds.
 func (Agent) Scan(f *discover.Finder, home string, w discover.Window, harness string) []discover.Candidate {
 	events := func(name string) bool { return name == "events.jsonl" }
-	out := f.ScanSubdirs(filepath.Join(home, "session-state"), Name, w, harness, events)
-	return append(out, f.ScanSubdirs(filepath.Join(home, "history-session-state"), Name, w, harness, events)...)
+	out := f.ScanSubdirs(filepath.Join(home, "session-state"), name, w, harness, events)
+	return append(out, f.ScanSubdirs(filepath.Join(home, "history-session-state"), name, w, harness, events)...)
 }
 
 // Document implements agent.Agent: Copilot CLI writes no single-document
@@ -103,7 +103,7 @@ func (Agent) Note(r *agent.Record, _ bool, h *agent.Head) string {
 
 // Stream implements agent.Agent.
 func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h emit.Handler) (manifest.Session, error) {
-	return Stream(ctx, body, t.Name, h)
+	return stream(ctx, body, t.Name, h)
 }
 
 // Resume implements agent.Agent: copilot --resume ID, unless the command

@@ -16,7 +16,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
-	"github.com/agentsandbox/sandbox/parse/applypatch"
+	"github.com/agentsandbox/sandbox/parse/internal/applypatch"
 	"github.com/agentsandbox/sandbox/parse/internal/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/home"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
@@ -28,10 +28,10 @@ type Result struct {
 	Ops     []manifest.Op
 }
 
-// Parse reads a whole Copilot CLI session.
-func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
+// parse reads a whole Copilot CLI session.
+func parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 	res := &Result{}
-	sess, err := Stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	sess, err := stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
 	res.Session = sess
 	return res, err
 }
@@ -68,11 +68,11 @@ type parser struct {
 	span        emit.Span // the first and last times
 }
 
-// Stream reads a Copilot CLI session from r and hands each operation to h
+// stream reads a Copilot CLI session from r and hands each operation to h
 // as soon as its call completes. It returns the session.
-func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
+func stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
 	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}}
-	p.sess = manifest.Session{Agent: Name, Transcript: file, ID: idFromPath(file)}
+	p.sess = manifest.Session{Agent: name, Transcript: file, ID: idFromPath(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
 	err := rd.Each(ctx, p.record)

@@ -15,8 +15,8 @@ import (
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
-// Name is Cursor CLI's name in sandbox (--agent cursor).
-const Name manifest.Agent = "cursor"
+// name is Cursor CLI's name in sandbox (--agent cursor).
+const name manifest.Agent = "cursor"
 
 // Agent is Cursor CLI (cursor-agent), for the registry (parse/agent).
 type Agent struct{}
@@ -28,7 +28,7 @@ var (
 )
 
 // Name implements agent.Agent.
-func (Agent) Name() manifest.Agent { return Name }
+func (Agent) Name() manifest.Agent { return name }
 
 // About implements agent.Agent.
 func (Agent) About() agent.About {
@@ -59,9 +59,9 @@ func (Agent) Scan(f *discover.Finder, home string, w discover.Window, harness st
 	jsonlName := func(name string) bool { return strings.HasSuffix(name, ".jsonl") }
 	for _, p := range f.Subdirs(projects) {
 		at := filepath.Join(projects, p, "agent-transcripts")
-		out = append(out, f.ScanFiles(at, Name, w, harness, jsonlName)...)
+		out = append(out, f.ScanFiles(at, name, w, harness, jsonlName)...)
 		for _, c := range f.Subdirs(at) {
-			out = append(out, f.ScanFiles(filepath.Join(at, c), Name, w, harness, jsonlName)...)
+			out = append(out, f.ScanFiles(filepath.Join(at, c), name, w, harness, jsonlName)...)
 		}
 	}
 	return out
@@ -98,7 +98,7 @@ func (Agent) Root(t agent.Transcript, head []byte) string {
 
 // Stream implements agent.Agent.
 func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h emit.Handler) (manifest.Session, error) {
-	return Stream(ctx, body, t.Name, h)
+	return stream(ctx, body, t.Name, h)
 }
 
 // Resume implements agent.Agent: cursor-agent (or agent) --resume ID,

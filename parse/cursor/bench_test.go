@@ -33,7 +33,7 @@ func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Parse(context.Background(), bytes.NewReader(data), "/h/.cursor/projects/w-app/agent-transcripts/x.jsonl"); err != nil {
+		if _, err := parse(context.Background(), bytes.NewReader(data), "/h/.cursor/projects/w-app/agent-transcripts/x.jsonl"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -18,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // their goldens.
 func TestCorpus(t *testing.T) {
 	golden.Corpus(t, *update, "cursor", 2, func(r io.Reader, name string) (manifest.Session, []manifest.Op, error) {
-		res, err := Parse(context.Background(), r, name)
+		res, err := parse(context.Background(), r, name)
 		if err != nil {
 			return manifest.Session{}, nil, err
 		}
@@ -30,7 +30,7 @@ func TestCorpus(t *testing.T) {
 func TestCases(t *testing.T) {
 	golden.Cases(t, *update, func(t *testing.T, files map[string][]byte) *golden.Session {
 		const name = "projects/w-my-app-2/agent-transcripts/5b1d3b43-0000-4000-8000-000000000001.jsonl"
-		res, err := Parse(context.Background(), bytes.NewReader(files[name]), "/home/u/.cursor/"+name)
+		res, err := parse(context.Background(), bytes.NewReader(files[name]), "/home/u/.cursor/"+name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +43,7 @@ func TestCases(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	golden.Seeds(f, "../../fixtures/corpus/cursor/*.jsonl", "testdata/cases/*.txtar")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := Parse(context.Background(), bytes.NewReader(data), "f.jsonl")
+		res, err := parse(context.Background(), bytes.NewReader(data), "f.jsonl")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func FuzzParse(f *testing.F) {
 		// Read in place, the operations copy only what is in their line
 		// (emit.Sequencer.Line): they must be those made with a timeline.
 		golden.SameOps(t, data, res.Ops, func(h emit.Handler) error {
-			_, err := Stream(context.Background(), bytes.NewReader(data), "f.jsonl", h)
+			_, err := stream(context.Background(), bytes.NewReader(data), "f.jsonl", h)
 			return err
 		})
 	})

@@ -21,10 +21,10 @@ type Result struct {
 	Ops     []manifest.Op
 }
 
-// Parse reads a whole Cursor CLI transcript.
-func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
+// parse reads a whole Cursor CLI transcript.
+func parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 	res := &Result{}
-	sess, err := Stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	sess, err := stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
 	res.Session = sess
 	return res, err
 }
@@ -48,11 +48,11 @@ type parser struct {
 	lastCall bool // the last turn is the assistant's, with a call
 }
 
-// Stream reads a Cursor CLI transcript from r and hands each operation to
+// stream reads a Cursor CLI transcript from r and hands each operation to
 // h as it is read. It returns the session.
-func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
+func stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
 	p := &parser{file: file, h: h, slug: projectSlug(file)}
-	p.sess = manifest.Session{Agent: Name, Transcript: file, ID: idFromPath(file)}
+	p.sess = manifest.Session{Agent: name, Transcript: file, ID: idFromPath(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
 	err := rd.Each(ctx, p.record)

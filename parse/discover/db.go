@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// MaxSpool bounds a database read from an archive or standard input, which
+// maxSpool bounds a database read from an archive or standard input, which
 // SQLite can only open as a file and so is copied to a private temporary
 // directory first.
-var MaxSpool int64 = 8 << 30
+var maxSpool int64 = 8 << 30
 
 // sqliteMagic is how every SQLite database file begins.
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -66,12 +66,12 @@ func spoolFile(p string, r io.Reader) error {
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(out, io.LimitReader(r, MaxSpool+1))
+	n, err := io.Copy(out, io.LimitReader(r, maxSpool+1))
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && n > MaxSpool {
-		err = fmt.Errorf("database larger than %d bytes: not read", MaxSpool)
+	if err == nil && n > maxSpool {
+		err = fmt.Errorf("database larger than %d bytes: not read", maxSpool)
 	}
 	return err
 }

@@ -192,9 +192,9 @@ var (
 	uuidRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
 )
 
-// IDFromName returns the session id in a transcript's file name: the
+// iDFromName returns the session id in a transcript's file name: the
 // right-most UUID (Codex's rollout-<time>-<uuid>, Claude's <uuid>.jsonl).
-func IDFromName(name string) string {
+func iDFromName(name string) string {
 	all := uuidRe.FindAllString(path.Base(filepath.ToSlash(name)), -1)
 	if len(all) == 0 {
 		return ""
@@ -230,7 +230,7 @@ func (f *Finder) Homes(h Homes, w Window) []Candidate {
 
 func (f *Finder) fileCandidate(p string, info fs.FileInfo, agent manifest.Agent, harness string) Candidate {
 	fsys := f.fs()
-	c := Candidate{Name: p, Path: p, Agent: agent, ModTime: info.ModTime(), Size: info.Size(), ID: IDFromName(p), Harness: harness}
+	c := Candidate{Name: p, Path: p, Agent: agent, ModTime: info.ModTime(), Size: info.Size(), ID: iDFromName(p), Harness: harness}
 	c.open = func() (io.ReadCloser, error) { return fsys.Open(p) }
 	c.readAt = func() (io.ReaderAt, int64, func(), error) {
 		fh, err := fsys.Open(p)

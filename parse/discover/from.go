@@ -179,7 +179,7 @@ func (f *Finder) readerAt(name string, ra io.ReaderAt, size int64, mod time.Time
 	if name != StdinName {
 		return nil, nil, nil // a plain file or object: the caller's candidate
 	}
-	c := Candidate{Name: name, Size: size, ModTime: mod, ID: IDFromName(name)}
+	c := Candidate{Name: name, Size: size, ModTime: mod, ID: iDFromName(name)}
 	c.open = func() (io.ReadCloser, error) { return io.NopCloser(io.NewSectionReader(ra, 0, size)), nil }
 	c.readAt = func() (io.ReaderAt, int64, func(), error) { return ra, size, func() {}, nil }
 	return []Candidate{c}, nil, nil
@@ -223,7 +223,7 @@ func (f *Finder) zipMembers(name string, zr *zip.Reader, reopen func() (*zip.Rea
 			rc.Close()
 		}
 		idx := i
-		c := Candidate{Name: name + "!" + m.Name, ModTime: m.Modified, Size: int64(m.UncompressedSize64), ID: IDFromName(m.Name)}
+		c := Candidate{Name: name + "!" + m.Name, ModTime: m.Modified, Size: int64(m.UncompressedSize64), ID: iDFromName(m.Name)}
 		c.open = func() (io.ReadCloser, error) {
 			r, done, err := reopen()
 			if err != nil {
@@ -322,7 +322,7 @@ func (f *Finder) tarMembers(name string, stream func() (io.Reader, func(), error
 			}
 			continue
 		}
-		c := Candidate{Name: name + "!" + h.Name, ID: IDFromName(h.Name), ModTime: h.ModTime, Size: h.Size}
+		c := Candidate{Name: name + "!" + h.Name, ID: iDFromName(h.Name), ModTime: h.ModTime, Size: h.Size}
 		c.open = func() (io.ReadCloser, error) {
 			switch {
 			case seekable != nil && sp == nil:
@@ -348,10 +348,10 @@ func (f *Finder) tarMembers(name string, stream func() (io.Reader, func(), error
 	return out, skipped, nil
 }
 
-// MaxTarSpool bounds the copy of a compressed tar's content that its
+// maxTarSpool bounds the copy of a compressed tar's content that its
 // members are read from (tarMembers): past it, an archive is read again
 // for each member instead.
-var MaxTarSpool int64 = 4 << 30
+var maxTarSpool int64 = 4 << 30
 
 // tarSpool is the copy of a compressed tar's content: an unlinked
 // temporary file, so nothing remains after the process, even killed. A
@@ -375,7 +375,7 @@ func newTarSpool() *tarSpool {
 
 func (s *tarSpool) Write(p []byte) (int, error) {
 	if !s.stop {
-		if s.size+int64(len(p)) > MaxTarSpool {
+		if s.size+int64(len(p)) > maxTarSpool {
 			s.stop = true
 		} else if n, err := s.f.Write(p); err != nil {
 			s.size += int64(n)

@@ -146,7 +146,7 @@ func (f *Finder) object(client *objstore.Client, ctx context.Context, info objst
 // objectCandidate is an object read as one transcript: streamed from its
 // start, and its tail read by a ranged GET.
 func (f *Finder) objectCandidate(client *objstore.Client, ctx context.Context, info objstore.Info) Candidate {
-	c := Candidate{Name: info.Loc.String(), ModTime: info.LastModified, Size: info.Size, ID: IDFromName(info.Key)}
+	c := Candidate{Name: info.Loc.String(), ModTime: info.LastModified, Size: info.Size, ID: iDFromName(info.Key)}
 	c.open = func() (io.ReadCloser, error) { return client.Object(ctx, info).Stream(), nil }
 	c.readAt = func() (io.ReaderAt, int64, func(), error) {
 		o := client.Object(ctx, info)

@@ -75,10 +75,10 @@ func TestTarMembersReadOnce(t *testing.T) {
 		name  string
 		data  []byte
 		spool int64
-	}{{"plain.tar", tb.Bytes(), MaxTarSpool}, {"archive.tar.gz", gz.Bytes(), MaxTarSpool}, {"bomb.tar.gz", gz.Bytes(), 0}} {
+	}{{"plain.tar", tb.Bytes(), maxTarSpool}, {"archive.tar.gz", gz.Bytes(), maxTarSpool}, {"bomb.tar.gz", gz.Bytes(), 0}} {
 		t.Run(c.name, func(t *testing.T) {
-			defer func(old int64) { MaxTarSpool = old }(MaxTarSpool)
-			MaxTarSpool = c.spool
+			defer func(old int64) { maxTarSpool = old }(maxTarSpool)
+			maxTarSpool = c.spool
 			path := filepath.Join(t.TempDir(), c.name)
 			if err := os.WriteFile(path, c.data, 0o644); err != nil {
 				t.Fatal(err)

@@ -140,7 +140,7 @@ func (Agent) Root(t agent.Transcript, head []byte) string {
 	if head == nil {
 		return ""
 	}
-	s, err := Stream(context.Background(), bytes.NewReader(head), t.Name, Options{}, emit.Handler{})
+	s, err := stream(context.Background(), bytes.NewReader(head), t.Name, Options{}, emit.Handler{})
 	if err != nil {
 		return ""
 	}
@@ -150,7 +150,7 @@ func (Agent) Root(t agent.Transcript, head []byte) string {
 // Stream implements agent.Agent. A session on the host takes its project
 // root from the marker beside it.
 func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h emit.Handler) (manifest.Session, error) {
-	return Stream(ctx, body, t.Name, Options{Cwd: projectRoot(t.Name, t.OnDisk)}, h)
+	return stream(ctx, body, t.Name, Options{Cwd: projectRoot(t.Name, t.OnDisk)}, h)
 }
 
 // Resume implements agent.Agent: gemini --resume ID.

@@ -30,7 +30,7 @@ func TestCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Parse(context.Background(), bytes.NewReader(data), name, Options{})
+			res, err := parse(context.Background(), bytes.NewReader(data), name, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,7 +50,7 @@ func TestCases(t *testing.T) {
 			name = "session.json"
 			data = files[name]
 		}
-		res, err := Parse(context.Background(), bytes.NewReader(data), name, Options{Cwd: strings.TrimSpace(string(files["project_root"]))})
+		res, err := parse(context.Background(), bytes.NewReader(data), name, Options{Cwd: strings.TrimSpace(string(files["project_root"]))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestCases(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	golden.Seeds(f, "../../fixtures/corpus/gemini/*.json", "testdata/cases/*.txtar")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		res, err := Parse(context.Background(), bytes.NewReader(data), "f.jsonl", Options{})
+		res, err := parse(context.Background(), bytes.NewReader(data), "f.jsonl", Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +75,7 @@ func FuzzParse(f *testing.F) {
 		// Read in place, the operations copy only what is in their line
 		// (emit.Sequencer.Line): they must be those made with a timeline.
 		golden.SameOps(t, data, res.Ops, func(h emit.Handler) error {
-			_, err := Stream(context.Background(), bytes.NewReader(data), "f.jsonl", Options{}, h)
+			_, err := stream(context.Background(), bytes.NewReader(data), "f.jsonl", Options{}, h)
 			return err
 		})
 	})

@@ -22,7 +22,7 @@ func TestOpenCallsKeepTheirOrder(t *testing.T) {
 		`{"id":"m1","timestamp":"2026-03-01T10:00:01.000Z","type":"user","content":[{"text":"go"}]}` + "\n" +
 		`{"id":"m2","timestamp":"2026-03-01T10:00:02.000Z","type":"gemini","content":"","toolCalls":[` + strings.Join(calls, ",") + `]}` + "\n"
 	golden.SameOrder(t, 30, "f0.txt f1.txt f2.txt f3.txt f4.txt f5.txt", func() ([]manifest.Op, error) {
-		res, err := Parse(context.Background(), strings.NewReader(transcript), "s.jsonl", Options{})
+		res, err := parse(context.Background(), strings.NewReader(transcript), "s.jsonl", Options{})
 		if err != nil {
 			return nil, err
 		}

@@ -38,10 +38,10 @@ type Result struct {
 	Ops     []manifest.Op
 }
 
-// Parse reads a whole Gemini CLI session.
-func Parse(ctx context.Context, r io.Reader, file string, opts Options) (*Result, error) {
+// parse reads a whole Gemini CLI session.
+func parse(ctx context.Context, r io.Reader, file string, opts Options) (*Result, error) {
 	res := &Result{}
-	sess, err := Stream(ctx, r, file, opts, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	sess, err := stream(ctx, r, file, opts, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
 	res.Session = sess
 	return res, err
 }
@@ -104,9 +104,9 @@ type parser struct {
 	span   emit.Span // the first and last times
 }
 
-// Stream reads a Gemini CLI session from r and hands each operation to h
+// stream reads a Gemini CLI session from r and hands each operation to h
 // once its call has reached a final status. It returns the session.
-func Stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
+func stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.Handler) (manifest.Session, error) {
 	p := &parser{file: file, h: h, opts: opts, pending: map[string]*pending{},
 		turns: map[uint64]bool{}, ops: map[uint64][]string{}, seed: maphash.MakeSeed()}
 	p.sess = manifest.Session{Agent: manifest.AgentGemini, Transcript: file, ID: idFromFilename(file)}

@@ -8,10 +8,10 @@ import (
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
-// KeepPerKind is how many warnings of one kind are kept with their line;
+// keepPerKind is how many warnings of one kind are kept with their line;
 // the rest are counted, so a transcript of millions of bad lines costs a
 // constant, not a warning per line.
-const KeepPerKind = 20
+const keepPerKind = 20
 
 // Limiter keeps the first KeepPerKind warnings of each kind and counts the
 // others. The zero value is ready to use.
@@ -27,7 +27,7 @@ type more struct {
 // Keep reports whether a warning of kind (its message's format) is one of
 // the first of its kind; a later one is counted instead.
 func (l *Limiter) Keep(kind string, w manifest.Warning, kept int) bool {
-	if kept < KeepPerKind {
+	if kept < keepPerKind {
 		return true
 	}
 	if l.more == nil {
@@ -49,7 +49,7 @@ func (l *Limiter) Summary() []manifest.Warning {
 	var out []manifest.Warning
 	for _, m := range l.more {
 		w := m.last
-		w.Message = fmt.Sprintf("%d more warnings like the one before (last here: %s); --json lists the first %d of each kind", m.n, w.Message, KeepPerKind)
+		w.Message = fmt.Sprintf("%d more warnings like the one before (last here: %s); --json lists the first %d of each kind", m.n, w.Message, keepPerKind)
 		out = append(out, w)
 	}
 	// Kinds whose last warning is on one line are put in the order of

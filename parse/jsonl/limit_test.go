@@ -16,8 +16,8 @@ func TestSummaryOrder(t *testing.T) {
 		var l Limiter
 		for k := range 8 {
 			kind := fmt.Sprintf("kind %d: %%s", k)
-			for range KeepPerKind + 1 {
-				l.Keep(kind, manifest.Warning{Line: 7, Message: fmt.Sprintf("kind %d", k)}, KeepPerKind)
+			for range keepPerKind + 1 {
+				l.Keep(kind, manifest.Warning{Line: 7, Message: fmt.Sprintf("kind %d", k)}, keepPerKind)
 			}
 		}
 		got := l.Summary()

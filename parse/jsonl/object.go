@@ -654,8 +654,8 @@ type Doc struct {
 	whole bool
 }
 
-// DocOf splits s, a JSON object, into its fields.
-func DocOf(s string) Doc {
+// docOf splits s, a JSON object, into its fields.
+func docOf(s string) Doc {
 	o, whole := In(s)
 	return Doc{s: s, o: o, whole: whole}
 }
@@ -666,7 +666,7 @@ func DocOfResult(r gjson.Result) Doc {
 	if r.Type != gjson.JSON {
 		return Doc{s: r.Raw}
 	}
-	return DocOf(r.Raw)
+	return docOf(r.Raw)
 }
 
 // Get is gjson.Get(s, name) for a plain key of the object s (the same

@@ -57,7 +57,7 @@ func sameDoc(t *testing.T, doc string) {
 		}
 		return true
 	})
-	d := DocOf(doc)
+	d := docOf(doc)
 	same := func(what string, got, want gjson.Result) {
 		t.Helper()
 		if got.Type != want.Type || got.Raw != want.Raw || got.Str != want.Str || !sameNum(got.Num, want.Num) || got.Exists() != want.Exists() {

@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -59,29 +58,4 @@ func (r releasing) Close() error {
 	err := r.ReadCloser.Close()
 	putBuf(r.buf)
 	return err
-}
-
-// Open opens a transcript file for reading, decompressing it when it is
-// gzip or zstd. Closing the result closes the file.
-func Open(name string) (io.ReadCloser, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	rc, err := Decompress(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return &closeBoth{rc, f}, nil
-}
-
-type closeBoth struct {
-	io.ReadCloser
-	f *os.File
-}
-
-func (c *closeBoth) Close() error {
-	c.ReadCloser.Close()
-	return c.f.Close()
 }

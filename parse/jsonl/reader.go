@@ -104,11 +104,11 @@ type Reader struct {
 	maxLine int64
 }
 
-// DefaultMaxLine is the longest line a Reader holds unless the context
+// defaultMaxLine is the longest line a Reader holds unless the context
 // says otherwise (WithMaxLine, --max-line): a longer one is skipped as it
 // is read, never held, and reported with its number, so memory is bounded
 // by the largest line kept whatever the input.
-const DefaultMaxLine int64 = 1 << 30
+const defaultMaxLine int64 = 1 << 30
 
 type maxLineKey struct{}
 
@@ -123,7 +123,7 @@ func MaxLine(ctx context.Context) int64 {
 	if n, ok := ctx.Value(maxLineKey{}).(int64); ok && n > 0 {
 		return n
 	}
-	return DefaultMaxLine
+	return defaultMaxLine
 }
 
 // NewReader returns a Reader over r; file names the input in warnings.
@@ -133,7 +133,7 @@ func MaxLine(ctx context.Context) int64 {
 // buffer at a time, and a large read of a file goes straight into it past
 // Decompress's smaller one) comes from a pool.
 func NewReader(r io.Reader, file string) *Reader {
-	return &Reader{r: newLineReader(r), file: file, lastNL: -1, maxLine: DefaultMaxLine}
+	return &Reader{r: newLineReader(r), file: file, lastNL: -1, maxLine: defaultMaxLine}
 }
 
 // bufs recycles read buffers: a scan of thousands of small transcripts
@@ -231,7 +231,7 @@ func (r *Reader) readLine() ([]byte, bool, error) {
 		if r.tooLong > 0 || r.held()+int64(len(chunk)) > r.maxLine+1 {
 			// Past the limit: count the rest of the line, hold none of it.
 			if r.tooLong == 0 {
-				r.lostNames, r.lostUnnamed = Names(r.heldPrefix(chunk))
+				r.lostNames, r.lostUnnamed = names(r.heldPrefix(chunk))
 				r.tooLong = r.held()
 				r.long, r.blocks, r.inBig = nil, nil, false
 				r.dropBig()
@@ -481,7 +481,7 @@ func (r *Reader) Next() (Record, error) {
 				problem = manifest.TruncatedLastLine + ", the transcript was cut off mid-record: " + problem
 				r.cutTold = true
 			}
-			names, unnamed := Names(line)
+			names, unnamed := names(line)
 			r.warnLost(r.line, start, names, unnamed, "%s", problem)
 		}
 		if len(recs) == 0 {

@@ -200,11 +200,11 @@ func TestWarningsPerKind(t *testing.T) {
 	}
 	_, rd := readAll(t, strings.NewReader(b.String()))
 	ws := rd.Warnings()
-	if len(ws) != KeepPerKind+1 {
-		t.Fatalf("%d warnings kept, want %d and a summary", len(ws), KeepPerKind+1)
+	if len(ws) != keepPerKind+1 {
+		t.Fatalf("%d warnings kept, want %d and a summary", len(ws), keepPerKind+1)
 	}
 	last := ws[len(ws)-1]
-	if !strings.HasPrefix(last.Message, fmt.Sprintf("%d more warnings like the one before", 100000-KeepPerKind)) || last.Line != 199999 {
+	if !strings.HasPrefix(last.Message, fmt.Sprintf("%d more warnings like the one before", 100000-keepPerKind)) || last.Line != 199999 {
 		t.Errorf("summary %v", last)
 	}
 }

@@ -99,7 +99,7 @@ var patchHeader = regexp.MustCompile(`\*\*\* (?:Add File|Update File|Delete File
 // keys' values do, not the line's length times the number of keys.
 const valueWindow = 1 << 20
 
-// Names returns the file paths a line that could not be read mentions, as
+// names returns the file paths a line that could not be read mentions, as
 // written (relative ones are the caller's to resolve, but for those under
 // a Codex call's workdir): the values of path keys, the files the shell
 // commands it holds write, and the files of apply_patch headers, also
@@ -113,7 +113,7 @@ const valueWindow = 1 << 20
 // off) whose path, command or patch header is cut inside itself, or is
 // missing altogether (the line was cut before it). A command cut short
 // still names what its whole commands before the cut write.
-func Names(line []byte) (names []string, unnamed bool) {
+func names(line []byte) (names []string, unnamed bool) {
 	if len(line) > salvageLimit {
 		line = line[:salvageLimit]
 	}

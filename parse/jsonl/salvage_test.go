@@ -31,7 +31,7 @@ func TestNames(t *testing.T) {
 		{`{"arguments":"{\"input\":\"*** Update File: caf\\u00e9.txt\\n`, []string{"café.txt"}},
 	}
 	for _, c := range cases {
-		if got, unnamed := Names([]byte(c.line)); !slices.Equal(got, c.want) || unnamed {
+		if got, unnamed := names([]byte(c.line)); !slices.Equal(got, c.want) || unnamed {
 			t.Errorf("Names(%.60q) = %q, %v; want %q, false", c.line, got, unnamed, c.want)
 		}
 	}
@@ -90,7 +90,7 @@ func TestNamesCut(t *testing.T) {
 		{`{"payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"touch z.txt\"],\"timeout_ms\":10`, []string{"z.txt"}, false},
 	}
 	for _, c := range cases {
-		got, unnamed := Names([]byte(c.line))
+		got, unnamed := names([]byte(c.line))
 		if !slices.Equal(got, c.want) || unnamed != c.unnamed {
 			t.Errorf("Names(%q) = %q, %v; want %q, %v", c.line, got, unnamed, c.want, c.unnamed)
 		}
@@ -102,7 +102,7 @@ func TestNamesCut(t *testing.T) {
 func FuzzNames(f *testing.F) {
 	f.Add([]byte(`{"file_path":"/a","x":"{\"path\":\"b\"}","y":"*** Add File: c\n"}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		names, _ := Names(line)
+		names, _ := names(line)
 		if len(names) > maxNames {
 			t.Fatalf("%d names", len(names))
 		}
@@ -138,12 +138,12 @@ func FuzzNamesCut(f *testing.F) {
 		} else {
 			line = []byte(`{"type":"tool_use","id":"t1","name":` + q(tool) + `,"input":{"file_path":` + q(file) + `,"command":` + q(command) + `,"content":"zzz"}}`)
 		}
-		whole, unnamed := Names(line)
+		whole, unnamed := names(line)
 		if unnamed {
 			t.Fatalf("the whole line %s is unnamed", line)
 		}
 		k := int(cut % uint(len(line)+1))
-		got, unnamed := Names(line[:k])
+		got, unnamed := names(line[:k])
 		for _, n := range got {
 			if r := shellcmd.Parse(command); r.Err != nil || len(r.Vague) > 0 {
 				break // a prefix of a script that does not parse, or is vague, may

@@ -84,7 +84,7 @@ func (Agent) Scan(f *discover.Finder, dir string, w discover.Window, harness str
 		out = append(out, cands...)
 	}
 	storage := filepath.Join(dir, "storage")
-	if IsLegacy(storage) {
+	if isLegacy(storage) {
 		for _, c := range legacySessions(storage, w, harness) {
 			if !inDB[c.ID] {
 				out = append(out, c)
@@ -101,7 +101,7 @@ func (Agent) DB(_ *discover.Finder, path, name string, since time.Time, harness 
 
 // StoreDir implements discover.Store: a legacy file store (storage/).
 func (Agent) StoreDir(_ *discover.Finder, dir string) ([]discover.Candidate, bool) {
-	if filepath.Base(dir) != "storage" || !IsLegacy(dir) {
+	if filepath.Base(dir) != "storage" || !isLegacy(dir) {
 		return nil, false
 	}
 	return legacySessions(dir, discover.Window{}, ""), true
@@ -151,9 +151,9 @@ func legacySessions(storage string, w discover.Window, harness string) []discove
 				infos[i] = a.SessionInfo
 				byID[a.ID] = a
 			}
-			kids = ChildrenOf(infos)
+			kids = childrenOf(infos)
 		})
-		return Descendants(id, kids)
+		return descendants(id, kids)
 	}
 	var out []discover.Candidate
 	for _, s := range sessions {
@@ -221,7 +221,7 @@ func (Agent) Note(*agent.Record, bool, *agent.Head) string { return "" }
 
 // Stream implements agent.Agent.
 func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h emit.Handler) (manifest.Session, error) {
-	return Stream(ctx, body, t.Name, h)
+	return stream(ctx, body, t.Name, h)
 }
 
 // Resume implements agent.Agent: --session ID added to opencode's TUI or

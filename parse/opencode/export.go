@@ -39,7 +39,7 @@ func ExportHead(b []byte) (id, dir string, created, updated int64) {
 	return info.Get("id").Str, info.Get("directory").Str, info.Get("time.created").Int(), info.Get("time.updated").Int()
 }
 
-// ExportRecords turns an opencode export into the record stream (doc.go),
+// exportRecords turns an opencode export into the record stream (doc.go),
 // as it is read: one message (with its parts) is held at a time, never the
 // whole export. name is the file, for the records' src.
 //
@@ -47,7 +47,7 @@ func ExportHead(b []byte) (id, dir string, created, updated int64) {
 // pooled buffer that goes back to its pool, to be read by another file's
 // parse, as soon as the caller is done (a ^C in a scan of many exports
 // crashed there).
-func ExportRecords(r io.Reader, name string) io.ReadCloser {
+func exportRecords(r io.Reader, name string) io.ReadCloser {
 	pr, pw := io.Pipe()
 	done := make(chan struct{})
 	go func() {

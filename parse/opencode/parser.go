@@ -15,14 +15,14 @@ import (
 
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/manifest/shellcmd"
-	"github.com/agentsandbox/sandbox/parse/applypatch"
+	"github.com/agentsandbox/sandbox/parse/internal/applypatch"
 	"github.com/agentsandbox/sandbox/parse/internal/emit"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
-// Carrier is the provenance carrier of every opencode operation: recover
+// carrier is the provenance carrier of every opencode operation: recover
 // replays an opencode edit with opencode's replacers when it sees it.
-const Carrier = manifest.CarrierOpencode
+const carrier = manifest.CarrierOpencode
 
 type parser struct {
 	warns jsonl.Warner
@@ -52,15 +52,15 @@ type parser struct {
 	sessionDirectory string
 }
 
-// Stream reads an opencode record stream (see doc.go) from r and hands each
+// stream reads an opencode record stream (see doc.go) from r and hands each
 // file operation to h in order. It returns the complete session.
-func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
+func stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
 	p := &parser{file: file, h: h}
 	p.sess = manifest.Session{Agent: manifest.AgentOpencode, Transcript: file, ID: idFromName(file)}
 	br := bufio.NewReaderSize(r, 64<<10)
 	if head, _ := br.Peek(64 << 10); !IsStream(head) && IsExport(head) {
 		// The JSON of opencode export: read as the same record stream.
-		rc := ExportRecords(br, file)
+		rc := exportRecords(br, file)
 		defer rc.Close()
 		r = rc
 	} else {
@@ -82,7 +82,7 @@ type Result struct {
 // Parse reads a whole opencode record stream.
 func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 	res := &Result{}
-	sess, err := Stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	sess, err := stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
 	res.Session = sess
 	return res, err
 }
@@ -301,7 +301,7 @@ func (p *parser) part(rec jsonl.Record, id, msgID string, data gjson.Result, src
 	op := manifest.Op{Tool: strings.Clone(tool), Cwd: p.cwd, Outcome: o, OutcomeEvidence: why,
 		Identity: "opencode:" + id,
 		Provenance: manifest.Provenance{Transcript: p.file, Line: rec.Line, Offset: rec.Offset, Time: start,
-			CallID: strings.Clone(callID), TurnID: p.msgID, Carrier: Carrier}}
+			CallID: strings.Clone(callID), TurnID: p.msgID, Carrier: carrier}}
 	if op.Provenance.Time.IsZero() {
 		op.Provenance.Time = p.msgCreated
 	}

@@ -23,13 +23,13 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
 
-// SQLiteMagic is how every SQLite database file begins.
-var SQLiteMagic = []byte("SQLite format 3\x00")
+// sQLiteMagic is how every SQLite database file begins.
+var sQLiteMagic = []byte("SQLite format 3\x00")
 
-// MaxRecord bounds one stored record (a row's data, a legacy JSON file): a
+// maxRecord bounds one stored record (a row's data, a legacy JSON file): a
 // larger one is reported and skipped, so memory stays bounded whatever the
 // store holds.
-const MaxRecord = 1 << 30
+const maxRecord = 1 << 30
 
 // ErrNotOpencode is a SQLite database that is not opencode's.
 var ErrNotOpencode = errors.New("not an opencode database (no session, message and part tables)")
@@ -71,13 +71,13 @@ type DB struct {
 func (d *DB) Descendants(id string) []SessionInfo {
 	d.kidsOnce.Do(func() {
 		all, _ := d.Sessions(time.Time{})
-		d.kids = ChildrenOf(all)
+		d.kids = childrenOf(all)
 	})
-	return Descendants(id, d.kids)
+	return descendants(id, d.kids)
 }
 
-// ChildrenOf maps each session id to the sessions whose parent it is.
-func ChildrenOf(all []SessionInfo) map[string][]SessionInfo {
+// childrenOf maps each session id to the sessions whose parent it is.
+func childrenOf(all []SessionInfo) map[string][]SessionInfo {
 	kids := map[string][]SessionInfo{}
 	for _, s := range all {
 		if s.ParentID != "" && s.ParentID != s.ID {
@@ -87,8 +87,8 @@ func ChildrenOf(all []SessionInfo) map[string][]SessionInfo {
 	return kids
 }
 
-// Descendants walks kids from id, breadth first.
-func Descendants(id string, kids map[string][]SessionInfo) []SessionInfo {
+// descendants walks kids from id, breadth first.
+func descendants(id string, kids map[string][]SessionInfo) []SessionInfo {
 	seen := map[string]bool{id: true}
 	var out []SessionInfo
 	queue := []string{id}
@@ -215,8 +215,8 @@ func checkMagic(path string) error {
 		return err
 	}
 	defer f.Close()
-	head := make([]byte, len(SQLiteMagic))
-	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, SQLiteMagic) {
+	head := make([]byte, len(sQLiteMagic))
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, sQLiteMagic) {
 		return fmt.Errorf("%s: not a SQLite database", path)
 	}
 	return nil
@@ -561,7 +561,7 @@ func (e *encoder) bad(src, why string) error {
 // jsonValue returns data as one line of JSON when it is a JSON object.
 func jsonValue(data []byte) (json.RawMessage, bool) {
 	t := bytes.TrimSpace(data)
-	if len(t) == 0 || t[0] != '{' || len(t) > MaxRecord || !gjson.ValidBytes(t) {
+	if len(t) == 0 || t[0] != '{' || len(t) > maxRecord || !gjson.ValidBytes(t) {
 		return nil, false
 	}
 	if bytes.ContainsAny(t, "\r\n") {
@@ -579,8 +579,8 @@ func describeBad(data []byte) string {
 	switch {
 	case len(t) == 0:
 		return "empty record"
-	case len(t) > MaxRecord:
-		return fmt.Sprintf("record of %d bytes is larger than the limit of %d", len(t), MaxRecord)
+	case len(t) > maxRecord:
+		return fmt.Sprintf("record of %d bytes is larger than the limit of %d", len(t), maxRecord)
 	case t[0] != '{':
 		return "not a JSON object"
 	}
@@ -593,9 +593,9 @@ type Legacy struct {
 	Root string // the storage directory
 }
 
-// IsLegacy reports whether dir looks like a legacy opencode storage
+// isLegacy reports whether dir looks like a legacy opencode storage
 // directory (it has session and message folders).
-func IsLegacy(dir string) bool {
+func isLegacy(dir string) bool {
 	return realDir(filepath.Join(dir, "session")) && realDir(filepath.Join(dir, "message"))
 }
 
@@ -683,7 +683,7 @@ func readLimited(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxRecord+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxRecord+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -90,7 +90,7 @@ func (Agent) Note(r *agent.Record, _ bool, h *agent.Head) string {
 
 // Stream implements agent.Agent.
 func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h emit.Handler) (manifest.Session, error) {
-	return Stream(ctx, body, t.Name, h)
+	return stream(ctx, body, t.Name, h)
 }
 
 // Resume implements agent.Agent: pi takes a session file or an id (prefix)

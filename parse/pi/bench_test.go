@@ -11,7 +11,7 @@ import (
 
 func BenchmarkParse(b *testing.B) {
 	gen.ThroughputOf(b, gen.Pi, gen.Options{Size: 32 << 20, Seed: 4, Files: 300}, func(data []byte) error {
-		_, err := Parse(context.Background(), bytes.NewReader(data), "bench.jsonl")
+		_, err := parse(context.Background(), bytes.NewReader(data), "bench.jsonl")
 		return err
 	})
 }
@@ -26,7 +26,7 @@ func TestGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := buf.Bytes()
-	res, err := Parse(context.Background(), bytes.NewReader(data), "bench.jsonl")
+	res, err := parse(context.Background(), bytes.NewReader(data), "bench.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

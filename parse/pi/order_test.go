@@ -22,7 +22,7 @@ func TestOpenCallsKeepTheirOrder(t *testing.T) {
 		`{"type":"message","id":"e1","parentId":null,"timestamp":"2026-11-21T09:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"go"}]}}` + "\n" +
 		`{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-11-21T09:00:02.000Z","message":{"role":"assistant","stopReason":"toolUse","content":[` + strings.Join(calls, ",") + `]}}` + "\n"
 	golden.SameOrder(t, 30, "/w/f0.txt /w/f1.txt /w/f2.txt /w/f3.txt /w/f4.txt /w/f5.txt", func() ([]manifest.Op, error) {
-		res, err := Parse(context.Background(), strings.NewReader(transcript), "s.jsonl")
+		res, err := parse(context.Background(), strings.NewReader(transcript), "s.jsonl")
 		if err != nil {
 			return nil, err
 		}

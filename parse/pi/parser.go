@@ -28,10 +28,10 @@ type Result struct {
 	Ops     []manifest.Op
 }
 
-// Parse reads a whole pi session.
-func Parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
+// parse reads a whole pi session.
+func parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
 	res := &Result{}
-	sess, err := Stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
+	sess, err := stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
 	res.Session = sess
 	return res, err
 }
@@ -81,9 +81,9 @@ type parser struct {
 	span    emit.Span // the first and last times
 }
 
-// Stream reads a pi session from r and hands each operation to h as soon
+// stream reads a pi session from r and hands each operation to h as soon
 // as its result is read. It returns the session.
-func Stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
+func stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
 	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, seed: maphash.MakeSeed()}
 	p.sess = manifest.Session{Agent: manifest.AgentPi, Transcript: file, ID: idFromFilename(file)}
 	rd := jsonl.NewReader(r, file)

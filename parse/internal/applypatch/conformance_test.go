@@ -1,4 +1,4 @@
-package recover_test
+package applypatch_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/manifest"
-	"github.com/agentsandbox/sandbox/parse/applypatch"
+	"github.com/agentsandbox/sandbox/parse/internal/applypatch"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
 
@@ -115,7 +115,7 @@ var mustFail = map[string]bool{
 }
 
 func TestCodexConformance(t *testing.T) {
-	root := "../fixtures/conformance/codex-apply-patch/scenarios"
+	root := "../../../fixtures/conformance/codex-apply-patch/scenarios"
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
