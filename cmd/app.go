@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
@@ -15,6 +16,8 @@ import (
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/internal/memtune"
+	"github.com/agentsandbox/sandbox/internal/osenv"
+	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
@@ -46,11 +49,44 @@ type app struct {
 	log zerolog.Logger
 	// plansPrinted: the dry-run diffs were printed as the plans were made.
 	plansPrinted bool
+
+	// env is the environment the command runs in: the process's, or a
+	// test's. Nothing in a command reads the process's own.
+	env osenv.Env
+	// spools are the private copies of databases read from archives and
+	// standard input, removed when the command ends.
+	spools *discover.Spools
 }
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *app {
-	return &app{stdin: stdin, stdout: stdout, stderr: stderr, ownsInterrupts: new(atomic.Bool)}
+	return newAppIn(osenv.Process(), stdin, stdout, stderr)
 }
+
+// newAppIn is an app whose command runs in env.
+func newAppIn(env osenv.Env, stdin io.Reader, stdout, stderr io.Writer) *app {
+	return &app{stdin: stdin, stdout: stdout, stderr: stderr, ownsInterrupts: new(atomic.Bool), env: env, spools: &discover.Spools{}}
+}
+
+// now is the clock for --since/--until; SANDBOX_NOW (RFC 3339) fixes it,
+// for reproducible scripts.
+func (a *app) now() time.Time {
+	if v := a.env.Get("SANDBOX_NOW"); v != "" {
+		if t, err := time.Parse(time.RFC3339, v); err == nil {
+			return t
+		}
+	}
+	return time.Now()
+}
+
+// home is the user's home directory, "" when the environment names none.
+func (a *app) home() string {
+	h, _ := a.env.Home()
+	return h
+}
+
+// stateRoot is the harness's state directory (sessions, locks, the
+// journal key).
+func (a *app) stateRoot() string { return harness.DefaultRoot(a.env) }
 
 func (a *app) rootCommand() *cobra.Command {
 	root := &cobra.Command{
@@ -141,7 +177,7 @@ func (a *app) setupLog() {
 	if a.logFormat != "json" {
 		// One human format, on a terminal or not, like sandbox's own
 		// "sandbox: error:" lines: "sandbox: warning: … (key=value)".
-		color := !a.noColor && os.Getenv("NO_COLOR") == "" && isTerminal(a.stderr)
+		color := !a.noColor && a.env.Get("NO_COLOR") == "" && isTerminal(a.stderr)
 		w = zerolog.ConsoleWriter{Out: a.stderr, NoColor: !color, PartsOrder: []string{zerolog.LevelFieldName, zerolog.MessageFieldName},
 			FormatLevel: func(i any) string {
 				l, _ := i.(string)
@@ -170,7 +206,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 func (a *app) color() bool {
-	return !a.noColor && os.Getenv("NO_COLOR") == "" && isTerminal(a.stdout)
+	return !a.noColor && a.env.Get("NO_COLOR") == "" && isTerminal(a.stdout)
 }
 
 // journalKeys holds the journal keys read, by file: an apply of thousands of
@@ -178,8 +214,8 @@ func (a *app) color() bool {
 var journalKeys sync.Map
 
 // journalKey is the key that seals journals: $SANDBOX_HOME/journal.key.
-func journalKey() ([]byte, error) {
-	file := filepath.Join(harness.DefaultRoot(), "journal.key")
+func (a *app) journalKey() ([]byte, error) {
+	file := filepath.Join(a.stateRoot(), "journal.key")
 	if k, ok := journalKeys.Load(file); ok {
 		return k.([]byte), nil
 	}

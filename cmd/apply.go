@@ -67,7 +67,7 @@ a redacted transcript or a --redact export) are listed and not written unless
 func (a *app) runApply(ctx context.Context, name string, o applyOptions) error {
 	ro := recoverOptions{Dest: o.Dest, Maps: o.Maps, DryRun: o.DryRun, OnConflict: o.OnConflict, Unknown: o.Unknown, Redacted: o.Redacted, DestPerSession: o.DestPerSession}
 	ro.Transcripts = []string{name} // only to pass validate's "something is named" check
-	opts, err := ro.validate()
+	opts, err := a.validate(ro)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,8 @@ import (
 // exactly what was shown. The plan and the write come from one reading of
 // the transcript (recov.Prepare), so the answer is about what is written.
 func TestRecoverAsksOnATerminal(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	bin := sandboxBinary(t)
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app")
@@ -34,7 +35,7 @@ func TestRecoverAsksOnATerminal(t *testing.T) {
 			t.Skipf("no pseudo-terminal here: %v", err)
 		}
 		cmd := exec.Command(bin, "recover", "-t", rollout)
-		cmd.Env = append(os.Environ(), "TERM=dumb")
+		cmd.Env = append(env.List(), "TERM=dumb")
 		var stdout bytes.Buffer
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, tty
 		if err := cmd.Start(); err != nil {
@@ -119,16 +120,13 @@ func writeTinyRollout(t *testing.T, name, cwd string, files map[string]string) {
 // looked_in, in the registry's order (parse/registry.go), which is the
 // order they had before the registry: a report's order is part of it.
 func TestSessionsLookedInOrder(t *testing.T) {
-	hermetic(t)
-	home := os.Getenv("HOME")
-	t.Setenv("CODEX_HOME", filepath.Join(home, ".codex"))
-	t.Setenv("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
-	t.Setenv("GEMINI_CLI_HOME", home)
-	t.Setenv("PI_CODING_AGENT_DIR", filepath.Join(home, ".pi", "agent"))
-	t.Setenv("COPILOT_HOME", filepath.Join(home, ".copilot"))
-	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
-	t.Setenv("SANDBOX_HOME", filepath.Join(home, "sb"))
-	out, errb, code := runApp(t, "sessions", "--json")
+	t.Parallel()
+	env := hermetic(t)
+	home := env.Get("HOME")
+	env = append(env, "CODEX_HOME="+filepath.Join(home, ".codex"), "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"),
+		"GEMINI_CLI_HOME="+home, "PI_CODING_AGENT_DIR="+filepath.Join(home, ".pi", "agent"), "COPILOT_HOME="+filepath.Join(home, ".copilot"),
+		"XDG_DATA_HOME="+filepath.Join(home, "data"), "SANDBOX_HOME="+filepath.Join(home, "sb"))
+	out, errb, code := runApp(t, env, "sessions", "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb)
 	}

@@ -168,7 +168,7 @@ func (a *app) completeSessions(cmd *cobra.Command, _ []string, toComplete string
 			continue // copies of one session complete once
 		}
 		seen[id] = true
-		out = append(out, id+"\t"+describeSelected(s))
+		out = append(out, id+"\t"+a.describeSelected(s))
 		if len(out) == 200 {
 			break
 		}
@@ -176,10 +176,10 @@ func (a *app) completeSessions(cmd *cobra.Command, _ []string, toComplete string
 	return out, cobra.ShellCompDirectiveNoFileComp
 }
 
-func describeSelected(s parse.Selected) string {
+func (a *app) describeSelected(s parse.Selected) string {
 	start := "-"
 	if !s.Info.First.IsZero() {
 		start = s.Info.First.Local().Format("2006-01-02 15:04 MST")
 	}
-	return fmt.Sprintf("%s, %s, %s", s.Info.Agent, start, homeRel(s.Info.Cwd))
+	return fmt.Sprintf("%s, %s, %s", s.Info.Agent, start, a.homeRel(s.Info.Cwd))
 }

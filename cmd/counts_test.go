@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/inspect"
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
 
@@ -26,7 +27,8 @@ func corpusTranscripts(t *testing.T) []string {
 // failed, rejected, unknown; each call once however often it is copied), its
 // files and its drift.
 func TestOneCountEverywhere(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	for _, f := range corpusTranscripts(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			dir := t.TempDir()
@@ -34,14 +36,14 @@ func TestOneCountEverywhere(t *testing.T) {
 			if err := os.Mkdir(empty, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			rec := decode[recov.Report](t, "recover", "-t", f, "--dest", empty, "--dry-run", "--json")
+			rec := decode[recov.Report](t, env, "recover", "-t", f, "--dest", empty, "--dry-run", "--json")
 			m := filepath.Join(dir, "m.json")
-			if _, stderr, code := runApp(t, "export", "-t", f, "-o", m); code != ExitOK {
+			if _, stderr, code := runApp(t, env, "export", "-t", f, "-o", m); code != ExitOK {
 				t.Fatalf("export: exit %d: %s", code, stderr)
 			}
-			app := decode[recov.Report](t, "apply", m, "--dest", empty, "--dry-run", "--json")
-			ins := decode[inspect.Inspection](t, "inspect", f, "--base", empty, "--json")
-			ses := decode[sessionsReport](t, "sessions", "-t", f, "--json")
+			app := decode[recov.Report](t, env, "apply", m, "--dest", empty, "--dry-run", "--json")
+			ins := decode[inspect.Inspection](t, env, "inspect", f, "--base", empty, "--json")
+			ses := decode[sessionsReport](t, env, "sessions", "-t", f, "--json")
 
 			r, a := rec.Summary, app.Summary
 			if r.Ops != a.Ops || r.OpsApplied != a.OpsApplied || r.OpsFailedInSession != a.OpsFailedInSession ||
@@ -69,7 +71,8 @@ func TestOneCountEverywhere(t *testing.T) {
 // resumed or backed-up transcript) counts each call once in sessions, as
 // recover replays it once.
 func TestCountsOfCopies(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	dir := t.TempDir()
 	for _, f := range []string{"../fixtures/corpus/claude/ccviewer_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
 		"../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"} {
@@ -83,12 +86,12 @@ func TestCountsOfCopies(t *testing.T) {
 			}
 		}
 	}
-	ses := decode[sessionsReport](t, "sessions", "--from", dir, "--json")
+	ses := decode[sessionsReport](t, env, "sessions", "--from", dir, "--json")
 	if len(ses.Sessions) != 2 {
 		t.Fatalf("%d sessions listed, want 2", len(ses.Sessions))
 	}
 	for _, s := range ses.Sessions {
-		rec := decode[recov.Report](t, "recover", "--from", dir, "--session", s.ID, "--dest", t.TempDir(), "--dry-run", "--json")
+		rec := decode[recov.Report](t, env, "recover", "--from", dir, "--session", s.ID, "--dest", t.TempDir(), "--dry-run", "--json")
 		r := rec.Summary
 		if s.OpsApplied != r.OpsApplied || s.OpsFailed != r.OpsFailedInSession || s.OpsOther != r.OpsRejected+r.OpsUnknown {
 			t.Errorf("%s: sessions says %d/%d/%d, recover %d/%d/%d (%d duplicates)", s.ID, s.OpsApplied, s.OpsFailed, s.OpsOther,
@@ -105,9 +108,9 @@ func TestCountsOfCopies(t *testing.T) {
 
 // decode runs sandbox and decodes its --json document; exit 0 and 3 are
 // both a finished run.
-func decode[T any](t *testing.T, args ...string) T {
+func decode[T any](t *testing.T, env osenv.Env, args ...string) T {
 	t.Helper()
-	out, stderr, code := runApp(t, args...)
+	out, stderr, code := runApp(t, env, args...)
 	if code != ExitOK && code != ExitPartial {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}

@@ -23,7 +23,7 @@ script can branch on it before sandbox export --add.`,
 		Example: `  sandbox detect && sandbox export --add dist/report.html`,
 		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			d := harness.Detect(os.Getenv, os.ReadFile)
+			d := harness.Detect(a.env.Get, os.ReadFile)
 			if a.json {
 				if err := a.writeJSON(d); err != nil {
 					return err

@@ -18,6 +18,7 @@ var update = flag.Bool("update", false, "rewrite generated files")
 
 // TestReference checks that docs/cli.md is the commands' own help.
 func TestReference(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	if err := WriteReference(&b); err != nil {
 		t.Fatal(err)
@@ -37,6 +38,7 @@ func TestReference(t *testing.T) {
 
 // TestHelpComplete checks that every command explains itself.
 func TestHelpComplete(t *testing.T) {
+	t.Parallel()
 	root := newApp(nil, io.Discard, io.Discard).rootCommand()
 	for _, c := range root.Commands() {
 		if c.Name() == "help" || c.Name() == "completion" {
@@ -69,9 +71,8 @@ func TestHelpComplete(t *testing.T) {
 
 // TestExitCodes checks Main's mapping of outcomes to exit codes.
 func TestExitCodes(t *testing.T) {
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME"} {
-		t.Setenv(k, t.TempDir())
-	}
+	t.Parallel()
+	env := hermetic(t)
 	sample := "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"
 	dest := t.TempDir()
 	cases := []struct {
@@ -86,7 +87,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
-		if got := Main(c.args, nil, &out, &errb); got != c.code {
+		if got := mainIn(env, c.args, nil, &out, &errb); got != c.code {
 			t.Errorf("%v: exit %d, want %d\n%s", c.args, got, c.code, errb.String())
 		}
 	}
@@ -95,13 +96,12 @@ func TestExitCodes(t *testing.T) {
 // TestInterrupted checks that a cancelled run exits 130 and leaves nothing
 // behind: the transcript is read, but nothing is written.
 func TestInterrupted(t *testing.T) {
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME"} {
-		t.Setenv(k, t.TempDir())
-	}
+	t.Parallel()
+	env := hermetic(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errb bytes.Buffer
-	a := newApp(nil, &out, &errb)
+	a := newAppIn(env, nil, &out, &errb)
 	a.setupLog()
 	dest := filepath.Join(t.TempDir(), "dest")
 	err := a.runRecover(ctx, recoverOptions{selectOptions: selectOptions{Transcripts: []string{"../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl"}},

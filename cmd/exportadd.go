@@ -18,8 +18,8 @@ import (
 
 // exportsPath is the in-sandbox manifest: $SANDBOX_EXPORTS or
 // /tmp/sandbox-exports.json.
-func exportsPath() string {
-	if p := os.Getenv("SANDBOX_EXPORTS"); p != "" {
+func (a *app) exportsPath() string {
+	if p := a.env.Get("SANDBOX_EXPORTS"); p != "" {
 		return p
 	}
 	return filepath.Join(os.TempDir(), "sandbox-exports.json")
@@ -48,7 +48,7 @@ func (a *app) runExportAdd(paths []string) error {
 		}
 		adds = append(adds, e)
 	}
-	target := exportsPath()
+	target := a.exportsPath()
 	unlock, err := lockFile(target + ".lock")
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", target, err)
@@ -58,7 +58,7 @@ func (a *app) runExportAdd(paths []string) error {
 	data, err := os.ReadFile(target)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		doc.Session = os.Getenv("SANDBOX_SESSION")
+		doc.Session = a.env.Get("SANDBOX_SESSION")
 		doc.Cwd, _ = os.Getwd()
 	case err != nil:
 		return err

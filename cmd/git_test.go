@@ -98,7 +98,8 @@ var codexRejects = map[string]bool{
 // expected tree (the input, for a patch codex refuses), with no conflict —
 // 010's move onto an existing file and 011's add over one included.
 func TestConformanceGitHost(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	root := "../fixtures/conformance/codex-apply-patch/scenarios"
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -122,7 +123,7 @@ func TestConformanceGitHost(t *testing.T) {
 			}
 			rollout := filepath.Join(dir, "rollout.jsonl")
 			patchRollout(t, rollout, commit, string(patch), !codexRejects[name])
-			out, stderr, code := runApp(t, "recover", "-t", rollout, "--dest", host, "--json")
+			out, stderr, code := runApp(t, env, "recover", "-t", rollout, "--dest", host, "--json")
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s\n%s", code, stderr, out)
 			}
@@ -162,7 +163,8 @@ func TestConformanceGitHost(t *testing.T) {
 // ways: the hand edits and the session's both kept) and edited on lines
 // the session changed too (those files, and only those, conflict).
 func TestGeneratedGitHost(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	for _, seed := range []int64{3, 11} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			o := gen.Options{Size: 256 << 10, Seed: seed, Files: 24, PatchEvery: 4, HostFiles: true}
@@ -197,7 +199,7 @@ func TestGeneratedGitHost(t *testing.T) {
 							clash[f] = true
 						}
 					}
-					out, stderr, code := runApp(t, "recover", "-t", name, "--dest", host, "--json")
+					out, stderr, code := runApp(t, env, "recover", "-t", name, "--dest", host, "--json")
 					if wantCode := map[bool]int{false: ExitOK, true: ExitPartial}[len(clash) > 0]; code != wantCode {
 						t.Fatalf("exit %d, want %d: %s", code, wantCode, stderr)
 					}
@@ -247,10 +249,10 @@ func TestGeneratedGitHost(t *testing.T) {
 					}
 					m, other := filepath.Join(dir, "m.json"), filepath.Join(dir, "other")
 					writeTree(t, other, st.Initial)
-					if _, stderr, code := runApp(t, "export", "-t", name, "--repo", host, "-o", m); code != ExitOK {
+					if _, stderr, code := runApp(t, env, "export", "-t", name, "--repo", host, "-o", m); code != ExitOK {
 						t.Fatalf("export: exit %d: %s", code, stderr)
 					}
-					app, stderr, code := runApp(t, "apply", m, "--dest", other, "--json")
+					app, stderr, code := runApp(t, env, "apply", m, "--dest", other, "--json")
 					if code != ExitOK {
 						t.Fatalf("apply: exit %d: %s", code, stderr)
 					}

@@ -25,6 +25,7 @@ import (
 // are held to the original's reports by fixtures/corpus's
 // TestReserialized, and so to these.
 func TestGoldenReports(t *testing.T) {
+	t.Parallel()
 	if raceEnabled {
 		t.Skip("-race: the reports are the same with it, and .ci/run runs this test without it")
 	}
@@ -49,7 +50,7 @@ func TestGoldenReports(t *testing.T) {
 		name := filepath.Join("testdata", "reports", strings.TrimSuffix(rel, filepath.Ext(rel))+".txt")
 		seen[name] = true
 		t.Run(rel, func(t *testing.T) {
-			hermetic(t)
+			env := hermetic(t)
 			tmp := t.TempDir()
 			abs, err := filepath.Abs(f)
 			if err != nil {
@@ -62,7 +63,7 @@ func TestGoldenReports(t *testing.T) {
 				{"export", "-t", abs},
 				{"inspect", abs, "--json"},
 			} {
-				out, _, code := runApp(t, args...)
+				out, _, code := runApp(t, env, args...)
 				fmt.Fprintf(&got, "$ sandbox %s\n%s", strings.Join(args, " "), condense(normalizePaths(out, repo, tmp)))
 				if !strings.HasSuffix(out, "\n") {
 					got.WriteString("\n")

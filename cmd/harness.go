@@ -24,7 +24,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse"
 )
 
-func (a *app) store() *harness.Store { return &harness.Store{Root: harness.DefaultRoot()} }
+func (a *app) store() *harness.Store { return &harness.Store{Root: a.stateRoot(), Env: a.env} }
 
 // note tells the user what the harness does, unless --quiet.
 func (a *app) note(format string, args ...any) {
@@ -286,7 +286,7 @@ session is not running. --dry-run says what it would do.`,
   sandbox gc --ttl 168h --archive s3://team-sandboxes/archive/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Now = now()
+			o.Now = a.now()
 			if archive != "" {
 				if !objstore.IsURL(archive) {
 					return usagef("--archive %s: give an s3://BUCKET/PREFIX/ (without it, archives go to $SANDBOX_HOME/archive)", archive)
@@ -418,7 +418,7 @@ pinned to one version: one replaced in between is refused.`,
   sandbox restore fix-tests.tar.gz --name fix-tests-2 && sandbox run --name fix-tests-2 --resume -- claude`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			lim, err := restoreLimits()
+			lim, err := a.restoreLimits()
 			if err != nil {
 				return err
 			}
@@ -481,16 +481,16 @@ const (
 
 // restoreLimits are harness.DefaultRestoreLimits, or what the environment
 // sets.
-func restoreLimits() (harness.RestoreLimits, error) {
+func (a *app) restoreLimits() (harness.RestoreLimits, error) {
 	lim := harness.DefaultRestoreLimits
-	if v := os.Getenv(envRestoreMaxSize); v != "" {
+	if v := a.env.Get(envRestoreMaxSize); v != "" {
 		n, err := bytesize.Parse(v)
 		if err != nil || n <= 0 {
 			return lim, &HintError{usagef("%s=%q: want a positive size, such as 64G or 100GiB", envRestoreMaxSize, v), sizeHint}
 		}
 		lim.MaxBytes = n
 	}
-	if v := os.Getenv(envRestoreMaxFiles); v != "" {
+	if v := a.env.Get(envRestoreMaxFiles); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
 			return lim, usagef("%s=%q: want a positive number", envRestoreMaxFiles, v)

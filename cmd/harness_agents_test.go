@@ -21,7 +21,7 @@ func TestHarnessResumeAgents(t *testing.T) {
 	dir := buildFakeAgent(t)
 	runtimes := []string{"local"}
 	if _, err := exec.LookPath("bwrap"); err == nil {
-		if rt, _ := harness.NewRuntime("bwrap"); rt.Available(context.Background()) == nil {
+		if rt, _ := harness.NewRuntime("bwrap", nil); rt.Available(context.Background()) == nil {
 			runtimes = append(runtimes, "bwrap")
 		}
 	}

@@ -152,7 +152,7 @@ func TestHarnessDailyDocker(t *testing.T) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		missing(t, "docker is not installed: the Docker harness test cannot run")
 	}
-	rt, _ := harness.NewRuntime("docker")
+	rt, _ := harness.NewRuntime("docker", nil)
 	if err := rt.Available(context.Background()); err != nil {
 		missing(t, "Docker is not running: %v", err)
 	}
@@ -197,7 +197,7 @@ func TestHarnessDailyBwrap(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		missing(t, "bubblewrap is not installed (apt-get install bubblewrap)")
 	}
-	rt, _ := harness.NewRuntime("bwrap")
+	rt, _ := harness.NewRuntime("bwrap", nil)
 	if err := rt.Available(context.Background()); err != nil {
 		missing(t, "bubblewrap cannot run here: %v", err)
 	}

@@ -370,7 +370,7 @@ func TestHarnessBwrap(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		missing(t, "bubblewrap is not installed (apt-get install bubblewrap): the bwrap harness test cannot run")
 	}
-	rt, _ := harness.NewRuntime("bwrap")
+	rt, _ := harness.NewRuntime("bwrap", nil)
 	if err := rt.Available(context.Background()); err != nil {
 		missing(t, "bubblewrap cannot run here: %v", err)
 	}
@@ -418,7 +418,7 @@ func TestHarnessDocker(t *testing.T) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		missing(t, "docker is not installed: the Docker harness test cannot run")
 	}
-	rt, _ := harness.NewRuntime("docker")
+	rt, _ := harness.NewRuntime("docker", nil)
 	if err := rt.Available(context.Background()); err != nil {
 		missing(t, "Docker is not running: %v", err)
 	}
@@ -552,7 +552,7 @@ func TestHarnessAsAnotherUser(t *testing.T) {
 		check(t, "ub", nil, "--runtime", "bwrap")
 	})
 	t.Run("docker", func(t *testing.T) {
-		rt, _ := harness.NewRuntime("docker")
+		rt, _ := harness.NewRuntime("docker", nil)
 		if err := rt.Available(context.Background()); err != nil {
 			missing(t, "Docker is not available: %v", err)
 		}

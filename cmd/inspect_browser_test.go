@@ -122,13 +122,13 @@ func TestInspectHTMLInBrowser(t *testing.T) {
 	if err != nil {
 		missing(t, "no pdftotext on this machine (.ci/run installs Debian's poppler-utils): the printed report is not checked")
 	}
-	hermetic(t)
+	env := hermetic(t)
 	t.Setenv("TZ", "UTC")
 	dir := t.TempDir()
 	for _, f := range browserSessions {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			page := filepath.Join(dir, filepath.Base(f)+".html")
-			if _, stderr, code := runApp(t, "inspect", f, "--html", page); code != ExitOK {
+			if _, stderr, code := runApp(t, env, "inspect", f, "--html", page); code != ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			raw, _ := os.ReadFile(page)
@@ -147,7 +147,7 @@ func TestInspectHTMLInBrowser(t *testing.T) {
 			if !strings.Contains(html, `content="default-src 'none';`) {
 				t.Errorf("the page has no Content-Security-Policy that forbids loading")
 			}
-			js, _, _ := runApp(t, "inspect", f, "--json")
+			js, _, _ := runApp(t, env, "inspect", f, "--json")
 			var in inspect.Inspection
 			mustJSON(t, js, &in)
 
@@ -288,7 +288,7 @@ func squash(s string) string {
 // layout), as a script added to a copy of the page reports it.
 func TestInspectHTMLThousandCalls(t *testing.T) {
 	browser := chromium(t)
-	hermetic(t)
+	env := hermetic(t)
 	dir := t.TempDir()
 	name := filepath.Join(dir, "rollout-2026-11-20T09-12-03-019e0001-0000-7000-8000-000000000001.jsonl")
 	f, err := os.Create(name)
@@ -301,11 +301,11 @@ func TestInspectHTMLThousandCalls(t *testing.T) {
 	f.Close()
 	page := filepath.Join(dir, "report.html")
 	began := time.Now()
-	if _, stderr, code := runApp(t, "inspect", name, "--html", page); code != ExitOK {
+	if _, stderr, code := runApp(t, env, "inspect", name, "--html", page); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	took := time.Since(began)
-	js, _, _ := runApp(t, "inspect", name, "--json")
+	js, _, _ := runApp(t, env, "inspect", name, "--json")
 	var in inspect.Inspection
 	mustJSON(t, js, &in)
 	if in.Counts.Calls < 950 || in.Counts.Calls > 1100 {

@@ -32,7 +32,7 @@ func fixedMeta(t *testing.T) {
 // block, whole and unchanged; nothing of the transcript became HTML,
 // a link or an image; and the tables have their rows.
 func TestInspectMarkdown(t *testing.T) {
-	hermetic(t)
+	env := hermetic(t)
 	t.Setenv("TZ", "UTC")
 	fixedMeta(t)
 	cases := map[string][]string{}
@@ -43,7 +43,7 @@ func TestInspectMarkdown(t *testing.T) {
 	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, stderr, code := runApp(t, args...)
+			got, stderr, code := runApp(t, env, args...)
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -57,7 +57,7 @@ func TestInspectMarkdown(t *testing.T) {
 			if args[len(args)-1] == "--redact" {
 				jsArgs = append(jsArgs, "--redact")
 			}
-			js, _, _ := runApp(t, jsArgs...)
+			js, _, _ := runApp(t, env, jsArgs...)
 			var in inspect.Inspection
 			mustJSON(t, js, &in)
 
@@ -131,7 +131,8 @@ func nodeText(n ast.Node, src []byte) string {
 // the agent's text, a command and its output, not only the files), lists
 // what it replaced, and leaves the rest of the report as it was.
 func TestInspectRedact(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	fixedMeta(t)
 	secrets := []string{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB",
 		"sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "hunter2hunter2", "AKIAABCDEFGHIJKLMNOP"}
@@ -141,15 +142,15 @@ func TestInspectRedact(t *testing.T) {
 	outs := map[string]string{}
 	var stderr string
 	var code int
-	outs["md"], stderr, code = runApp(t, "inspect", hostile, "--format", "md", "--redact")
+	outs["md"], stderr, code = runApp(t, env, "inspect", hostile, "--format", "md", "--redact")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	outs["json"], _, _ = runApp(t, "inspect", hostile, "--json", "--redact")
-	if _, e, code := runApp(t, "inspect", hostile, "--html", page, "--redact"); code != ExitOK {
+	outs["json"], _, _ = runApp(t, env, "inspect", hostile, "--json", "--redact")
+	if _, e, code := runApp(t, env, "inspect", hostile, "--html", page, "--redact"); code != ExitOK {
 		t.Fatalf("--html: exit %d: %s", code, e)
 	}
-	runApp(t, "inspect", hostile, "--html", plain)
+	runApp(t, env, "inspect", hostile, "--html", plain)
 	b, _ := os.ReadFile(page)
 	outs["html"] = string(b)
 	b, _ = os.ReadFile(plain)
@@ -186,9 +187,10 @@ func TestInspectRedact(t *testing.T) {
 // tags, and the closing tags meant to break out of a <pre>, are text on the
 // page, and nothing in it makes the browser fetch anything.
 func TestInspectHTMLEscapes(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	page := filepath.Join(t.TempDir(), "r.html")
-	if _, stderr, code := runApp(t, "inspect", hostile, "--html", page); code != ExitOK {
+	if _, stderr, code := runApp(t, env, "inspect", hostile, "--html", page); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	b, _ := os.ReadFile(page)

@@ -28,7 +28,8 @@ func spoolCorpus(t *testing.T) []string {
 // timeline spooled to a file as from the timeline in memory: text and
 // JSON, for every transcript here.
 func TestInspectSpooled(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	// Local times are printed: not UTC. (Not through TZ, which the time
 	// package reads once for the whole test binary.)
 	local := time.Local
@@ -40,9 +41,9 @@ func TestInspectSpooled(t *testing.T) {
 	for _, f := range spoolCorpus(t) {
 		for _, args := range [][]string{{"inspect", f}, {"inspect", f, "--json"}} {
 			inspect.SpoolAbove = above
-			want, wantErr, wantCode := runApp(t, args...)
+			want, wantErr, wantCode := runApp(t, env, args...)
 			inspect.SpoolAbove = 0
-			got, gotErr, gotCode := runApp(t, args...)
+			got, gotErr, gotCode := runApp(t, env, args...)
 			if got != want || gotErr != wantErr || gotCode != wantCode {
 				t.Errorf("%s: spooled, exit %d:\n%.2000s\n%s\nin memory, exit %d:\n%.2000s\n%s", strings.Join(args, " "), gotCode, got, gotErr, wantCode, want, wantErr)
 			}

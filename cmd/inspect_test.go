@@ -15,7 +15,7 @@ import (
 // TestInspectCorpus keeps goldens of inspect (text and JSON) for every
 // corpus transcript and the sample.
 func TestInspectCorpus(t *testing.T) {
-	hermetic(t)
+	env := hermetic(t)
 	t.Setenv("TZ", "UTC")
 	files, _ := filepath.Glob("../fixtures/corpus/*/*.jsonl")
 	legacy, _ := filepath.Glob("../fixtures/corpus/gemini/*.json") // Gemini CLI's single-JSON layout
@@ -24,11 +24,11 @@ func TestInspectCorpus(t *testing.T) {
 	for _, f := range files {
 		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".jsonl"), ".json")
 		t.Run(name, func(t *testing.T) {
-			text, stderr, code := runApp(t, "inspect", f)
+			text, stderr, code := runApp(t, env, "inspect", f)
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			js, _, code := runApp(t, "inspect", f, "--json")
+			js, _, code := runApp(t, env, "inspect", f, "--json")
 			if code != ExitOK {
 				t.Fatalf("--json: exit %d", code)
 			}
@@ -64,6 +64,7 @@ func mustJSON(t *testing.T, s string, v any) {
 // at a time is writeJSON's document byte for byte: arrays empty or not, and
 // texts that quote the very keys the splice looks for.
 func TestInspectionJSONStreamed(t *testing.T) {
+	t.Parallel()
 	tricky := "\n  \"timeline\": [],\n  \"files\": [] </script> & é"
 	full := &inspect.Inspection{Schema: "sandbox.inspect/v1", Timeline: []inspect.Entry{
 		{Event: manifest.Event{Kind: manifest.EventMessage, Text: tricky, Line: 3}, Session: "s"},

@@ -18,7 +18,7 @@ import (
 // says interrupted, exits 130, and a --json document says so rather than
 // look complete. Nothing is written.
 func TestInterrupt(t *testing.T) {
-	hermetic(t)
+	env := hermetic(t)
 	bin := sandboxBinary(t)
 	var session bytes.Buffer
 	if _, err := gen.Rollout(&session, gen.Options{Size: 256 << 10, Seed: 3, Files: 20}); err != nil {
@@ -53,7 +53,7 @@ func TestInterrupt(t *testing.T) {
 				args[i] = strings.ReplaceAll(a, "DEST", dest)
 			}
 			cmd := exec.Command(bin, args...)
-			cmd.Env = os.Environ()
+			cmd.Env = env.List()
 			// An OS pipe, as a shell's: exec would wait for a copy of
 			// anything else.
 			pr, pw, err := os.Pipe()

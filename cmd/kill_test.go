@@ -44,7 +44,7 @@ func measuredBinary(t *testing.T, heavy string) (bin, dir string) {
 	if testing.Short() {
 		t.Skip(heavy + "; not in -short")
 	}
-	hermetic(t)
+	hermeticProcess(t)
 	return sandboxBinary(t), t.TempDir()
 }
 
@@ -209,7 +209,8 @@ func treeDiff(a, b string) string {
 // moment: one refuses (the other holds the destination) or, if the first was
 // already done, finds nothing left to write; the tree is never a mix.
 func TestTwoRecoversAtOnce(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	bin := sandboxBinary(t)
 	dir := t.TempDir()
 	name := filepath.Join(dir, "session.jsonl")
@@ -220,7 +221,7 @@ func TestTwoRecoversAtOnce(t *testing.T) {
 		var outs [2]strings.Builder
 		for i := range cmds {
 			cmds[i] = exec.Command(bin, "recover", "-t", name, "--dest", dest, "--json")
-			cmds[i].Env = os.Environ()
+			cmds[i].Env = env.List()
 			cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
 		}
 		for _, c := range cmds {

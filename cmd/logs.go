@@ -60,7 +60,7 @@ too.`,
 			var since time.Time
 			if o.since != "" {
 				var err error
-				if since, err = parse.ParseTime(o.since, now()); err != nil {
+				if since, err = parse.ParseTime(o.since, a.now()); err != nil {
 					return usagef("--since: %v", err)
 				}
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentsandbox/sandbox/harness"
-	"github.com/agentsandbox/sandbox/parse/discover"
+	"github.com/agentsandbox/sandbox/internal/osenv"
 )
 
 // Exit codes (DESIGN.md).
@@ -80,12 +80,21 @@ func forceOnSecond(sigs <-chan os.Signal, done <-chan struct{}, owned func() boo
 	}
 }
 
-// Main runs sandbox with args and returns the exit code.
+// Main runs sandbox with args in the process's environment and returns the
+// exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return mainIn(osenv.Process(), args, stdin, stdout, stderr)
+}
+
+// mainIn runs sandbox with args in env: what the command reads of an
+// environment (the homes, SANDBOX_*, NO_COLOR, the runtimes') comes from
+// env, never from the process's, so that tests can run commands side by
+// side, each in its own.
+func mainIn(env osenv.Env, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	defer discover.RemoveSpools()
-	app := newApp(stdin, stdout, stderr)
+	app := newAppIn(env, stdin, stdout, stderr)
+	defer app.spools.Remove()
 	// A second ^C forces: whatever the command was doing, it ends now
 	// (writes are journaled and atomic, so what is on disk is either the
 	// old file or the new one). sandbox run handles its own second ^C: it

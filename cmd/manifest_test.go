@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	"github.com/agentsandbox/sandbox/manifest"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
@@ -46,16 +47,43 @@ func checkSchema(t *testing.T, data []byte) {
 	}
 }
 
-func hermetic(t *testing.T) {
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR", "COPILOT_HOME"} {
-		t.Setenv(k, t.TempDir())
+// hermeticVars are the variables that name every home a command could
+// read or write (HOME, the agents', sandbox's, XDG's), each a temporary
+// directory of the test's own.
+func hermeticVars(t *testing.T) map[string]string {
+	vars := map[string]string{}
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME",
+		"GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR", "COPILOT_HOME"} {
+		vars[k] = t.TempDir()
+	}
+	return vars
+}
+
+// hermetic is the environment of a test's commands: the process's, with
+// hermeticVars. A command run in it (runApp, or a child process given it)
+// reads nothing of the machine's homes, and tests run side by side.
+func hermetic(t *testing.T) osenv.Env {
+	env := osenv.Process()
+	for k, v := range hermeticVars(t) {
+		env = env.With(k, v)
+	}
+	return env
+}
+
+// hermeticProcess makes the process's own environment hermetic, for the
+// tests that run alone anyway: they measure a real command's memory and
+// timing.
+func hermeticProcess(t *testing.T) {
+	for k, v := range hermeticVars(t) {
+		t.Setenv(k, v)
 	}
 }
 
-func runApp(t *testing.T, args ...string) (string, string, int) {
+// runApp runs sandbox in env, in this process.
+func runApp(t *testing.T, env osenv.Env, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := Main(args, strings.NewReader(""), &out, &errb)
+	code := mainIn(env, args, strings.NewReader(""), &out, &errb)
 	return out.String(), errb.String(), code
 }
 
@@ -79,7 +107,8 @@ func actions(t *testing.T, report string) map[string]string {
 // that recovers no file is skipped, once both reports say that nothing was
 // written; and most sessions must compare files, or the test went hollow.
 func TestExportApplyRoundTrip(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	files, _ := filepath.Glob("../fixtures/corpus/*/*.jsonl")
 	gemini, _ := filepath.Glob("../fixtures/corpus/gemini/*.json") // the legacy single-JSON layout
 	files = append(files, gemini...)
@@ -94,11 +123,11 @@ func TestExportApplyRoundTrip(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			dir := t.TempDir()
 			a, b, m := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "m.json")
-			rec, stderr, code := runApp(t, "recover", "-t", f, "--dest", a, "--json")
+			rec, stderr, code := runApp(t, env, "recover", "-t", f, "--dest", a, "--json")
 			if code != ExitOK && code != ExitPartial {
 				t.Fatalf("recover: exit %d: %s", code, stderr)
 			}
-			if _, stderr, code := runApp(t, "export", "-t", f, "-o", m); code != ExitOK {
+			if _, stderr, code := runApp(t, env, "export", "-t", f, "-o", m); code != ExitOK {
 				t.Fatalf("export: exit %d: %s", code, stderr)
 			}
 			data, err := os.ReadFile(m)
@@ -106,7 +135,7 @@ func TestExportApplyRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkSchema(t, data)
-			app, stderr, code := runApp(t, "apply", m, "--dest", b, "--json")
+			app, stderr, code := runApp(t, env, "apply", m, "--dest", b, "--json")
 			if code != ExitOK && code != ExitPartial {
 				t.Fatalf("apply: exit %d: %s", code, stderr)
 			}
@@ -153,9 +182,9 @@ func keys(m map[string]string) []string {
 
 // TestConcurrentExportAdd checks that processes adding at once lose nothing.
 func TestConcurrentExportAdd(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
 	dir := t.TempDir()
-	t.Setenv("SANDBOX_EXPORTS", filepath.Join(dir, "exports.json"))
+	env := hermetic(t).With("SANDBOX_EXPORTS", filepath.Join(dir, "exports.json"))
 	const workers, each = 8, 5
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -165,7 +194,7 @@ func TestConcurrentExportAdd(t *testing.T) {
 			for i := 0; i < each; i++ {
 				p := filepath.Join(dir, fmt.Sprintf("w%d-f%d.txt", w, i))
 				os.WriteFile(p, []byte(p), 0o644)
-				a := newApp(nil, io.Discard, io.Discard)
+				a := newAppIn(env, nil, io.Discard, io.Discard)
 				a.setupLog()
 				if err := a.runExportAdd([]string{p}); err != nil {
 					t.Error(err)
@@ -193,6 +222,7 @@ func TestConcurrentExportAdd(t *testing.T) {
 }
 
 func TestDetect(t *testing.T) {
+	t.Parallel()
 	files := func(m map[string]string) func(string) ([]byte, error) {
 		return func(n string) ([]byte, error) {
 			if v, ok := m[n]; ok {
@@ -227,7 +257,8 @@ func TestDetect(t *testing.T) {
 // TestOpencodeExportApply checks that an opencode session's export manifest
 // follows the schema and applies to the same tree and actions as recover.
 func TestOpencodeExportApply(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	script, err := os.ReadFile("../fixtures/opencode/sessions.sql")
 	if err != nil {
 		t.Fatal(err)
@@ -238,11 +269,11 @@ func TestOpencodeExportApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b, m := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "m.json")
-	rec, stderr, code := runApp(t, "recover", "--from", db, "--session", "ses_7a1c2f", "--dest", a, "--json")
+	rec, stderr, code := runApp(t, env, "recover", "--from", db, "--session", "ses_7a1c2f", "--dest", a, "--json")
 	if code != ExitPartial {
 		t.Fatalf("recover: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := runApp(t, "export", "--from", db, "--session", "ses_7a1c2f", "-o", m); code != ExitOK {
+	if _, stderr, code := runApp(t, env, "export", "--from", db, "--session", "ses_7a1c2f", "-o", m); code != ExitOK {
 		t.Fatalf("export: exit %d: %s", code, stderr)
 	}
 	data, err := os.ReadFile(m)
@@ -253,7 +284,7 @@ func TestOpencodeExportApply(t *testing.T) {
 		t.Fatal("the manifest does not name the agent")
 	}
 	checkSchema(t, data)
-	app, stderr, code := runApp(t, "apply", m, "--dest", b, "--json")
+	app, stderr, code := runApp(t, env, "apply", m, "--dest", b, "--json")
 	if code != ExitPartial {
 		t.Fatalf("apply: exit %d: %s", code, stderr)
 	}
@@ -269,6 +300,7 @@ func TestOpencodeExportApply(t *testing.T) {
 // TestSchemaNamesEveryAgent: the manifest's schema takes every registered
 // agent's name (an agent added to the registry is added to the schema).
 func TestSchemaNamesEveryAgent(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../docs/manifest.schema.json")
 	if err != nil {
 		t.Fatal(err)

@@ -141,7 +141,7 @@ func TestHarnessPodman(t *testing.T) {
 		missing(t, "podman is not installed (apt-get install podman catatonit): the Podman harness test cannot run")
 	}
 	env := podmanEnv(t)
-	rt, _ := harness.NewRuntime("podman")
+	rt, _ := harness.NewRuntime("podman", nil)
 	t.Setenv("CONTAINERS_CONF", strings.TrimPrefix(env[0], "CONTAINERS_CONF="))
 	t.Setenv("CONTAINERS_STORAGE_CONF", strings.TrimPrefix(env[1], "CONTAINERS_STORAGE_CONF="))
 	if err := rt.Available(context.Background()); err != nil {

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"os"
 	"time"
 
 	"github.com/agentsandbox/sandbox/internal/progress"
@@ -23,7 +22,7 @@ func (a *app) startProgress(what string, total int64) *progress.Bar {
 		return nil
 	}
 	delay := progressDelay
-	if d, err := time.ParseDuration(os.Getenv("SANDBOX_PROGRESS_DELAY")); err == nil && d >= 0 {
+	if d, err := time.ParseDuration(a.env.Get("SANDBOX_PROGRESS_DELAY")); err == nil && d >= 0 {
 		delay = d
 	}
 	return progress.Start(a.stderr, what, total, delay)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -20,7 +19,8 @@ import (
 // and the time left, and is gone at the end; stdout (the --json document)
 // never holds any of it; off a terminal there is no bar.
 func TestProgressOnATerminal(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	bin := sandboxBinary(t)
 	dir := t.TempDir()
 	name := filepath.Join(dir, "big.jsonl")
@@ -34,7 +34,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	cmd := exec.Command(bin, "recover", "-t", name, "--dest", filepath.Join(dir, "dest"), "--dry-run", "--json")
 	// The bar at once: what is checked is what it shows, not how fast the
 	// machine reads.
-	cmd.Env = append(os.Environ(), "TERM=xterm", "SANDBOX_PROGRESS_DELAY=0")
+	cmd.Env = append(env.List(), "TERM=xterm", "SANDBOX_PROGRESS_DELAY=0")
 	var stdout bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, tty
 	if err := cmd.Start(); err != nil {
@@ -62,7 +62,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	// Off a terminal: no bar.
 	var errb bytes.Buffer
 	cmd = exec.Command(bin, "recover", "-t", name, "--dest", filepath.Join(dir, "dest"), "--dry-run", "--json")
-	cmd.Env = os.Environ()
+	cmd.Env = env.List()
 	cmd.Stdout, cmd.Stderr = io.Discard, &errb
 	_ = cmd.Run()
 	if strings.Contains(errb.String(), "reading transcripts") {

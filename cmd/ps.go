@@ -3,7 +3,6 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -62,7 +61,7 @@ piped; times are in your local zone in --json as RFC 3339.`,
 				}
 			}
 			st := a.store()
-			rows, damaged, err := st.Rows(cmd.Context(), now(), flt, func(id string) {
+			rows, damaged, err := st.Rows(cmd.Context(), a.now(), flt, func(id string) {
 				a.note("session %s: its harness died; marked dropped", id)
 			})
 			if err != nil {
@@ -108,7 +107,7 @@ piped; times are in your local zone in --json as RFC 3339.`,
 					command = shortCommand(r.Command, 1<<20)
 				}
 				table = append(table, []string{r.ID, r.Runtime, orDash(printable(r.Image)), r.ShortState(), shortDur(r.AgeS),
-					shortDur(r.IdleS), strconv.Itoa(r.Runs), printable(agent), printable(homeRel(r.Project)), printable(command)})
+					shortDur(r.IdleS), strconv.Itoa(r.Runs), printable(agent), printable(a.homeRel(r.Project)), printable(command)})
 			}
 			return a.writeTable(table, 8, wide)
 		},
@@ -136,8 +135,8 @@ func shortID(id string) string {
 }
 
 // homeRel writes a path under the user's home as ~/….
-func homeRel(p string) string {
-	if home, err := osUserHome(); err == nil && home != "" && home != "/" {
+func (a *app) homeRel(p string) string {
+	if home := a.home(); home != "" && home != "/" {
 		if rel, err := filepath.Rel(home, p); err == nil && !strings.HasPrefix(rel, "..") {
 			return filepath.Join("~", rel)
 		}
@@ -178,5 +177,3 @@ func jsonString(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
 }
-
-var osUserHome = os.UserHomeDir

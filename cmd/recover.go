@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
-	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/jsonreport"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
@@ -60,7 +59,7 @@ func (s atSpec) set() bool { return s.turn > 0 || !s.time.IsZero() }
 
 // parseAt reads --at: a turn number (1 is the first prompt) or a time as
 // --since takes it.
-func parseAt(v string) (atSpec, error) {
+func parseAt(v string, now time.Time) (atSpec, error) {
 	if v == "" {
 		return atSpec{}, nil
 	}
@@ -70,7 +69,7 @@ func parseAt(v string) (atSpec, error) {
 		}
 		return atSpec{turn: n}, nil
 	}
-	t, err := parse.ParseTime(v, now())
+	t, err := parse.ParseTime(v, now)
 	if err != nil {
 		return atSpec{}, usagef("--at %s: want a turn number or a time (%v)", v, err)
 	}
@@ -214,7 +213,7 @@ diff) prints a patch for git apply and git am.`),
 }
 
 func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
-	opts, err := o.validate()
+	opts, err := a.validate(o)
 	if err != nil {
 		return err
 	}
@@ -231,7 +230,7 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 		}
 		return nil
 	}
-	at, err := parseAt(o.At)
+	at, err := parseAt(o.At, a.now())
 	if err != nil {
 		return err
 	}
@@ -504,9 +503,9 @@ func (a *app) confirm(ctx context.Context, res *recov.Result) (bool, error) {
 // written.
 const redactedUsage = "files whose transcript was redacted (a placeholder such as [REDACTED] where a secret was), `MODE`: skip lists them, apply writes them placeholders and all"
 
-func (o recoverOptions) validate() (recov.Options, error) {
-	opts := recov.Options{JournalKey: journalKey, Dest: o.Dest, Base: o.Base, Repo: o.Repo, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
-		OnConflict: recov.ConflictPolicy(o.OnConflict), DestPerSession: o.DestPerSession, LockDir: harness.DefaultRoot()}
+func (a *app) validate(o recoverOptions) (recov.Options, error) {
+	opts := recov.Options{JournalKey: a.journalKey, Dest: o.Dest, Base: o.Base, Repo: o.Repo, DryRun: o.DryRun, IncludeUnknown: o.IncludeUnknown,
+		OnConflict: recov.ConflictPolicy(o.OnConflict), DestPerSession: o.DestPerSession, LockDir: a.stateRoot()}
 	if rev, ok := strings.CutPrefix(o.Base, "git:"); ok {
 		if rev == "" {
 			return opts, usagef("--base git:REV needs a revision, e.g. git:HEAD~2")

@@ -45,6 +45,7 @@ func dirContents(t *testing.T, root string) map[string]string {
 // compares the whole tree with the content the generator says each file
 // ended with.
 func TestRecoverGenerated(t *testing.T) {
+	t.Parallel()
 	for agent, write := range map[string]func(io.Writer, gen.Options) (gen.Stats, error){"codex": gen.Rollout, "claude": gen.Claude} {
 		for _, host := range []bool{false, true} {
 			t.Run(agent+"/"+map[bool]string{false: "from-evidence", true: "onto-host-copies"}[host], func(t *testing.T) { recoverGenerated(t, write, host) })
@@ -53,7 +54,7 @@ func TestRecoverGenerated(t *testing.T) {
 }
 
 func recoverGenerated(t *testing.T, write func(io.Writer, gen.Options) (gen.Stats, error), hostFiles bool) {
-	hermetic(t)
+	env := hermetic(t)
 	dir := t.TempDir()
 	name := filepath.Join(dir, "rollout.jsonl")
 	st := writeSession(t, name, write, gen.Options{Size: 4 << 20, Seed: 11, Files: 30, PatchEvery: 5, LongLine: 2 << 20, HostFiles: hostFiles})
@@ -68,7 +69,7 @@ func recoverGenerated(t *testing.T, write func(io.Writer, gen.Options) (gen.Stat
 		}
 	}
 	var out, errb bytes.Buffer
-	a := newApp(nil, &out, &errb)
+	a := newAppIn(env, nil, &out, &errb)
 	a.setupLog()
 	if err := a.runRecover(context.Background(), recoverOptions{selectOptions: selectOptions{Transcripts: []string{name}}, Dest: dest, OnConflict: "skip"}); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())

@@ -61,7 +61,7 @@ not; --dry-run says what it would do, with sizes, and does nothing.`,
 				if err := cmd.Context().Err(); err != nil {
 					return err // interrupted: the sessions not reached stay
 				}
-				r := st.RemoveSession(cmd.Context(), n, o.RemoveOptions, now())
+				r := st.RemoveSession(cmd.Context(), n, o.RemoveOptions, a.now())
 				if r.Error != "" {
 					failed++
 				}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
 
@@ -20,7 +21,8 @@ import (
 // them after the session (already recovered), and drifted by hand since. It
 // runs over generated sessions of both agents and over the real corpus.
 func TestApplyEqualsRecover(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	for agent, write := range map[string]func(io.Writer, gen.Options) (gen.Stats, error){"codex": gen.Rollout, "claude": gen.Claude} {
 		t.Run(agent, func(t *testing.T) {
 			dir := t.TempDir()
@@ -33,7 +35,7 @@ func TestApplyEqualsRecover(t *testing.T) {
 				"drifted": drift(st.Initial),
 			}
 			for hname, tree := range hosts {
-				t.Run(hname, func(t *testing.T) { compareApplyRecover(t, name, tree) })
+				t.Run(hname, func(t *testing.T) { compareApplyRecover(t, env, name, tree) })
 			}
 		})
 	}
@@ -45,15 +47,15 @@ func TestApplyEqualsRecover(t *testing.T) {
 			// The corpus's files, as recovered, are the host: once as they
 			// are, once changed by hand at their top.
 			done := filepath.Join(t.TempDir(), "done")
-			if _, stderr, code := runApp(t, "recover", "-t", f, "--dest", done); code != ExitOK && code != ExitPartial {
+			if _, stderr, code := runApp(t, env, "recover", "-t", f, "--dest", done); code != ExitOK && code != ExitPartial {
 				t.Fatalf("recover: exit %d: %s", code, stderr)
 			}
 			tree := dirContents(t, done)
 			if len(tree) == 0 {
 				t.Skip("the session recovers no file")
 			}
-			compareApplyRecover(t, f, tree)
-			compareApplyRecover(t, f, drift(tree))
+			compareApplyRecover(t, env, f, tree)
+			compareApplyRecover(t, env, f, drift(tree))
 		})
 	}
 }
@@ -78,21 +80,21 @@ func drift(tree map[string]string) map[string]string {
 
 // compareApplyRecover recovers transcript onto one copy of tree and applies
 // its export onto another, and requires the same plan and the same bytes.
-func compareApplyRecover(t *testing.T, transcript string, tree map[string]string) {
+func compareApplyRecover(t *testing.T, env osenv.Env, transcript string, tree map[string]string) {
 	t.Helper()
 	dir := t.TempDir()
 	a, b, m := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "m.json")
 	for _, root := range []string{a, b} {
 		writeTree(t, root, tree)
 	}
-	rec, stderr, code := runApp(t, "recover", "-t", transcript, "--dest", a, "--json")
+	rec, stderr, code := runApp(t, env, "recover", "-t", transcript, "--dest", a, "--json")
 	if code != ExitOK && code != ExitPartial {
 		t.Fatalf("recover: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := runApp(t, "export", "-t", transcript, "-o", m); code != ExitOK {
+	if _, stderr, code := runApp(t, env, "export", "-t", transcript, "-o", m); code != ExitOK {
 		t.Fatalf("export: exit %d: %s", code, stderr)
 	}
-	app, stderr, code2 := runApp(t, "apply", m, "--dest", b, "--json")
+	app, stderr, code2 := runApp(t, env, "apply", m, "--dest", b, "--json")
 	if code2 != ExitOK && code2 != ExitPartial {
 		t.Fatalf("apply: exit %d: %s", code2, stderr)
 	}

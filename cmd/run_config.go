@@ -57,38 +57,38 @@ func (a *app) applyDefaults(c *cobra.Command, o *harness.RunOptions, d *runDefau
 		project = p
 	}
 
-	cfg, err := harness.LoadConfig(harness.ConfigPath())
+	cfg, err := harness.LoadConfig(harness.ConfigPath(a.env), a.home())
 	if err != nil {
-		return settingErr(err)
+		return a.settingErr(err)
 	}
-	dc, err := harness.LoadDevcontainer(project)
+	dc, err := harness.LoadDevcontainer(project, a.env)
 	if err != nil {
-		return settingErr(err)
+		return a.settingErr(err)
 	}
 	r, err := harness.Resolve(f, sess, dc, cfg)
 	if err != nil {
-		return settingErr(err)
+		return a.settingErr(err)
 	}
 	if sess == nil && f.Runtime == "" && (cfg == nil || cfg.Runtime.Value == "") {
 		// Which runtime a new session gets decides whether an image
 		// applies and how mounts can be made: choose it now, as Validate
 		// would, and resolve again with it.
-		rt, err := harness.Pick(c.Context())
+		rt, err := harness.Pick(c.Context(), a.env)
 		if err != nil {
 			return err
 		}
 		f.Runtime = rt.Name()
 		if r, err = harness.Resolve(f, sess, dc, cfg); err != nil {
-			return settingErr(err)
+			return a.settingErr(err)
 		}
 		r.Runtime.From = harness.Source{} // "the default": the first runtime that works here
 	}
 	if err := harness.CheckMounts(r.Runtime.Value, r.Mounts); err != nil {
-		return settingErr(err)
+		return a.settingErr(err)
 	}
-	env, _, err := r.Environment(os.LookupEnv)
+	env, _, err := r.Environment(a.env.Lookup)
 	if err != nil {
-		return settingErr(err)
+		return a.settingErr(err)
 	}
 
 	for _, n := range r.Notes {
@@ -128,13 +128,13 @@ func (a *app) applyDefaults(c *cobra.Command, o *harness.RunOptions, d *runDefau
 
 // settingErr makes a bad setting a usage error (exit 2); other errors (a
 // file that cannot be read) stay what they are.
-func settingErr(err error) error {
+func (a *app) settingErr(err error) error {
 	if errors.Is(err, harness.ErrBadSetting) {
 		return &UsageError{err}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return &HintError{err, "sandbox reads " + harness.ConfigPath() + " and the project's .devcontainer/devcontainer.json"}
+		return &HintError{err, "sandbox reads " + harness.ConfigPath(a.env) + " and the project's .devcontainer/devcontainer.json"}
 	}
 	return err
 }

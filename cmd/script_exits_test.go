@@ -15,6 +15,7 @@ import (
 // allowed is in a paragraph whose comment says "Exit code left open" and
 // why (a code under discussion).
 func TestScriptsStateExitCodes(t *testing.T) {
+	t.Parallel()
 	scripts, _ := filepath.Glob("testdata/script/*.txtar")
 	if len(scripts) == 0 {
 		t.Fatal("no scripts")

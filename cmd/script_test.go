@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 // TestScripts runs the CLI specification in testdata/script. Every script
 // gets its own HOME and agent homes, so no test can see this machine's.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	sample, err := filepath.Abs("../fixtures/sample")
 	if err != nil {
 		t.Fatal(err)

@@ -44,23 +44,13 @@ func (o *selectOptions) register(f *pflag.FlagSet) {
 	f.StringVar(&o.Agent, "agent", "", "only sessions of this `AGENT`: "+agent.OrList(agentNames()))
 }
 
-// now is the clock for --since/--until; SANDBOX_NOW (RFC 3339) fixes it,
-// for reproducible scripts.
-func now() time.Time {
-	if v := os.Getenv("SANDBOX_NOW"); v != "" {
-		if t, err := time.Parse(time.RFC3339, v); err == nil {
-			return t
-		}
-	}
-	return time.Now()
-}
-
-func (o selectOptions) filter() (parse.Filter, error) {
+// filter is the selection's filter, its times read at now.
+func (o selectOptions) filter(now time.Time) (parse.Filter, error) {
 	f := parse.Filter{Prefixes: o.Sessions, Cwd: o.Cwd, Agent: manifest.Agent(o.Agent)}
 	if o.Agent != "" && !knownAgent(o.Agent) {
 		return f, usagef("--agent %q: use %s", o.Agent, agent.OrList(agentNames()))
 	}
-	t := now()
+	t := now
 	var err error
 	if o.Since != "" {
 		if f.Window.Since, err = parse.ParseTime(o.Since, t); err != nil {
@@ -90,14 +80,14 @@ func (o selectOptions) explicit() bool { return len(o.Transcripts)+len(o.From) >
 // selectSessions finds the transcripts the flags name (or those in the
 // default homes) and selects the sessions that match.
 func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover.FS, probe bool) ([]parse.Selected, []string, error) {
-	filter, err := o.filter()
+	filter, err := o.filter(a.now())
 	if err != nil {
 		return nil, nil, err
 	}
 	filter.Probe = probe
 	// The window lets a source leave out by its metadata what cannot be in
 	// it (an object last modified before --since) without reading it.
-	finder := &discover.Finder{FS: fsys, Window: filter.Window,
+	finder := &discover.Finder{FS: fsys, Window: filter.Window, Spools: a.spools,
 		S3: &discover.S3{Options: objstore.Options{Endpoint: o.S3Endpoint}, Context: ctx}}
 	var cands []discover.Candidate
 	if o.explicit() {
@@ -133,7 +123,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 			cands = append(cands, c...)
 		}
 	} else {
-		homes := discover.DefaultHomes()
+		homes := discover.DefaultHomes(a.env)
 		if o.HomeCodex != "" {
 			homes.Agents[manifest.AgentCodex] = o.HomeCodex
 		}
@@ -144,6 +134,13 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 		for _, p := range finder.Problems {
 			a.log.Warn().Str("store", p.Name).Msg(p.Why)
 		}
+	}
+	// What an agent keeps of a session in its home, beside the transcript
+	// (Claude Code's file-history backups), is read from this
+	// environment's homes.
+	envHomes := discover.DefaultHomes(a.env).Agents
+	for i := range cands {
+		cands[i].Homes = envHomes
 	}
 	a.log.Debug().Int("candidates", len(cands)).Msg("transcripts found")
 	sel, skipped, err := parse.Select(cands, filter, finder.Looked)

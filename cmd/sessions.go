@@ -108,7 +108,7 @@ func (a *app) runSessions(ctx context.Context, o sessionsOptions) error {
 			id = id[:13]
 		}
 		rows = append(rows, []string{string(s.Agent), printable(id), orDash(printable(s.Harness)), a.tableTime(s.Start), a.tableTime(s.End),
-			printable(homeRel(s.Cwd)), fmt.Sprintf("%d/%d", s.OpsApplied, s.OpsFailed), strconv.Itoa(s.Files), verdict})
+			printable(a.homeRel(s.Cwd)), fmt.Sprintf("%d/%d", s.OpsApplied, s.OpsFailed), strconv.Itoa(s.Files), verdict})
 	}
 	return a.writeTable(rows, 5, o.Wide)
 }

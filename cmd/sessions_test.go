@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	"github.com/agentsandbox/sandbox/parse/discover"
 )
 
@@ -28,7 +29,9 @@ func (c *countingFS) Open(name string) (discover.File, error) {
 	return c.OS.Open(name)
 }
 
-func synthHome(t testing.TB, codex, claude int, mean int64) (string, gen.HomeStats, time.Time) {
+// synthHome generates a home of codex and claude sessions and returns the
+// environment that names it, what it holds, and its end.
+func synthHome(t testing.TB, codex, claude int, mean int64) (osenv.Env, gen.HomeStats, time.Time) {
 	dir := t.TempDir()
 	to := time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC)
 	st, err := gen.Home(filepath.Join(dir, ".codex"), filepath.Join(dir, ".claude"),
@@ -36,22 +39,25 @@ func synthHome(t testing.TB, codex, claude int, mean int64) (string, gen.HomeSta
 	if err != nil {
 		t.Fatal(err)
 	}
+	env := osenv.Process()
 	for k, v := range map[string]string{"HOME": dir, "CODEX_HOME": filepath.Join(dir, ".codex"),
 		"CLAUDE_CONFIG_DIR": filepath.Join(dir, ".claude"), "SANDBOX_HOME": filepath.Join(dir, "sandbox"),
-		"XDG_DATA_HOME": filepath.Join(dir, ".local", "share"), "GEMINI_CLI_HOME": dir, "PI_CODING_AGENT_DIR": filepath.Join(dir, ".pi", "agent"), "COPILOT_HOME": filepath.Join(dir, ".copilot")} {
-		t.Setenv(k, v)
+		"XDG_STATE_HOME": filepath.Join(dir, ".local", "state"), "XDG_CONFIG_HOME": filepath.Join(dir, ".config"),
+		"XDG_DATA_HOME": filepath.Join(dir, ".local", "share"), "GEMINI_CLI_HOME": dir, "PI_CODING_AGENT_DIR": filepath.Join(dir, ".pi", "agent"), "COPILOT_HOME": filepath.Join(dir, ".copilot"),
+		"SANDBOX_NOW": to.Format(time.RFC3339)} {
+		env = env.With(k, v)
 	}
-	return dir, st, to
+	return env, st, to
 }
 
 // TestSinceOpensOnlyTheWindow checks that `sessions --since 24h` opens only
 // the transcripts that can hold activity in the window (those written since
 // then), however many others the home holds.
 func TestSinceOpensOnlyTheWindow(t *testing.T) {
-	_, st, now := synthHome(t, 400, 80, 8<<10)
-	t.Setenv("SANDBOX_NOW", now.Format(time.RFC3339))
+	t.Parallel()
+	env, st, now := synthHome(t, 400, 80, 8<<10)
 	fsys := &countingFS{}
-	a := newApp(nil, io.Discard, io.Discard)
+	a := newAppIn(env, nil, io.Discard, io.Discard)
 	a.setupLog()
 	sel, _, err := a.selectSessions(context.Background(), selectOptions{Since: "24h"}, fsys, false)
 	if err != nil {
@@ -75,12 +81,11 @@ func BenchmarkSessions(b *testing.B) {
 	if v := os.Getenv("BENCH_HOME_SESSIONS"); v != "" {
 		fmt.Sscan(v, &n)
 	}
-	_, st, now := synthHome(b, n, n/5, 64<<10)
-	b.Setenv("SANDBOX_NOW", now.Format(time.RFC3339))
+	env, st, _ := synthHome(b, n, n/5, 64<<10)
 	run := func(b *testing.B, o selectOptions) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			a := newApp(nil, io.Discard, io.Discard)
+			a := newAppIn(env, nil, io.Discard, io.Discard)
 			a.setupLog()
 			a.json = true
 			if err := a.runSessions(context.Background(), sessionsOptions{selectOptions: o}); err != nil {

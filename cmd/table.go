@@ -81,6 +81,6 @@ func (a *app) termWidth() int {
 			return w
 		}
 	}
-	n, _ := strconv.Atoi(os.Getenv("COLUMNS"))
+	n, _ := strconv.Atoi(a.env.Get("COLUMNS"))
 	return n
 }

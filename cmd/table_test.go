@@ -17,7 +17,8 @@ import (
 // rows fit (the CWD column cut at its front, keeping its end), times say
 // their zone and the verdict is in words; --wide shows every cell whole.
 func TestTableOnATerminal(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	env := hermetic(t)
 	bin := sandboxBinary(t)
 	dir := filepath.Join(t.TempDir(), strings.Repeat("a-very-long-directory-name/", 4))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -38,7 +39,7 @@ func TestTableOnATerminal(t *testing.T) {
 		defer ptmx.Close()
 		_ = pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: cols})
 		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "TZ=UTC")
+		cmd.Env = append(env.List(), "TZ=UTC")
 		cmd.Stdout, cmd.Stderr = tty, tty
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentsandbox/sandbox/harness"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
 
@@ -121,7 +120,7 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := recov.LockDests(harness.DefaultRoot(), []string{root})
+	unlock, err := recov.LockDests(a.stateRoot(), []string{root})
 	if err != nil {
 		return err
 	}
@@ -151,7 +150,7 @@ func (a *app) runUndo(_ context.Context, o undoOptions) error {
 		}
 	}
 	name = filepath.Base(name)
-	res, err := recov.Undo(target, root, name, journalKey, o.Unsealed)
+	res, err := recov.Undo(target, root, name, a.journalKey, o.Unsealed)
 	var ie *recov.IncompleteError
 	if err != nil && !errors.As(err, &ie) {
 		return err

@@ -65,7 +65,7 @@ func (a *app) runValidation(ctx context.Context, command string, rollback bool, 
 		fsys := recov.NewOSFS()
 		defer fsys.Close()
 		for _, j := range journals {
-			r, err := recov.Undo(fsys, j.Root, j.Name, journalKey, false)
+			r, err := recov.Undo(fsys, j.Root, j.Name, a.journalKey, false)
 			v.Undo = append(v.Undo, r...)
 			if err == nil {
 				v.RolledBack = true

@@ -15,6 +15,7 @@ import (
 // table for a write that cannot happen), and a dry run says a real run
 // would fail. Run as an unprivileged user, so root's rights prove nothing.
 func TestNotWritableRefusedFirst(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		missing(t, "not root: cannot run sandbox as another user to meet a directory it may not write")
 	}

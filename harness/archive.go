@@ -94,7 +94,7 @@ func (s *Store) GC(ctx context.Context, o GCOptions) ([]GCAction, error) {
 		acts = append(acts, a)
 	}
 	for _, n := range []string{"docker", "podman"} {
-		rt, _ := NewRuntime(n)
+		rt, _ := NewRuntime(n, s.Env)
 		if rt.Available(ctx) != nil {
 			continue
 		}

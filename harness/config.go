@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -81,11 +82,11 @@ const maxSettingsFile = 1 << 20
 
 // ConfigPath is the user's config file: $XDG_CONFIG_HOME/sandbox/config.toml,
 // else ~/.config/sandbox/config.toml.
-func ConfigPath() string {
-	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
+func ConfigPath(env osenv.Env) string {
+	if d := env.Get("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "sandbox", "config.toml")
 	}
-	home, _ := os.UserHomeDir()
+	home, _ := env.Home()
 	return filepath.Join(home, ".config", "sandbox", "config.toml")
 }
 
@@ -122,7 +123,8 @@ type configFile struct {
 // LoadConfig reads a config file. A file that does not exist is no config
 // (nil, nil); any other problem is an error naming the file and line,
 // which wraps ErrBadSetting when the file's content is at fault.
-func LoadConfig(path string) (*Config, error) {
+// home is the user's home directory, for the paths that start with ~/.
+func LoadConfig(path, home string) (*Config, error) {
 	b, err := readSettingsFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -130,7 +132,7 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseConfig(path, b)
+	return parseConfig(path, b, home)
 }
 
 // readSettingsFile reads a regular file of at most maxSettingsFile bytes.
@@ -159,7 +161,7 @@ func readSettingsFile(path string) ([]byte, error) {
 
 // parseConfig parses config.toml's bytes; path names the file in errors and
 // is where relative host paths start from.
-func parseConfig(path string, b []byte) (*Config, error) {
+func parseConfig(path string, b []byte, home string) (*Config, error) {
 	var raw configFile
 	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
@@ -199,7 +201,7 @@ func parseConfig(path string, b []byte) (*Config, error) {
 	}
 	for _, e := range raw.EnvFiles {
 		from := Source{File: path, Line: elemLine(b, "env_files", e)}
-		p, err := hostPath(e, dir)
+		p, err := hostPath(e, dir, home)
 		if err != nil {
 			return nil, badSetting(from, "env_files: %v", err)
 		}
@@ -253,16 +255,15 @@ func elemLine(b []byte, key, elem string) int {
 	return start
 }
 
-// hostPath makes a host path absolute: ~/ is the home directory, and a
-// relative path starts from dir.
-func hostPath(p, dir string) (string, error) {
+// hostPath makes a host path absolute: ~/ is home, the user's home
+// directory, and a relative path starts from dir.
+func hostPath(p, dir, home string) (string, error) {
 	switch {
 	case p == "":
 		return "", errors.New("an empty path")
 	case p == "~" || strings.HasPrefix(p, "~/"):
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("%s: no home directory: %v", p, err)
+		if home == "" {
+			return "", fmt.Errorf("%s: no home directory ($HOME is not set)", p)
 		}
 		p = filepath.Join(home, p[1:])
 	case strings.HasPrefix(p, "~"):
@@ -299,7 +300,7 @@ func (m Mount) String() string {
 
 // parseMount parses docker's -v syntax, HOST:GUEST[:ro|rw]; a relative or
 // ~/ host path is resolved against dir.
-func parseMount(spec, dir string, from Source) (Mount, error) {
+func parseMount(spec, dir, home string, from Source) (Mount, error) {
 	parts := strings.Split(spec, ":")
 	m := Mount{From: from}
 	switch {
@@ -309,7 +310,7 @@ func parseMount(spec, dir string, from Source) (Mount, error) {
 	default:
 		return m, badSetting(from, "mount %q: want HOST:GUEST or HOST:GUEST:ro (paths with ':' cannot be mounted)", spec)
 	}
-	host, err := hostPath(parts[0], dir)
+	host, err := hostPath(parts[0], dir, home)
 	if err != nil {
 		return m, badSetting(from, "mount %q: host path %v", spec, err)
 	}

@@ -67,7 +67,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("A=1\nB\n=x\nC=\x00\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		const path = "/cfg/config.toml"
-		c, err := parseConfig(path, b)
+		c, err := parseConfig(path, b, "/home/me")
 		if err != nil {
 			if !errors.Is(err, ErrBadSetting) || !strings.HasPrefix(err.Error(), path) {
 				t.Fatalf("not a bad setting naming the file: %v", err)

@@ -7,13 +7,15 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentsandbox/sandbox/internal/osenv"
 )
 
 func noEnv(string) (string, bool) { return "", false }
 
 func mustConfig(t *testing.T, text string) *Config {
 	t.Helper()
-	c, err := parseConfig("/cfg/config.toml", []byte(text))
+	c, err := parseConfig("/cfg/config.toml", []byte(text), "/home/me")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,6 @@ func mustDev(t *testing.T, text string) *Devcontainer {
 }
 
 func TestParseConfig(t *testing.T) {
-	t.Setenv("HOME", "/home/me")
 	c := mustConfig(t, `# defaults
 runtime = "docker"
 image = "agent:1"
@@ -74,7 +75,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"env file in another's home", "env_files = [\"~bob/x\"]\n", "/cfg/config.toml:1: env_files: ~bob/x: only ~/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := parseConfig("/cfg/config.toml", []byte(tc.text))
+			_, err := parseConfig("/cfg/config.toml", []byte(tc.text), "/home/me")
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrBadSetting) {
 				t.Errorf("got %v, want %q (a bad setting)", err, tc.want)
 			}
@@ -83,7 +84,7 @@ func TestParseConfigErrors(t *testing.T) {
 }
 
 func TestLoadConfigMissingIsNone(t *testing.T) {
-	c, err := LoadConfig(filepath.Join(t.TempDir(), "nope.toml"))
+	c, err := LoadConfig(filepath.Join(t.TempDir(), "nope.toml"), "/home/me")
 	if c != nil || err != nil {
 		t.Errorf("got %v, %v", c, err)
 	}
@@ -91,30 +92,28 @@ func TestLoadConfigMissingIsNone(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "config.toml"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadConfig(filepath.Join(dir, "config.toml")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := LoadConfig(filepath.Join(dir, "config.toml"), "/home/me"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("a directory as config: %v", err)
 	}
 	big := filepath.Join(dir, "big.toml")
 	if err := os.WriteFile(big, make([]byte, maxSettingsFile+1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadConfig(big); err == nil || !strings.Contains(err.Error(), "the limit") {
+	if _, err := LoadConfig(big, "/home/me"); err == nil || !strings.Contains(err.Error(), "the limit") {
 		t.Errorf("an oversized config: %v", err)
 	}
 }
 
 func TestConfigPath(t *testing.T) {
-	t.Setenv("HOME", "/home/me")
-	t.Setenv("XDG_CONFIG_HOME", "/xdg")
-	if got := ConfigPath(); got != "/xdg/sandbox/config.toml" {
+	env := osenv.Env{"HOME=/home/me"}
+	if got := ConfigPath(env.With("XDG_CONFIG_HOME", "/xdg")); got != "/xdg/sandbox/config.toml" {
 		t.Errorf("with XDG_CONFIG_HOME: %s", got)
 	}
-	t.Setenv("XDG_CONFIG_HOME", "relative") // the XDG spec says to ignore it
-	if got := ConfigPath(); got != "/home/me/.config/sandbox/config.toml" {
+	// The XDG spec says to ignore a relative one.
+	if got := ConfigPath(env.With("XDG_CONFIG_HOME", "relative")); got != "/home/me/.config/sandbox/config.toml" {
 		t.Errorf("with a relative XDG_CONFIG_HOME: %s", got)
 	}
-	t.Setenv("XDG_CONFIG_HOME", "")
-	if got := ConfigPath(); got != "/home/me/.config/sandbox/config.toml" {
+	if got := ConfigPath(env.With("XDG_CONFIG_HOME", "")); got != "/home/me/.config/sandbox/config.toml" {
 		t.Errorf("without XDG_CONFIG_HOME: %s", got)
 	}
 }
@@ -186,13 +185,13 @@ func TestParseDevcontainerErrors(t *testing.T) {
 
 func TestLoadDevcontainer(t *testing.T) {
 	p := t.TempDir()
-	if d, err := LoadDevcontainer(p); d != nil || err != nil {
+	if d, err := LoadDevcontainer(p, nil); d != nil || err != nil {
 		t.Fatalf("no devcontainer: %v %v", d, err)
 	}
 	if err := os.WriteFile(filepath.Join(p, ".devcontainer.json"), []byte(`{"image": "b"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := LoadDevcontainer(p); err != nil || d.Image.Value != "b" {
+	if d, err := LoadDevcontainer(p, nil); err != nil || d.Image.Value != "b" {
 		t.Fatalf(".devcontainer.json: %+v %v", d, err)
 	}
 	if err := os.Mkdir(filepath.Join(p, ".devcontainer"), 0o755); err != nil {
@@ -201,7 +200,7 @@ func TestLoadDevcontainer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(p, ".devcontainer", "devcontainer.json"), []byte(`{"image": "a"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := LoadDevcontainer(p); err != nil || d.Image.Value != "a" {
+	if d, err := LoadDevcontainer(p, nil); err != nil || d.Image.Value != "a" {
 		t.Fatalf(".devcontainer/devcontainer.json comes first: %+v %v", d, err)
 	}
 }
@@ -241,7 +240,6 @@ func TestParseEnvFile(t *testing.T) {
 }
 
 func TestParseMount(t *testing.T) {
-	t.Setenv("HOME", "/home/me")
 	from := Source{Flag: "--volume"}
 	for _, tc := range []struct {
 		spec string
@@ -266,7 +264,7 @@ func TestParseMount(t *testing.T) {
 		{spec: "/a:/workspaces", want: Mount{Host: "/a", Guest: "/workspaces", From: from}},
 		{spec: "/a:b", err: "is not absolute"},
 	} {
-		m, err := parseMount(tc.spec, "/cwd", from)
+		m, err := parseMount(tc.spec, "/cwd", "/home/me", from)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) || !errors.Is(err, ErrBadSetting) {
 				t.Errorf("%s: got %v, want %q", tc.spec, err, tc.err)
@@ -322,8 +320,7 @@ func TestMountArgs(t *testing.T) {
 // TestDevcontainerFixtures reads the fixtures, shaped like real projects'
 // files, as sandbox run would.
 func TestDevcontainerFixtures(t *testing.T) {
-	t.Setenv("HOME", "/home/me")
-	t.Setenv("USERPROFILE", "")
+	env := osenv.Env{"HOME=/home/me"}
 	read := func(name string) *Devcontainer {
 		t.Helper()
 		p := filepath.Join("..", "fixtures", "devcontainer", name)
@@ -331,7 +328,7 @@ func TestDevcontainerFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := parseDevcontainer(p, b, "/p", os.LookupEnv)
+		d, err := parseDevcontainer(p, b, "/p", env.Lookup)
 		if err != nil {
 			t.Fatal(err)
 		}

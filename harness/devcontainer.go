@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	"github.com/tailscale/hujson"
 )
 
@@ -41,7 +42,8 @@ var devcontainerFiles = []string{".devcontainer/devcontainer.json", ".devcontain
 // LoadDevcontainer reads the devcontainer.json of a project, if it has one
 // (nil, nil when not). Errors name the file and line, and wrap
 // ErrBadSetting when the file's content is at fault.
-func LoadDevcontainer(project string) (*Devcontainer, error) {
+// Its ${localEnv:VAR} and ~/ come from env.
+func LoadDevcontainer(project string, env osenv.Env) (*Devcontainer, error) {
 	if st, err := os.Stat(project); err == nil && !st.IsDir() {
 		return nil, &InvalidError{Err: fmt.Errorf("project %s is not a directory", project)}
 	}
@@ -54,7 +56,7 @@ func LoadDevcontainer(project string) (*Devcontainer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return parseDevcontainer(p, b, project, os.LookupEnv)
+		return parseDevcontainer(p, b, project, env.Lookup)
 	}
 	return nil, nil
 }
@@ -260,7 +262,8 @@ func parseDevMount(rm json.RawMessage, from Source, x expander) (m Mount, skip s
 	if err != nil {
 		return m, "", err
 	}
-	host, err := hostPath(src, x.project)
+	home, _ := x.lookup("HOME")
+	host, err := hostPath(src, x.project, home)
 	if err != nil {
 		return m, "", badSetting(from, "mount %s: host path %v", s, err)
 	}

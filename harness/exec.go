@@ -63,13 +63,13 @@ func (s *Store) Exec(ctx context.Context, sess *Session, o *ExecOptions) (int, e
 // its environment.
 func (s *Store) execArgs(sess *Session, o *ExecOptions) ([]string, []string, error) {
 	guest := append([]string{"HOME=" + guestHome, "SANDBOX_SESSION=" + sess.ID, "DOCKER_SANDBOX=1",
-		"SANDBOX_EXPORTS=" + guestExports, "USER=sandbox", "TERM=" + termOr("xterm")}, o.Env...)
+		"SANDBOX_EXPORTS=" + guestExports, "USER=sandbox", "TERM=" + termOr(s.Env, "xterm")}, o.Env...)
 	switch sess.Runtime {
 	case "docker", "podman":
 		if sess.Container == "" {
 			return nil, nil, fmt.Errorf("session %s has no container yet", sess.ID)
 		}
-		rt, err := NewRuntime(sess.Runtime)
+		rt, err := NewRuntime(sess.Runtime, s.Env)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -83,7 +83,7 @@ func (s *Store) execArgs(sess *Session, o *ExecOptions) ([]string, []string, err
 		for _, e := range guest {
 			args = append(args, "-e", e)
 		}
-		return append(append(args, sess.Container), o.Command...), os.Environ(), nil
+		return append(append(args, sess.Container), o.Command...), s.Env.List(), nil
 	case "bwrap":
 		if !pidAlive(sess.ChildPID) {
 			return nil, nil, fmt.Errorf("session %s: its agent (pid %d) is not running", sess.ID, sess.ChildPID)
@@ -104,12 +104,12 @@ func (s *Store) execArgs(sess *Session, o *ExecOptions) ([]string, []string, err
 		// --root and --wd without a value take the agent's own: a path
 		// given here would be opened on the host, before entering.
 		args = append(args, "--root", "--wd", "--preserve-credentials", "--", "/usr/bin/env", "-i",
-			"PATH="+os.Getenv("PATH"))
+			"PATH="+s.Env.Get("PATH"))
 		args = append(args, guest...)
-		return append(args, o.Command...), os.Environ(), nil
+		return append(args, o.Command...), s.Env.List(), nil
 	case "local":
 		env := []string{}
-		for _, e := range os.Environ() {
+		for _, e := range s.Env.List() {
 			if !homeVar(e) {
 				env = append(env, e)
 			}

@@ -21,6 +21,9 @@ type RunFlags struct {
 	// Dir is where relative paths on the command line start: the
 	// current directory.
 	Dir string
+	// Home is the user's home directory, where paths that start with ~/
+	// start (in the flags and the config file).
+	Home string
 }
 
 // Resolved are a run's settings, each with where it came from.
@@ -131,14 +134,14 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 	// source's mount of a guest path replaces an earlier one's.
 	var cfgMounts, flagMounts []Mount
 	for _, s := range cfg.Mounts {
-		m, err := parseMount(s.Value, filepath.Dir(cfg.File), s.From)
+		m, err := parseMount(s.Value, filepath.Dir(cfg.File), f.Home, s.From)
 		if err != nil {
 			return nil, err
 		}
 		cfgMounts = append(cfgMounts, m)
 	}
 	for _, v := range f.Volumes {
-		m, err := parseMount(v, f.Dir, Source{Flag: "--volume"})
+		m, err := parseMount(v, f.Dir, f.Home, Source{Flag: "--volume"})
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +179,7 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 		r.Env = append(r.Env, EnvLayer{Vars: []EnvVar{{Key: "USER", Value: u.Value, From: u.From}}, From: u.From})
 	}
 	for _, p := range f.EnvFiles {
-		path, err := hostPath(p, f.Dir)
+		path, err := hostPath(p, f.Dir, f.Home)
 		if err != nil {
 			return nil, badSetting(Source{Flag: "--env-file"}, "%v", err)
 		}

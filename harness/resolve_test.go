@@ -10,7 +10,6 @@ import (
 )
 
 func TestResolve(t *testing.T) {
-	t.Setenv("HOME", "/home/me")
 	cfg := mustConfig(t, `runtime = "docker"
 image = "cfg:1"
 memory = "1g"
@@ -91,7 +90,6 @@ env_files = ["cfg.env"]
 }
 
 func TestResolveRefuses(t *testing.T) {
-	t.Setenv("HOME", "/home/me")
 	for _, tc := range []struct {
 		name string
 		f    RunFlags
@@ -159,7 +157,6 @@ func TestEnvironment(t *testing.T) {
 }
 
 func TestReportAndFiles(t *testing.T) {
-	t.Setenv("HOME", "/home/me")
 	cfg := mustConfig(t, "memory = \"1g\"\nmounts = [\"/c:/c\"]")
 	dc := mustDev(t, `{"image": "dev:1"}`)
 	r, err := Resolve(RunFlags{Runtime: "docker"}, nil, dc, cfg)

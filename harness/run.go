@@ -141,7 +141,7 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 	if len(o.Command) == 0 {
 		return errors.New("no command to run: give it after --")
 	}
-	rt, err := NewRuntime(sess.Runtime)
+	rt, err := NewRuntime(sess.Runtime, s.Env)
 	if err != nil {
 		return err
 	}
@@ -384,7 +384,7 @@ func (s *Store) Check(ctx context.Context, sess *Session) bool {
 		"last_output": s.lastOutput(sess), "run": sess.Runs}
 	sess.State, sess.Ended = StateDropped, time.Now().UTC()
 	sess.Error = "the harness process died while the session ran"
-	if rt, err := NewRuntime(sess.Runtime); err == nil && sess.Container != "" {
+	if rt, err := NewRuntime(sess.Runtime, s.Env); err == nil && sess.Container != "" {
 		res, running, ok := rt.Inspect(ctx, sess)
 		fields["container"] = sess.Container
 		switch {
@@ -423,7 +423,7 @@ func (s *Store) Running(sess *Session) bool {
 // records the exit; a dropped session whose container still runs is
 // stopped and recorded here.
 func (s *Store) Stop(ctx context.Context, sess *Session, grace time.Duration) (*Session, error) {
-	rt, err := NewRuntime(sess.Runtime)
+	rt, err := NewRuntime(sess.Runtime, s.Env)
 	if err != nil {
 		return nil, err
 	}
@@ -464,7 +464,7 @@ func (s *Store) Remove(ctx context.Context, sess *Session) error {
 	if s.Running(sess) {
 		return fmt.Errorf("session %s is running; stop it first (sandbox stop %s)", sess.ID, sess.ID)
 	}
-	if rt, err := NewRuntime(sess.Runtime); err == nil && sess.Container != "" {
+	if rt, err := NewRuntime(sess.Runtime, s.Env); err == nil && sess.Container != "" {
 		if _, running, ok := rt.Inspect(ctx, sess); ok && running {
 			return fmt.Errorf("session %s's container %s is still running; stop it first (sandbox stop %s)", sess.ID, sess.Container, sess.ID)
 		}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/internal/bytesize"
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/tidwall/gjson"
 )
@@ -101,29 +102,31 @@ var ErrUnavailable = errors.New("runtime unavailable")
 // runtimes are the runtime names, in the order tried by "auto".
 var runtimes = []string{"docker", "podman", "bwrap", "local"}
 
-// NewRuntime returns the named runtime.
-func NewRuntime(name string) (Runtime, error) {
+// NewRuntime returns the named runtime, which runs its commands in env
+// (nil: the process's environment); $SANDBOX_DOCKER and $SANDBOX_PODMAN
+// name other clients.
+func NewRuntime(name string, env osenv.Env) (Runtime, error) {
 	switch name {
 	case "docker", "podman":
 		bin := name
-		if v := os.Getenv("SANDBOX_" + strings.ToUpper(name)); v != "" {
+		if v := env.Get("SANDBOX_" + strings.ToUpper(name)); v != "" {
 			bin = v
 		}
-		return &containerRuntime{name: name, bin: bin}, nil
+		return &containerRuntime{name: name, bin: bin, env: env}, nil
 	case "bwrap":
-		return &bwrapRuntime{}, nil
+		return &bwrapRuntime{env: env}, nil
 	case "local":
-		return &localRuntime{}, nil
+		return &localRuntime{env: env}, nil
 	}
 	return nil, fmt.Errorf("unknown runtime %q (use docker, podman, bwrap or local)", name)
 }
 
 // Pick chooses the runtime for a new session: the first of docker, podman
 // and bwrap that is available. local is never chosen implicitly.
-func Pick(ctx context.Context) (Runtime, error) {
+func Pick(ctx context.Context, env osenv.Env) (Runtime, error) {
 	var why []string
 	for _, n := range runtimes[:3] {
-		rt, _ := NewRuntime(n)
+		rt, _ := NewRuntime(n, env)
 		err := rt.Available(ctx)
 		if err == nil {
 			return rt, nil
@@ -179,13 +182,13 @@ func guestEnv(spec *Spec) []string {
 		"DOCKER_SANDBOX=1",
 		"SANDBOX_EXPORTS=" + guestExports,
 		"USER=sandbox",
-		"TERM=" + termOr("xterm"),
+		"TERM=" + termOr(spec.Store.env(), "xterm"),
 	}
 	return append(env, spec.Env...)
 }
 
-func termOr(def string) string {
-	if t := os.Getenv("TERM"); t != "" {
+func termOr(env osenv.Env, def string) string {
+	if t := env.Get("TERM"); t != "" {
 		return t
 	}
 	return def
@@ -210,6 +213,14 @@ func hiddenStore(project, store string) (string, bool) {
 
 type containerRuntime struct {
 	name, bin string
+	env       osenv.Env
+}
+
+// command is the client run with args, in the runtime's environment.
+func (c *containerRuntime) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.bin, args...)
+	cmd.Env = c.env.List()
+	return cmd
 }
 
 func (c *containerRuntime) Name() string { return c.name }
@@ -220,7 +231,7 @@ func (c *containerRuntime) Available(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, c.bin, "version", "--format", "{{.Server.Version}}").CombinedOutput()
+	out, err := c.command(ctx, "version", "--format", "{{.Server.Version}}").CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s is not running: %s: %w", c.name, firstLine(string(out), err), ErrUnavailable)
 	}
@@ -296,7 +307,7 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	}
 	args = append(args, sess.Image)
 	args = append(args, spec.Command...)
-	cmd := exec.Command(c.bin, args...)
+	cmd := c.command(context.Background(), args...)
 	// The client's own error for a container that could not start is
 	// said once, by sandbox, without the client's hints; it is still in
 	// logs/output.log.
@@ -402,7 +413,7 @@ func initExecError(lines []string) string {
 
 // kill kills a container's processes at once.
 func (c *containerRuntime) kill(ctx context.Context, name string) error {
-	out, err := exec.CommandContext(ctx, c.bin, "kill", "--signal", "KILL", name).CombinedOutput()
+	out, err := c.command(ctx, "kill", "--signal", "KILL", name).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s kill %s: %s", c.name, name, firstLine(string(out), err))
 	}
@@ -433,7 +444,7 @@ func network(n string) string {
 }
 
 func (c *containerRuntime) pid(ctx context.Context, name string) int {
-	out, err := exec.CommandContext(ctx, c.bin, "inspect", "--format", "{{.State.Pid}}", name).Output()
+	out, err := c.command(ctx, "inspect", "--format", "{{.State.Pid}}", name).Output()
 	if err != nil {
 		return 0
 	}
@@ -443,7 +454,7 @@ func (c *containerRuntime) pid(ctx context.Context, name string) int {
 
 // inspect reads a container's end: exit code, OOM flag, the runtime's error.
 func (c *containerRuntime) inspect(ctx context.Context, name string) (Result, bool, bool) {
-	out, err := exec.CommandContext(ctx, c.bin, "inspect", "--format",
+	out, err := c.command(ctx, "inspect", "--format",
 		"{{.State.Status}}|{{.State.ExitCode}}|{{.State.OOMKilled}}|{{.State.Error}}", name).Output()
 	if err != nil {
 		return Result{}, false, false
@@ -471,7 +482,7 @@ func (c *containerRuntime) Inspect(ctx context.Context, sess *Session) (Result, 
 }
 
 func (c *containerRuntime) stop(ctx context.Context, name string, grace time.Duration) error {
-	out, err := exec.CommandContext(ctx, c.bin, "stop", "--time", strconv.Itoa(int(grace.Round(time.Second)/time.Second)), name).CombinedOutput()
+	out, err := c.command(ctx, "stop", "--time", strconv.Itoa(int(grace.Round(time.Second)/time.Second)), name).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s stop %s: %s", c.name, name, firstLine(string(out), err))
 	}
@@ -486,7 +497,7 @@ func (c *containerRuntime) Stop(ctx context.Context, sess *Session, grace time.D
 }
 
 func (c *containerRuntime) rm(ctx context.Context, name string) error {
-	out, err := exec.CommandContext(ctx, c.bin, "rm", "--force", name).CombinedOutput()
+	out, err := c.command(ctx, "rm", "--force", name).CombinedOutput()
 	if err != nil && !strings.Contains(strings.ToLower(string(out)), "no such container") {
 		return fmt.Errorf("%s rm %s: %s", c.name, name, firstLine(string(out), err))
 	}
@@ -503,7 +514,7 @@ func (c *containerRuntime) Remove(ctx context.Context, sess *Session) error {
 // Leftovers lists the containers the harness left behind in a store (found
 // by label), running or not.
 func (c *containerRuntime) Leftovers(ctx context.Context, store string) ([]string, error) {
-	out, err := exec.CommandContext(ctx, c.bin, "ps", "--all",
+	out, err := c.command(ctx, "ps", "--all",
 		"--filter", "label=sandbox.store="+store, "--format", "{{.Names}}").Output()
 	if err != nil {
 		return nil, err
@@ -653,7 +664,7 @@ func stopPID(sess *Session, grace time.Duration) error {
 	return signalThenKill(sess.ChildPID, grace, nil, nil)
 }
 
-type bwrapRuntime struct{}
+type bwrapRuntime struct{ env osenv.Env }
 
 func (*bwrapRuntime) Name() string { return "bwrap" }
 
@@ -707,7 +718,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		args = append(args, "--ro-bind", exe, exe)
 	}
 	args = append(args, "--clearenv")
-	for _, e := range append([]string{"PATH=" + os.Getenv("PATH")}, guestEnv(spec)...) {
+	for _, e := range append([]string{"PATH=" + b.env.Get("PATH")}, guestEnv(spec)...) {
 		k, v, _ := strings.Cut(e, "=")
 		args = append(args, "--setenv", k, v)
 	}
@@ -730,6 +741,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		return Result{}, err
 	}
 	cmd := exec.Command("bwrap", args...)
+	cmd.Env = b.env.List()
 	cmd.ExtraFiles = []*os.File{pw}
 	info := make(chan int, 1)
 	go func() {
@@ -782,19 +794,19 @@ func (*bwrapRuntime) Remove(context.Context, *Session) error { return nil }
 
 // localRuntime runs the command directly, without isolation. It is never
 // chosen implicitly.
-type localRuntime struct{}
+type localRuntime struct{ env osenv.Env }
 
 func (*localRuntime) Name() string                    { return "local" }
 func (*localRuntime) Available(context.Context) error { return nil }
 
-func (*localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
+func (l *localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 	if len(spec.Mounts) > 0 { // refused before the session is made (resolve.go); never ignored
 		return Result{}, errors.New("runtime local cannot mount: it has no sandbox")
 	}
 	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
 	cmd.Dir = spec.Session.Project
 	env := []string{}
-	for _, e := range os.Environ() {
+	for _, e := range l.env.List() {
 		if !homeVar(e) {
 			env = append(env, e)
 		}

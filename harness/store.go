@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	"github.com/rs/zerolog"
 )
 
@@ -67,18 +68,30 @@ type Session struct {
 // Store is the harness's state directory.
 type Store struct {
 	Root string
+	// Env is the environment sandbox runs in (nil: the process's): the
+	// runtimes' binaries ($SANDBOX_DOCKER), the terminal, PATH, and what a
+	// local agent inherits come from it.
+	Env osenv.Env
+}
+
+// env is the store's environment (nil for no store: the process's).
+func (s *Store) env() osenv.Env {
+	if s == nil {
+		return nil
+	}
+	return s.Env
 }
 
 // DefaultRoot is $SANDBOX_HOME, else $XDG_STATE_HOME/sandbox, else
 // ~/.local/state/sandbox.
-func DefaultRoot() string {
-	if d := os.Getenv("SANDBOX_HOME"); d != "" {
+func DefaultRoot(env osenv.Env) string {
+	if d := env.Get("SANDBOX_HOME"); d != "" {
 		return d
 	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+	if d := env.Get("XDG_STATE_HOME"); d != "" {
 		return filepath.Join(d, "sandbox")
 	}
-	home, _ := os.UserHomeDir()
+	home, _ := env.Home()
 	return filepath.Join(home, ".local", "state", "sandbox")
 }
 

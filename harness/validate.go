@@ -105,12 +105,12 @@ func (s *Store) Validate(ctx context.Context, o *RunOptions) (*Session, Runtime,
 	var rt Runtime
 	if rtName == "" {
 		var err error
-		if rt, err = Pick(ctx); err != nil {
+		if rt, err = Pick(ctx, s.Env); err != nil {
 			return nil, nil, err
 		}
 	} else {
 		var err error
-		if rt, err = NewRuntime(rtName); err != nil {
+		if rt, err = NewRuntime(rtName, s.Env); err != nil {
 			return nil, nil, &InvalidError{Err: err}
 		}
 	}
@@ -191,7 +191,7 @@ func (c *containerRuntime) haveImage(ctx context.Context, image string, o *RunOp
 	o.note("image %s is not on this machine; pulling it", image)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(pctx, c.bin, "pull", "--quiet", image).CombinedOutput()
+	out, err := c.command(pctx, "pull", "--quiet", image).CombinedOutput()
 	if err == nil && c.imagePresent(ctx, image) {
 		return nil
 	}
@@ -200,7 +200,7 @@ func (c *containerRuntime) haveImage(ctx context.Context, image string, o *RunOp
 }
 
 func (c *containerRuntime) imagePresent(ctx context.Context, image string) bool {
-	return exec.CommandContext(ctx, c.bin, "image", "inspect", "--format", "{{.Id}}", image).Run() == nil
+	return c.command(ctx, "image", "inspect", "--format", "{{.Id}}", image).Run() == nil
 }
 
 // daemonError strips the container client's wrapping from an error line:

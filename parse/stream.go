@@ -38,7 +38,9 @@ type Stream struct {
 	once   sync.Once
 	// turns, when keepTurns, are the user's prompts (for git history).
 	keepTurns bool
-	turns     []manifest.Event
+	// homes are the agents' homes of the candidate (Candidate.Homes).
+	homes map[manifest.Agent]string
+	turns []manifest.Event
 }
 
 // OpenStream opens a transcript (name, or r when r is not nil, e.g.
@@ -46,7 +48,7 @@ type Stream struct {
 // make the file unusable (it cannot be opened, is empty, or is not a known
 // transcript) are returned here, before anything is parsed.
 func OpenStream(ctx context.Context, name string, r io.Reader) (*Stream, error) {
-	return openStream(ctx, name, r, nil, name != "-" && r == nil, StreamOptions{Hash: true})
+	return openStream(ctx, name, r, nil, name != "-" && r == nil, StreamOptions{Hash: true}, nil)
 }
 
 // StreamOptions say what a stream computes and keeps beyond the session and
@@ -69,13 +71,13 @@ func OpenCandidateWith(ctx context.Context, c *discover.Candidate, o StreamOptio
 	if err != nil {
 		return nil, err
 	}
-	return openStream(ctx, c.Name, rc, rc, c.Path != "", o)
+	return openStream(ctx, c.Name, rc, rc, c.Path != "", o, c.Homes)
 }
 
 // openStream starts parsing r (or the file name when r is nil); closer,
 // when set, is closed at the end. onDisk says name is a file on the host,
 // whose Claude Code file-history may be beside it.
-func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer, onDisk bool, o StreamOptions) (*Stream, error) {
+func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer, onDisk bool, o StreamOptions, homes map[manifest.Agent]string) (*Stream, error) {
 	if r == nil {
 		f, err := openFile(name)
 		if err != nil {
@@ -123,7 +125,7 @@ func openStream(ctx context.Context, name string, r io.Reader, closer io.Closer,
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	s := &Stream{name: name, ops: make(chan manifest.Op, 256), header: make(chan struct{}), done: make(chan struct{}),
-		closer: multiCloser{rc, closer}, cancel: cancel, hash: sum, keepTurns: o.Turns}
+		closer: multiCloser{rc, closer}, cancel: cancel, hash: sum, keepTurns: o.Turns, homes: homes}
 	body := io.MultiReader(bytes.NewReader(head), rc)
 	go s.run(ctx, a, body, onDisk)
 	return s, nil
@@ -193,7 +195,7 @@ func (s *Stream) run(ctx context.Context, a manifest.Agent, body io.Reader, onDi
 			}
 		}
 	}
-	sess, err := parseAs(ctx, a, body, agent.Transcript{Name: s.name, OnDisk: onDisk}, h)
+	sess, err := parseAs(ctx, a, body, agent.Transcript{Name: s.name, OnDisk: onDisk, Home: s.homes[a]}, h)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, body) // hash to the end, past anything the parser left
 		if s.hash != nil {

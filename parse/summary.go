@@ -296,7 +296,7 @@ func CollectEvents(ctx context.Context, c *Selected, event func(manifest.Event))
 		Op:    func(op manifest.Op) { out.Ops = append(out.Ops, op) },
 		Event: event,
 	}
-	out.Session, err = parseAs(ctx, a, br, agent.Transcript{Name: c.Name, OnDisk: c.Path != ""}, h)
+	out.Session, err = parseAs(ctx, a, br, agent.Transcript{Name: c.Name, OnDisk: c.Path != "", Home: c.Homes[a]}, h)
 	return out, err
 }
 

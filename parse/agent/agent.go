@@ -134,6 +134,10 @@ type Transcript struct {
 	// keep more of the session (Claude Code's file-history backups, a
 	// project root marker).
 	OnDisk bool
+	// Home is the agent's home as the environment names it ("" when the
+	// caller gave none): where the agent may keep more of a session whose
+	// transcript does not live in a home of its own.
+	Home string
 }
 
 // Head is what the first bytes of a transcript say of its session.

@@ -94,7 +94,7 @@ func (Agent) Note(r *agent.Record, _ bool, h *agent.Head) string {
 func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h emit.Handler) (manifest.Session, error) {
 	var opts Options
 	if t.OnDisk {
-		opts.Backup = backupReader(t.Name)
+		opts.Backup = backupReader(t.Name, t.Home)
 	}
 	return stream(ctx, body, t.Name, opts, h)
 }
@@ -108,9 +108,10 @@ func (Agent) Resume(command []string, id string) ([]string, bool) {
 }
 
 // configDir returns the Claude Code config directory a transcript lives
-// in: the parent of the nearest "projects" folder above it, else
-// $CLAUDE_CONFIG_DIR, else ~/.claude.
-func configDir(transcript string) string {
+// in: the parent of the nearest "projects" folder above it, else home (the
+// config directory the environment names: $CLAUDE_CONFIG_DIR, else
+// ~/.claude).
+func configDir(transcript, home string) string {
 	if abs, err := filepath.Abs(transcript); err == nil {
 		for dir := filepath.Dir(abs); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
 			if filepath.Base(dir) == "projects" {
@@ -118,21 +119,15 @@ func configDir(transcript string) string {
 			}
 		}
 	}
-	if d := os.Getenv("CLAUDE_CONFIG_DIR"); d != "" {
-		return d
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".claude")
-	}
-	return ""
+	return home
 }
 
 var backupNameRe = regexp.MustCompile(`^[0-9a-f]{16}@v[0-9]+$`)
 
 // backupReader reads file-history backups (formats/claude.md §1.5) from the
 // config directory of a transcript.
-func backupReader(transcript string) func(sessionID, name string) ([]byte, bool) {
-	root := configDir(transcript)
+func backupReader(transcript, home string) func(sessionID, name string) ([]byte, bool) {
+	root := configDir(transcript, home)
 	return func(sessionID, name string) ([]byte, bool) {
 		// Both parts come from the transcript: accept only their documented forms.
 		if root == "" || !backupNameRe.MatchString(name) || strings.ContainsAny(sessionID, `/\`) || sessionID == ".." || sessionID == "" {

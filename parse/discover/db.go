@@ -22,20 +22,28 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // isSQLite tells a database by its first bytes.
 func isSQLite(head []byte) bool { return bytes.HasPrefix(head, sqliteMagic) }
 
-var (
-	spoolMu   sync.Mutex
-	spoolDirs []string
-)
+// Spools are the private copies of databases a finder made of those read
+// from archives and standard input. The command removes them on its way
+// out, when nothing of theirs is read any more.
+type Spools struct {
+	mu   sync.Mutex
+	dirs []string
+}
 
-// RemoveSpools removes the private copies of databases read from archives
-// and standard input. The command calls it on its way out.
-func RemoveSpools() {
-	spoolMu.Lock()
-	defer spoolMu.Unlock()
-	for _, d := range spoolDirs {
+func (s *Spools) add(dir string) {
+	s.mu.Lock()
+	s.dirs = append(s.dirs, dir)
+	s.mu.Unlock()
+}
+
+// Remove removes the copies.
+func (s *Spools) Remove() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.dirs {
 		os.RemoveAll(d)
 	}
-	spoolDirs = nil
+	s.dirs = nil
 }
 
 // spoolDB copies a database (and its write-ahead log, when wal is not nil)
@@ -46,9 +54,7 @@ func (f *Finder) spoolDB(name string, r io.Reader, wal io.Reader) ([]Candidate, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	spoolMu.Lock()
-	spoolDirs = append(spoolDirs, dir)
-	spoolMu.Unlock()
+	f.spools().add(dir)
 	p := filepath.Join(dir, "spooled.db")
 	if err := spoolFile(p, r); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -84,9 +90,10 @@ func walOf(name string) (string, bool) {
 // dbSpools collects the databases (and their logs) found among an
 // archive's members, copied out, to be opened once every member is seen.
 type dbSpools struct {
-	dir  string
-	dbs  []string          // member names, in order
-	path map[string]string // member name -> spooled file
+	spools *Spools
+	dir    string
+	dbs    []string          // member names, in order
+	path   map[string]string // member name -> spooled file
 }
 
 // offer looks at a member's first bytes: a database or a database's log is
@@ -107,9 +114,7 @@ func (d *dbSpools) offer(member string, r io.Reader) (done bool, err error) {
 		if err != nil {
 			return true, err
 		}
-		spoolMu.Lock()
-		spoolDirs = append(spoolDirs, dir)
-		spoolMu.Unlock()
+		d.spools.add(dir)
 		d.dir, d.path = dir, map[string]string{}
 	}
 	p := filepath.Join(d.dir, fmt.Sprintf("m%d", len(d.path)))

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
@@ -77,6 +78,12 @@ type Candidate struct {
 	// children lists the sessions a store holds whose parent is this one
 	// (subagent sessions), when the candidate is a store's.
 	children func() []Candidate
+	// Homes are the agents' homes of the environment the candidate is
+	// read in (DefaultHomes), for an agent that keeps more of a session
+	// there than beside the transcript: Claude Code's file-history backups
+	// of a transcript copied out of its projects folder. Without them
+	// nothing is looked for there.
+	Homes map[manifest.Agent]string
 }
 
 // Children returns the sessions started from this one that its store holds
@@ -131,17 +138,17 @@ type Homes struct {
 	Sandbox string
 }
 
-// DefaultHomes returns the homes named by the environment: each registered
-// agent's (Source.Home), and $SANDBOX_HOME or $XDG_STATE_HOME/sandbox or
+// DefaultHomes returns the homes env names: each registered agent's
+// (Source.Home), and $SANDBOX_HOME or $XDG_STATE_HOME/sandbox or
 // ~/.local/state/sandbox.
-func DefaultHomes() Homes {
-	home, _ := os.UserHomeDir()
-	h := Homes{Agents: map[manifest.Agent]string{}, Sandbox: os.Getenv("SANDBOX_HOME")}
+func DefaultHomes(env osenv.Env) Homes {
+	home, _ := env.Home()
+	h := Homes{Agents: map[manifest.Agent]string{}, Sandbox: env.Get("SANDBOX_HOME")}
 	for _, s := range Sources() {
-		h.Agents[s.Name()] = s.Home(os.Getenv, home)
+		h.Agents[s.Name()] = s.Home(env.Get, home)
 	}
 	if h.Sandbox == "" {
-		if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+		if x := env.Get("XDG_STATE_HOME"); x != "" {
 			h.Sandbox = filepath.Join(x, "sandbox")
 		} else if home != "" {
 			h.Sandbox = filepath.Join(home, ".local", "state", "sandbox")
@@ -179,7 +186,22 @@ type Finder struct {
 	// to be outside it (an object last modified before its start), so that
 	// nothing of it is read.
 	Window Window
+	// Spools keep the private copies of databases read from archives and
+	// standard input, which the caller removes when it is done with the
+	// candidates (Spools.Remove). Nil: the finder keeps its own
+	// (Finder.RemoveSpools).
+	Spools *Spools
 }
+
+func (f *Finder) spools() *Spools {
+	if f.Spools == nil {
+		f.Spools = &Spools{}
+	}
+	return f.Spools
+}
+
+// RemoveSpools removes the private copies of databases the finder made.
+func (f *Finder) RemoveSpools() { f.spools().Remove() }
 
 func (f *Finder) fs() FS {
 	if f.FS == nil {

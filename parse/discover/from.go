@@ -203,7 +203,7 @@ func memberOK(name string, mode fs.FileMode) (bool, string) {
 func (f *Finder) zipMembers(name string, zr *zip.Reader, reopen func() (*zip.Reader, func(), error)) ([]Candidate, []Skipped, error) {
 	var out []Candidate
 	var skipped []Skipped
-	dbs := &dbSpools{}
+	dbs := &dbSpools{spools: f.spools()}
 	for i, m := range zr.File {
 		ok, why := memberOK(m.Name, m.Mode())
 		if !ok {
@@ -290,7 +290,7 @@ func (f *Finder) tarMembers(name string, stream func() (io.Reader, func(), error
 		cr := &tarPos{r: bufio.NewReaderSize(r, 1<<20)}
 		pos, tr = cr, tar.NewReader(cr)
 	}
-	dbs := &dbSpools{}
+	dbs := &dbSpools{spools: f.spools()}
 	for idx := 0; ; idx++ {
 		h, err := tr.Next()
 		if err == io.EOF {
