@@ -3,11 +3,13 @@ package opencode
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 
+	"github.com/agentsandbox/sandbox/parse/internal/sqlitestore"
 	"github.com/tidwall/gjson"
 )
 
@@ -48,22 +50,11 @@ func ExportHead(b []byte) (id, dir string, created, updated int64) {
 // parse, as soon as the caller is done (a ^C in a scan of many exports
 // crashed there).
 func exportRecords(r io.Reader, name string) io.ReadCloser {
-	pr, pw := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		bw := bufio.NewWriterSize(pw, 32<<10)
-		err := writeExport(r, name, bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		pw.CloseWithError(err)
-	}()
-	return &pipeCloser{PipeReader: pr, cancel: func() {}, done: done}
+	return sqlitestore.Pipe(func(_ context.Context, w io.Writer) error { return writeExport(r, name, w) })
 }
 
 func writeExport(r io.Reader, name string, w io.Writer) error {
-	enc := &encoder{w: w}
+	enc := &encoder{Lines: sqlitestore.Lines{W: w}}
 	dec := json.NewDecoder(bufio.NewReaderSize(r, 64<<10))
 	dec.UseNumber()
 	bad := func(err error) error {

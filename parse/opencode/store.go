@@ -9,27 +9,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentsandbox/sandbox/parse/internal/sqlitestore"
 	"github.com/tidwall/gjson"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 )
 
-// sQLiteMagic is how every SQLite database file begins.
-var sQLiteMagic = []byte("SQLite format 3\x00")
-
 // maxRecord bounds one stored record (a row's data, a legacy JSON file): a
 // larger one is reported and skipped, so memory stays bounded whatever the
 // store holds.
-const maxRecord = 1 << 30
+const maxRecord = sqlitestore.MaxRecord
 
 // ErrNotOpencode is a SQLite database that is not opencode's.
 var ErrNotOpencode = errors.New("not an opencode database (no session, message and part tables)")
@@ -48,7 +44,7 @@ type SessionInfo struct {
 // DB is an opencode SQLite database opened read-only.
 type DB struct {
 	Path string
-	db   *sql.DB
+	db   *sqlitestore.DB
 	// cols are the session table's columns, which differ across versions.
 	cols map[string]bool
 	// msgs and parts read one session's rows; prepared once, since
@@ -56,9 +52,7 @@ type DB struct {
 	msgs, parts *sql.Stmt
 	// Note says how the database was opened when it was not the plain way
 	// (a write-ahead log read through a private copy).
-	Note    string
-	cleanup func()
-	sig     string
+	Note string
 	// kids maps a session to those started from it, listed once.
 	kidsOnce sync.Once
 	kids     map[string][]SessionInfo
@@ -106,10 +100,6 @@ func descendants(id string, kids map[string][]SessionInfo) []SessionInfo {
 	return out
 }
 
-// inPlace says whether a database with a log is first read in place (tests
-// turn it off to exercise the private copy a read-only directory needs).
-var inPlace = true
-
 var (
 	dbMu    sync.Mutex
 	dbCache = map[string]*DB{}
@@ -125,8 +115,7 @@ var (
 func OpenDB(path string) (*DB, error) {
 	dbMu.Lock()
 	defer dbMu.Unlock()
-	sig := signature(path)
-	if d, ok := dbCache[path]; ok && d.sig == sig {
+	if d, ok := dbCache[path]; ok && d.db.Sig == sqlitestore.Signature(path) {
 		return d, nil
 	}
 	// A database that changed since it was opened (a long-running process
@@ -136,122 +125,20 @@ func OpenDB(path string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.sig = sig
 	dbCache[path] = d
 	return d, nil
 }
 
-// signature is what tells a database file (and its log) changed: their
-// sizes and times, and the file change counter SQLite keeps in the header
-// (a change within one tick of the clock that keeps the size still moves it).
-func signature(path string) string {
-	var b strings.Builder
-	if f, err := os.Open(path); err == nil {
-		hdr := make([]byte, 28)
-		if _, err := io.ReadFull(f, hdr); err == nil {
-			fmt.Fprintf(&b, "%x;", hdr[24:28])
-		}
-		f.Close()
-	}
-	for _, p := range []string{path, path + "-wal"} {
-		if st, err := os.Stat(p); err == nil {
-			fmt.Fprintf(&b, "%d:%d;", st.Size(), st.ModTime().UnixNano())
-		} else {
-			b.WriteString("-;")
-		}
-	}
-	return b.String()
-}
-
-func dsn(path string, immutable bool) string {
-	u := url.URL{Scheme: "file", Path: path}
-	q := "mode=ro&_pragma=query_only(1)"
-	if immutable {
-		q += "&immutable=1"
-	}
-	return u.String() + "?" + q
-}
-
 func openDB(path string) (*DB, error) {
-	abs, err := filepath.Abs(path)
+	db, err := sqlitestore.Open(path)
 	if err != nil {
 		return nil, err
-	}
-	if err := checkMagic(abs); err != nil {
-		return nil, err
-	}
-	wal, _ := os.Stat(abs + "-wal")
-	if wal == nil || wal.Size() == 0 {
-		return openWith(path, dsn(abs, true), nil, "")
-	}
-	// Changes not yet checkpointed live in the log, which an immutable open
-	// would not read.
-	if inPlace {
-		if d, err := openWith(path, dsn(abs, false), nil, ""); err == nil {
-			return d, nil
-		}
-	}
-	dir, err := os.MkdirTemp("", "sandbox-opencode-*")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	done := func() { os.RemoveAll(dir) }
-	cp := filepath.Join(dir, "opencode.db")
-	if err := copyFile(abs, cp); err != nil {
-		done()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if err := copyFile(abs+"-wal", cp+"-wal"); err != nil {
-		done()
-		return nil, fmt.Errorf("%s-wal: %w", path, err)
-	}
-	u := url.URL{Scheme: "file", Path: cp}
-	return openWith(path, u.String()+"?_pragma=query_only(1)", done, "read through a private copy with its -wal file")
-}
-
-func checkMagic(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	head := make([]byte, len(sQLiteMagic))
-	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, sQLiteMagic) {
-		return fmt.Errorf("%s: not a SQLite database", path)
-	}
-	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-func openWith(name, source string, cleanup func(), note string) (*DB, error) {
-	db, err := sql.Open("sqlite", source)
-	if err != nil {
-		if cleanup != nil {
-			cleanup()
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	// Each session read holds two cursors (messages, parts) and sessions
 	// are read in parallel: keep those connections open between sessions,
 	// since opening one reads the schema again.
 	db.SetMaxIdleConns(4*runtime.GOMAXPROCS(0) + 2)
-	d := &DB{Path: name, db: db, cleanup: cleanup, Note: note}
+	d := &DB{Path: path, db: db, Note: db.Note}
 	if err := d.check(); err != nil {
 		d.Close()
 		return nil, err
@@ -268,7 +155,7 @@ func (d *DB) check() error {
 		"part":    {"id", "message_id", "session_id", "data"},
 	}
 	for _, t := range []string{"session", "message", "part"} {
-		cols, err := d.columns(t)
+		cols, err := d.db.Columns(t)
 		if err != nil {
 			return fmt.Errorf("%s: %w", d.Path, dbError(err))
 		}
@@ -292,38 +179,10 @@ func (d *DB) check() error {
 }
 
 // dbError words SQLite's errors about a damaged file.
-func dbError(err error) error {
-	msg := err.Error()
-	if strings.Contains(msg, "malformed") || strings.Contains(msg, "not a database") || strings.Contains(msg, "(11)") || strings.Contains(msg, "(26)") {
-		return fmt.Errorf("the database is damaged (truncated or corrupt): %w", err)
-	}
-	return err
-}
-
-func (d *DB) columns(table string) (map[string]bool, error) {
-	rows, err := d.db.Query("SELECT name FROM pragma_table_info(?)", table)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	cols := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		cols[n] = true
-	}
-	return cols, rows.Err()
-}
+func dbError(err error) error { return sqlitestore.Err(err) }
 
 // Close releases the database (and its private copy, if any).
-func (d *DB) Close() {
-	d.db.Close()
-	if d.cleanup != nil {
-		d.cleanup()
-	}
-}
+func (d *DB) Close() { d.db.Close() }
 
 // Sessions lists the database's sessions last updated at or after since
 // (all when since is zero), oldest first.
@@ -376,41 +235,11 @@ func ms(v int64) time.Time {
 // are ascending in time). Rows are read as the stream is read; closing it
 // stops the queries.
 func (d *DB) Records(s SessionInfo) io.ReadCloser {
-	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		// Rows are small: batching them into the pipe saves a hand-over
-		// between goroutines per row.
-		bw := bufio.NewWriterSize(pw, 32<<10)
-		err := d.write(ctx, s, bw)
-		if err == nil {
-			err = bw.Flush()
-		}
-		pw.CloseWithError(err)
-	}()
-	return &pipeCloser{PipeReader: pr, cancel: cancel, done: done}
-}
-
-// pipeCloser is the reading end of a record stream written by a
-// goroutine: Close stops the goroutine and waits for it, so nothing it
-// reads is read after Close.
-type pipeCloser struct {
-	*io.PipeReader
-	cancel func()
-	done   chan struct{}
-}
-
-func (p *pipeCloser) Close() error {
-	p.cancel()
-	err := p.PipeReader.Close()
-	<-p.done
-	return err
+	return sqlitestore.Pipe(func(ctx context.Context, w io.Writer) error { return d.write(ctx, s, w) })
 }
 
 func (d *DB) write(ctx context.Context, s SessionInfo, w io.Writer) error {
-	enc := &encoder{w: w}
+	enc := &encoder{Lines: sqlitestore.Lines{W: w}}
 	if err := enc.session(s, d.Path); err != nil {
 		return err
 	}
@@ -482,47 +311,9 @@ func (d *DB) write(ctx context.Context, s SessionInfo, w io.Writer) error {
 }
 
 // encoder writes the record stream, one JSON object per line.
-type encoder struct {
-	w   io.Writer
-	buf []byte
-}
+type encoder struct{ sqlitestore.Lines }
 
-func (e *encoder) line(fields ...any) error {
-	e.buf = e.buf[:0]
-	e.buf = append(e.buf, '{')
-	for i := 0; i+1 < len(fields); i += 2 {
-		if i > 0 {
-			e.buf = append(e.buf, ',')
-		}
-		e.buf = appendString(e.buf, fields[i].(string))
-		e.buf = append(e.buf, ':')
-		switch v := fields[i+1].(type) {
-		case string:
-			e.buf = appendString(e.buf, v)
-		case int64:
-			e.buf = strconv.AppendInt(e.buf, v, 10)
-		case bool:
-			e.buf = strconv.AppendBool(e.buf, v)
-		case json.RawMessage:
-			e.buf = append(e.buf, v...)
-		}
-	}
-	e.buf = append(e.buf, '}', '\n')
-	_, err := e.w.Write(e.buf)
-	return err
-}
-
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s) // the rare string that needs escapes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+func (e *encoder) line(fields ...any) error { return e.Line(fields...) }
 
 func (e *encoder) session(s SessionInfo, src string) error {
 	fields := []any{"oc", "session", "id", s.ID, "directory", s.Directory, "title", s.Title, "version", s.Version,
@@ -560,31 +351,14 @@ func (e *encoder) bad(src, why string) error {
 
 // jsonValue returns data as one line of JSON when it is a JSON object.
 func jsonValue(data []byte) (json.RawMessage, bool) {
-	t := bytes.TrimSpace(data)
-	if len(t) == 0 || t[0] != '{' || len(t) > maxRecord || !gjson.ValidBytes(t) {
-		return nil, false
-	}
-	if bytes.ContainsAny(t, "\r\n") {
-		var b bytes.Buffer
-		if json.Compact(&b, t) != nil {
-			return nil, false
-		}
-		t = b.Bytes()
-	}
-	return json.RawMessage(t), true
+	raw, why := sqlitestore.JSONValue(data, "{")
+	return raw, why == ""
 }
 
+// describeBad says why data is not a JSON object.
 func describeBad(data []byte) string {
-	t := bytes.TrimSpace(data)
-	switch {
-	case len(t) == 0:
-		return "empty record"
-	case len(t) > maxRecord:
-		return fmt.Sprintf("record of %d bytes is larger than the limit of %d", len(t), maxRecord)
-	case t[0] != '{':
-		return "not a JSON object"
-	}
-	return "not valid JSON (cut short?)"
+	_, why := sqlitestore.JSONValue(data, "{")
+	return why
 }
 
 // Legacy is an opencode file store: storage/session/<project>/<id>.json,
@@ -719,7 +493,7 @@ func sortedJSON(dir string) []string {
 }
 
 func (l Legacy) write(s LegacySession, w io.Writer) error {
-	enc := &encoder{w: w}
+	enc := &encoder{Lines: sqlitestore.Lines{W: w}}
 	if err := enc.session(s.SessionInfo, s.file); err != nil {
 		return err
 	}

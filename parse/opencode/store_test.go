@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
+	"github.com/agentsandbox/sandbox/parse/internal/testhook"
 )
 
 const walRows = `INSERT INTO project (id, worktree, time_created, time_updated) VALUES ('p', '/w', 1, 1);
@@ -110,8 +111,8 @@ func TestReadsTheLogOnAReadOnlyDirectory(t *testing.T) {
 // The private copy (what a read-only directory gets) reads the log too,
 // and goes away with the database.
 func TestReadsTheLogThroughACopy(t *testing.T) {
-	inPlace = false
-	defer func() { inPlace = true }()
+	testhook.NoWALInPlace = true
+	defer func() { testhook.NoWALInPlace = false }()
 	p, w := openWAL(t, t.TempDir())
 	defer w.Close()
 	d, err := openDB(p)

@@ -30,3 +30,8 @@ func PoisonTests() {
 		Poison = true
 	}
 }
+
+// NoWALInPlace makes a SQLite store whose write-ahead log holds changes be
+// read through a private copy, as it is when it cannot be read in place (a
+// read-only directory), to exercise that path.
+var NoWALInPlace bool
