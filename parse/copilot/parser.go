@@ -19,6 +19,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/internal/applypatch"
 	"github.com/agentsandbox/sandbox/parse/internal/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/home"
+	"github.com/agentsandbox/sandbox/parse/internal/hostpath"
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
@@ -312,37 +313,15 @@ func newlineEscape(raw []byte) int {
 	}
 }
 
-// drive reports a Windows path with a drive letter (C:\…, c:/…).
-func drive(p string) bool {
-	return len(p) >= 2 && p[1] == ':' && ('a' <= p[0] && p[0] <= 'z' || 'A' <= p[0] && p[0] <= 'Z')
-}
-
-// clean cleans a path. A Windows one is spelled one way however the tool
-// was given it: the drive letter upper case, forward slashes (as Copilot
-// CLI's own diffs write it), so C:\w\a.txt, c:/w/a.txt and C:/w/./a.txt
-// are one file.
-func clean(p string) string {
-	if drive(p) {
-		return strings.ToUpper(p[:1]) + ":" + path.Clean("/"+strings.ReplaceAll(p[2:], `\`, "/"))
-	}
-	return path.Clean(p)
-}
+// clean cleans a path, a Windows one spelled one way (hostpath.Clean).
+func clean(p string) string { return hostpath.Clean(p) }
 
 // resolve makes a tool path absolute against the session's cwd.
 func resolve(cwd, p string) string {
-	if p == "" {
-		return ""
-	}
-	if q, ok := home.Expand(cwd, p); ok {
+	if q, ok := home.Expand(cwd, p); ok && p != "" {
 		return q
 	}
-	if path.IsAbs(p) || drive(p) || cwd == "" {
-		return clean(p)
-	}
-	if drive(cwd) {
-		return clean(cwd + "/" + p)
-	}
-	return path.Join(cwd, p)
+	return hostpath.Join(cwd, p)
 }
 
 func (p *parser) newOp(c *call, id string, kind manifest.OpKind) manifest.Op {
