@@ -312,13 +312,30 @@ func OrList(names []string) string {
 // already says which session to go on with (the flag, or one of also) is
 // left as it is.
 func ResumeFlag(command []string, id string, names []string, flag string, also ...string) ([]string, bool) {
+	return ResumeFlagAfter(command, id, names, "", flag, also...)
+}
+
+// ResumeFlagAfter is ResumeFlag for an agent whose non-interactive
+// subcommand sub (opencode run, crush run) takes the flag after it: the
+// flag goes after sub when the command starts with it. Arguments after
+// "--" are the agent's prompt, not its flags.
+func ResumeFlagAfter(command []string, id string, names []string, sub, flag string, also ...string) ([]string, bool) {
 	if !slices.Contains(names, filepath.Base(command[0])) {
 		return nil, false
 	}
 	for _, a := range command[1:] {
+		if a == "--" {
+			break
+		}
 		if a == flag || strings.HasPrefix(a, flag+"=") || slices.Contains(also, a) {
 			return command, true
 		}
 	}
-	return append([]string{command[0], flag, id}, command[1:]...), true
+	at := 1
+	if sub != "" && len(command) > 1 && command[1] == sub {
+		at = 2
+	}
+	out := append([]string{}, command[:at]...)
+	out = append(out, flag, id)
+	return append(out, command[at:]...), true
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -227,22 +226,5 @@ func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h e
 // Resume implements agent.Agent: --session ID added to opencode's TUI or
 // to opencode run, unless the command already picks a session itself.
 func (Agent) Resume(command []string, id string) ([]string, bool) {
-	if filepath.Base(command[0]) != "opencode" {
-		return nil, false
-	}
-	for _, a := range command[1:] {
-		if a == "--" {
-			break
-		}
-		if a == "-s" || a == "-c" || a == "--continue" || a == "--session" || strings.HasPrefix(a, "--session=") {
-			return command, true
-		}
-	}
-	at := 1
-	if len(command) > 1 && command[1] == "run" {
-		at = 2
-	}
-	out := append([]string{}, command[:at]...)
-	out = append(out, "--session", id)
-	return append(out, command[at:]...), true
+	return agent.ResumeFlagAfter(command, id, []string{"opencode"}, "run", "--session", "-s", "-c", "--continue")
 }
