@@ -69,6 +69,7 @@ bench-big: build
 	test -f bench/rollout-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -size 1G -o bench/rollout-1g.jsonl
 	test -f bench/claude-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent claude -size 1G -o bench/claude-1g.jsonl
 	test -f bench/copilot-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent copilot -size 1G -o bench/copilot-1g.jsonl
+	test -f bench/crush-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent crush -size 1G -o bench/crush-1g.jsonl
 	test -f bench/long-200m.jsonl || $(GO) run ./fixtures/cmd/genrollout -size 8M -long-line 200M -o bench/long-200m.jsonl
 	test -d bench/home || $(GO) run ./fixtures/cmd/genhome -o bench/home
 	$(GO) run ./fixtures/cmd/benchbig -bin bin/sandbox -dir bench -runs $(BIGRUNS)

@@ -30,7 +30,7 @@ func TestGoldenReports(t *testing.T) {
 		t.Skip("-race: the reports are the same with it, and .ci/run runs this test without it")
 	}
 	var files []string
-	for _, glob := range []string{"../fixtures/corpus/*/*.jsonl", "../fixtures/corpus/gemini/*.json", "../fixtures/sample/*.jsonl"} {
+	for _, glob := range []string{"../fixtures/corpus/*/*.jsonl", "../fixtures/corpus/gemini/*.json", "../fixtures/corpus/crush/*.db", "../fixtures/sample/*.jsonl"} {
 		m, err := filepath.Glob(glob)
 		if err != nil {
 			t.Fatal(err)

@@ -43,7 +43,7 @@ func TestHarnessResumeAgents(t *testing.T) {
 func resumeScenario(t *testing.T, runtime, agent string) {
 	h := newHarnessEnv(t, "--runtime", runtime)
 	// The agents' own overrides must not send them out of the workspace.
-	h.env = append(h.env, "GEMINI_CLI_HOME=", "PI_CODING_AGENT_DIR=", "COPILOT_HOME=")
+	h.env = append(h.env, "GEMINI_CLI_HOME=", "PI_CODING_AGENT_DIR=", "COPILOT_HOME=", "CRUSH_GLOBAL_DATA=")
 	out, errOut, code := h.sandbox(nil, "run", "--name", "a1", "--runtime", runtime, "--", agent, "-p", "remember AURORA-42", "--write", "src/"+agent+".txt=hello from "+agent)
 	if code != 0 {
 		t.Fatalf("first run: exit %d\n%s%s", code, out, errOut)

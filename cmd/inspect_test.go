@@ -20,9 +20,11 @@ func TestInspectCorpus(t *testing.T) {
 	files, _ := filepath.Glob("../fixtures/corpus/*/*.jsonl")
 	legacy, _ := filepath.Glob("../fixtures/corpus/gemini/*.json") // Gemini CLI's single-JSON layout
 	files = append(files, legacy...)
+	crush, _ := filepath.Glob("../fixtures/corpus/crush/*.db") // Crush's databases
+	files = append(files, crush...)
 	files = append(files, "../fixtures/sample/rollout-2026-11-20T10-12-03-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e55.jsonl")
 	for _, f := range files {
-		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".jsonl"), ".json")
+		name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f), ".jsonl"), ".json"), ".db")
 		t.Run(name, func(t *testing.T) {
 			text, stderr, code := runApp(t, env, "inspect", f)
 			if code != ExitOK {

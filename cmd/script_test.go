@@ -22,6 +22,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/agentsandbox/sandbox/fixtures/crushdb"
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 	"github.com/agentsandbox/sandbox/internal/s3test"
 )
@@ -51,7 +52,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			for k, dir := range map[string]string{"HOME": "home", "CODEX_HOME": "home/.codex",
 				"CLAUDE_CONFIG_DIR": "home/.claude", "SANDBOX_HOME": "home/.local/state/sandbox",
-				"GEMINI_CLI_HOME": "home", "PI_CODING_AGENT_DIR": "home/.pi/agent", "COPILOT_HOME": "home/.copilot"} {
+				"GEMINI_CLI_HOME": "home", "PI_CODING_AGENT_DIR": "home/.pi/agent", "COPILOT_HOME": "home/.copilot", "CRUSH_GLOBAL_DATA": "home/.local/share/crush"} {
 				p := filepath.Join(env.WorkDir, dir)
 				if err := os.MkdirAll(p, 0o755); err != nil {
 					return err
@@ -85,6 +86,7 @@ func TestScripts(t *testing.T) {
 			"exits":     cmdExits,
 			"cmpnoeol":  cmdCmpNoEOL,
 			"ocdb":      cmdOcdb,
+			"crushdb":   cmdCrushdb,
 			"truncate":  cmdTruncate,
 			"minio":     cmdMinio,
 			"s3":        cmdS3,
@@ -285,6 +287,20 @@ func cmdOcdb(ts *testscript.TestScript, neg bool, args []string) {
 	db := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(filepath.Dir(db), 0o755))
 	ts.Check(ocdb.Build(db, string(script)))
+}
+
+// cmdCrushdb builds a Crush database from a spec (fixtures/crushdb):
+// crushdb SPEC.jsonl DB.
+func cmdCrushdb(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: crushdb SPEC.jsonl DB")
+	}
+	spec, err := os.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer spec.Close()
+	db := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(filepath.Dir(db), 0o755))
+	ts.Check(crushdb.Build(db, spec))
 }
 
 // cmdTruncate cuts a file to its first N bytes: truncate N FILE.

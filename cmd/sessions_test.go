@@ -43,7 +43,7 @@ func synthHome(t testing.TB, codex, claude int, mean int64) (osenv.Env, gen.Home
 	for k, v := range map[string]string{"HOME": dir, "CODEX_HOME": filepath.Join(dir, ".codex"),
 		"CLAUDE_CONFIG_DIR": filepath.Join(dir, ".claude"), "SANDBOX_HOME": filepath.Join(dir, "sandbox"),
 		"XDG_STATE_HOME": filepath.Join(dir, ".local", "state"), "XDG_CONFIG_HOME": filepath.Join(dir, ".config"),
-		"XDG_DATA_HOME": filepath.Join(dir, ".local", "share"), "GEMINI_CLI_HOME": dir, "PI_CODING_AGENT_DIR": filepath.Join(dir, ".pi", "agent"), "COPILOT_HOME": filepath.Join(dir, ".copilot"),
+		"XDG_DATA_HOME": filepath.Join(dir, ".local", "share"), "GEMINI_CLI_HOME": dir, "PI_CODING_AGENT_DIR": filepath.Join(dir, ".pi", "agent"), "COPILOT_HOME": filepath.Join(dir, ".copilot"), "CRUSH_GLOBAL_DATA": filepath.Join(dir, ".local", "share", "crush"),
 		"SANDBOX_NOW": to.Format(time.RFC3339)} {
 		env = env.With(k, v)
 	}

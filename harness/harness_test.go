@@ -125,6 +125,9 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"/usr/local/bin/copilot", "--continue"}, []string{"/usr/local/bin/copilot", "--continue"}, ""},
 		{[]string{"cursor-agent", "-p", "x"}, []string{"cursor-agent", "--resume", "ID", "-p", "x"}, ""},
 		{[]string{"cursor-agent", "--resume=abc"}, []string{"cursor-agent", "--resume=abc"}, ""},
+		{[]string{"crush"}, []string{"crush", "--session", "ID"}, ""},
+		{[]string{"crush", "run", "go on"}, []string{"crush", "run", "--session", "ID", "go on"}, ""},
+		{[]string{"crush", "-C"}, []string{"crush", "-C"}, ""},
 		{[]string{"aider", "x"}, []string{"aider", "x"}, "SANDBOX_RESUME_ID=ID"},
 	} {
 		got, env := resumeCommand(tc.in, "ID")

@@ -5,6 +5,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/claude"
 	"github.com/agentsandbox/sandbox/parse/codex"
 	"github.com/agentsandbox/sandbox/parse/copilot"
+	"github.com/agentsandbox/sandbox/parse/crush"
 	"github.com/agentsandbox/sandbox/parse/cursor"
 	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/opencode"
@@ -23,5 +24,6 @@ func init() {
 		pi.Agent{},
 		copilot.Agent{},
 		cursor.Agent{},
+		crush.Agent{},
 	)
 }
