@@ -316,7 +316,7 @@ func ResumeFlag(command []string, id string, names []string, flag string, also .
 }
 
 // ResumeFlagAfter is ResumeFlag for an agent whose non-interactive
-// subcommand sub (opencode run, crush run) takes the flag after it: the
+// subcommand sub (AGENT run …) takes the flag after it: the
 // flag goes after sub when the command starts with it. Arguments after
 // "--" are the agent's prompt, not its flags.
 func ResumeFlagAfter(command []string, id string, names []string, sub, flag string, also ...string) ([]string, bool) {

@@ -105,7 +105,7 @@ func (Agent) Scan(f *discover.Finder, home string, w discover.Window, harness st
 }
 
 // DB implements discover.Store: the sessions of a Crush database (or of
-// Go opencode's .opencode/opencode.db, which has its schema).
+// the Go predecessor of Crush, whose database has its schema).
 func (Agent) DB(_ *discover.Finder, path, name string, since time.Time, harness string) ([]discover.Candidate, error) {
 	return dbSessions(path, name, since, harness, "")
 }

@@ -1,6 +1,6 @@
 // Package sqlitestore is what the agents that keep their sessions in a
-// SQLite database (opencode, Crush) share to read it: opening a database
-// read-only whatever state its write-ahead log is in, telling a damaged
+// SQLite database share to read it: opening a database read-only whatever
+// state its write-ahead log is in, telling a damaged
 // file, and turning a session's rows into a record stream of one JSON
 // object per line that the agent's parser reads like any transcript.
 package sqlitestore
