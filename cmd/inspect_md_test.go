@@ -131,7 +131,6 @@ func nodeText(n ast.Node, src []byte) string {
 // the agent's text, a command and its output, not only the files), lists
 // what it replaced, and leaves the rest of the report as it was.
 func TestInspectRedact(t *testing.T) {
-	t.Parallel()
 	env := hermetic(t)
 	fixedMeta(t)
 	secrets := []string{"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB",
@@ -187,7 +186,6 @@ func TestInspectRedact(t *testing.T) {
 // tags, and the closing tags meant to break out of a <pre>, are text on the
 // page, and nothing in it makes the browser fetch anything.
 func TestInspectHTMLEscapes(t *testing.T) {
-	t.Parallel()
 	env := hermetic(t)
 	page := filepath.Join(t.TempDir(), "r.html")
 	if _, stderr, code := runApp(t, env, "inspect", hostile, "--html", page); code != ExitOK {

@@ -28,7 +28,6 @@ func spoolCorpus(t *testing.T) []string {
 // timeline spooled to a file as from the timeline in memory: text and
 // JSON, for every transcript here.
 func TestInspectSpooled(t *testing.T) {
-	t.Parallel()
 	env := hermetic(t)
 	// Local times are printed: not UTC. (Not through TZ, which the time
 	// package reads once for the whole test binary.)
