@@ -65,7 +65,7 @@ the simple-form manifest named by $SANDBOX_EXPORTS (default
 	}
 	f := c.Flags()
 	o.selectOptions.register(f)
-	f.StringVarP(&o.Output, "output", "o", "", "write the manifest to `FILE` (default standard output); it is created only once complete")
+	f.StringVarP(&o.Output, "output", "o", "", "write the manifest to `FILE` (default, or -: standard output); it is created only once complete")
 	f.BoolVar(&o.Redact, "redact", false, "replace likely secrets with placeholders, and list them")
 	f.StringVar(&o.Base, "base", "", "read host copies from `DIR` (the sessions' directories re-rooted there), or the files' start from a revision's tree as git:REV")
 	f.StringVar(&o.Repo, "repo", "", "look for the sessions' start commit in the git repository at `DIR` (default: the one holding the host copies)")
@@ -78,6 +78,9 @@ the simple-form manifest named by $SANDBOX_EXPORTS (default
 func (a *app) runExport(ctx context.Context, o exportOptions) error {
 	if !o.explicit() && o.Since == "" && o.Until == "" && len(o.Sessions) == 0 && o.Cwd == "" {
 		return &HintError{usagef("which sessions? none named"), "select with --since 24h or --session ID, or name files with --transcript / --from"}
+	}
+	if o.Output == "-" {
+		o.Output = "" // -o -: standard output, as the default
 	}
 	opts := recov.Options{Base: o.Base, Repo: o.Repo, IncludeUnknown: o.IncludeUnknown}
 	if rev, ok := strings.CutPrefix(o.Base, "git:"); ok {
