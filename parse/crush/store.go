@@ -239,15 +239,16 @@ func (s *store) workDir(id, dbDir string) string {
 // project, or workDir).
 func (s *store) records(si sessionInfo, cwd string) io.ReadCloser {
 	return sqlitestore.Pipe(func(ctx context.Context, w io.Writer) error {
+		// No line names where the database is: the stream is the same
+		// wherever it is read from (its size is in the reports).
 		enc := &sqlitestore.Lines{W: w}
-		src := s.db.Path
 		if err := enc.Line("crush", "session", "id", si.ID, "parent_id", si.ParentID, "title", si.Title,
-			"created", si.Created.Unix(), "updated", si.Updated.Unix(), "cwd", cwd, "src", src); err != nil {
+			"created", si.Created.Unix(), "updated", si.Updated.Unix(), "cwd", cwd); err != nil {
 			return err
 		}
 		rows, err := s.msgs.QueryContext(ctx, si.ID)
 		if err != nil {
-			return enc.Line("crush", "bad", "src", src, "bad", "messages table: "+sqlitestore.Err(err).Error())
+			return enc.Line("crush", "bad", "bad", "messages table: "+sqlitestore.Err(err).Error())
 		}
 		defer rows.Close()
 		for rows.Next() {
@@ -256,11 +257,11 @@ func (s *store) records(si sessionInfo, cwd string) io.ReadCloser {
 			var created sql.NullInt64
 			var model sql.NullString
 			if err := rows.Scan(&id, &role, &parts, &created, &model); err != nil {
-				return enc.Line("crush", "bad", "src", src, "bad", "messages table: "+sqlitestore.Err(err).Error())
+				return enc.Line("crush", "bad", "bad", "messages table: "+sqlitestore.Err(err).Error())
 			}
 			raw, why := sqlitestore.JSONValue(parts, "[")
 			if why != "" {
-				if err := enc.Line("crush", "message", "id", id, "role", role, "created", created.Int64, "src", src, "bad", why); err != nil {
+				if err := enc.Line("crush", "message", "id", id, "role", role, "created", created.Int64, "bad", why); err != nil {
 					return err
 				}
 				continue
@@ -270,7 +271,7 @@ func (s *store) records(si sessionInfo, cwd string) io.ReadCloser {
 			}
 		}
 		if err := rows.Err(); err != nil {
-			return enc.Line("crush", "bad", "src", src, "bad", "messages table: "+sqlitestore.Err(err).Error())
+			return enc.Line("crush", "bad", "bad", "messages table: "+sqlitestore.Err(err).Error())
 		}
 		return nil
 	})
