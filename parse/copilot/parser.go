@@ -47,8 +47,6 @@ type call struct {
 	inert    bool   // changes no file
 	line     int
 	offset   int64
-	seq      int    // its place among the session's calls
-	stopped  string // when the session went on without its complete (an abort, a new prompt)
 }
 
 type parser struct {
@@ -58,21 +56,18 @@ type parser struct {
 	out   emit.Sequencer
 	sess  manifest.Session
 
-	cwd     string
-	pending map[string]*call
-	// interrupted are calls without a complete when the user aborted or
-	// sent a new prompt: the session went on without them (a complete
-	// that comes later still settles them).
-	interrupted map[string]*call
-	ncalls      int
-	aborted     bool      // the last turn ended in an abort
-	span        emit.Span // the first and last times
+	cwd string
+	// calls go on without their complete when the user aborts or sends a
+	// new prompt.
+	calls   emit.Calls[*call]
+	aborted bool      // the last turn ended in an abort
+	span    emit.Span // the first and last times
 }
 
 // stream reads a Copilot CLI session from r and hands each operation to h
 // as soon as its call completes. It returns the session.
 func stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}}
+	p := &parser{file: file, h: h}
 	p.sess = manifest.Session{Agent: name, Transcript: file, ID: idFromPath(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
@@ -134,7 +129,7 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 	case "user.message":
 		p.aborted = false
-		p.interrupt(ts)
+		p.calls.Interrupt(ts, nil)
 		if p.h.Event != nil {
 			data := jsonl.Fields(rec.Field("data"))
 			if text := data.Get("content").Str; text != "" {
@@ -144,29 +139,21 @@ func (p *parser) record(rec jsonl.Record) {
 		}
 	case "abort":
 		p.aborted = true
-		p.interrupt(ts)
+		p.calls.Interrupt(ts, nil)
 	case "tool.execution_start":
 		data := jsonl.Fields(rec.Field("data"))
 		id := data.Get("toolCallId").Str
-		if id == "" || p.pending[id] != nil {
+		c := &call{name: data.Get("toolName").Str, line: rec.Line, offset: rec.Offset}
+		if id == "" || !p.calls.Start(id, c) {
 			return
 		}
-		c := &call{name: data.Get("toolName").Str, args: bytes.Clone(data.Raw("arguments")), ts: strings.Clone(ts),
-			line: rec.Line, offset: rec.Offset, seq: p.ncalls}
-		p.ncalls++
+		c.args, c.ts = bytes.Clone(data.Raw("arguments")), strings.Clone(ts)
 		c.inert = !writes(c.name, c.args)
-		p.pending[strings.Clone(id)] = c
 	case "tool.execution_complete":
 		data := jsonl.Fields(rec.Field("data"))
 		id := data.Get("toolCallId").Str
-		c := p.pending[id]
-		if c == nil {
-			c = p.interrupted[id]
-			delete(p.interrupted, id)
-		} else {
-			delete(p.pending, id)
-		}
-		if c == nil || c.inert && p.h.Event == nil {
+		c, ok := p.calls.Settle(id)
+		if !ok || c.inert && p.h.Event == nil {
 			return
 		}
 		o, why := outcome(c, data)
@@ -186,16 +173,6 @@ func (p *parser) record(rec jsonl.Record) {
 		result := jsonl.Fields(data.Raw("result"))
 		diff, _ := result.Str("detailedContent")
 		p.build(rec, id, c, o, why, diff)
-	}
-}
-
-// interrupt moves the calls still running to interrupted: the session
-// went on without them.
-func (p *parser) interrupt(ts string) {
-	for id, c := range p.pending {
-		c.stopped = strings.Clone(ts)
-		p.interrupted[id] = c
-		delete(p.pending, id)
 	}
 }
 
@@ -519,23 +496,16 @@ func (p *parser) headerSession() manifest.Session {
 
 func (p *parser) finish() {
 	p.out.Line = nil // what is emitted now is from lines gone by, all owned
-	open := func(id string) *call {
-		if c := p.pending[id]; c != nil {
-			return c
-		}
-		return p.interrupted[id]
-	}
-	ids := emit.Unsettled(func(c *call) int { return c.seq }, p.interrupted, p.pending)
-	for _, id := range ids {
-		c := open(id)
+	for _, u := range p.calls.Unsettled() {
+		id, c := u.ID, u.Call
 		detail, why := "no tool.execution_complete: still running when the session ends", "no tool.execution_complete: the call never finished (interrupted or crashed)"
-		if p.pending[id] == nil {
+		if u.Interrupted {
 			detail = "no tool.execution_complete: interrupted, the session went on without it"
 			why = detail
 		}
 		if p.h.Event != nil {
 			t, _ := time.Parse(time.RFC3339Nano, c.ts)
-			ended, _ := time.Parse(time.RFC3339Nano, c.stopped)
+			ended, _ := time.Parse(time.RFC3339Nano, u.Stopped)
 			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(c.args),
 				CallID: id, Outcome: manifest.OutcomeUnknown, Detail: detail, Ended: ended})
 		}
@@ -549,7 +519,7 @@ func (p *parser) finish() {
 	s.Cwd = p.cwd
 	s.Start = p.span.Start()
 	s.End = p.span.End()
-	s.EndState = emit.EndOf(s.Warnings, len(p.pending) > 0, p.aborted)
+	s.EndState = emit.EndOf(s.Warnings, p.calls.Running(), p.aborted)
 	p.out.Header(p.h, p.headerSession)
 }
 
