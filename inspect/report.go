@@ -397,7 +397,7 @@ func flagReason(f FileView) string {
 	why := f.Reason
 	if len(f.Notes) > 0 && !strings.Contains(why, f.Notes[len(f.Notes)-1]) {
 		// The note names the command and its line: the reason alone
-		// ("written only by shell commands") does not say which.
+		// ("written only by calls that cannot be replayed") may not say which.
 		if why != "" {
 			why += " — "
 		}

@@ -464,7 +464,12 @@ func (r *Reconstructor) Finish() ([]*FileResult, Stats) {
 		case !f.cur.Known:
 			res.Confidence = Unrecoverable
 			if res.Reason == "" && res.Ops == 0 {
-				res.Reason = "written only by shell commands that cannot be replayed"
+				// Only calls that cannot be replayed wrote it: the last of
+				// them says which, where.
+				res.Reason = "written only by calls that cannot be replayed"
+				if f.stale != "" {
+					res.Reason = strings.TrimSuffix(f.stale, lastKnown)
+				}
 			}
 			if res.Reason == "" {
 				res.Reason = "the file's content before the session is unknown (no evidence in the transcript, no host copy)"

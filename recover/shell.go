@@ -107,11 +107,14 @@ func (r *Reconstructor) staleFile(p string, op *manifest.Op, format string, args
 		}
 		return
 	}
-	f.stale = why + "; the recovered content is the last one known before it"
+	f.stale = why + lastKnown
 	if n := len(f.res.Notes); n == 0 || f.res.Notes[n-1] != why {
 		f.res.Notes = append(f.res.Notes, why) // once per command, however often it names the file
 	}
 }
+
+// lastKnown ends the reason of a file a call changed beyond the replay.
+const lastKnown = "; the recovered content is the last one known before it"
 
 // effect replays one effect of a shell command that succeeded.
 func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
@@ -201,6 +204,12 @@ func (r *Reconstructor) effect(op *manifest.Op, e manifest.ShellEffect) {
 				if _, ok := r.files[r.key(p)]; !ok && !r.known(p) {
 					continue // a directory, or nothing known: no entry of its own
 				}
+			}
+			if op.Command == "" {
+				// A tool that writes a file whose content the transcript
+				// does not hold (a download, a create without its text).
+				r.staleFile(p, op, "changed by the agent's %s call, whose content the transcript does not hold (%s)", op.Tool, e.Verb)
+				continue
 			}
 			r.staleFile(p, op, "changed by a shell command that cannot be replayed (%s: %s)", e.Verb, firstLine(op.Command))
 		}
