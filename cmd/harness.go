@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -369,9 +370,19 @@ and appears whole or not at all.`,
 				res, err = st.Snapshot(s.ID, harness.CtxWriter(cmd.Context(), w), nil)
 				return err
 			}
-			if objstore.IsURL(out) {
+			switch {
+			case out == "-":
+				// -o -: the archive on standard output, for a pipe.
+				if a.json {
+					return usagef("-o - writes the archive to standard output: it goes without --json")
+				}
+				w := bufio.NewWriterSize(a.stdout, 1<<16)
+				if err = fill(w); err == nil {
+					err = w.Flush()
+				}
+			case objstore.IsURL(out):
 				err = s3Upload(cmd.Context(), endpoint, out, fill)
-			} else {
+			default:
 				err = harness.WriteFileAtomic(out, fill)
 			}
 			if err != nil {
@@ -395,7 +406,7 @@ and appears whole or not at all.`,
 			return nil
 		},
 	}
-	c.Flags().StringVarP(&out, "output", "o", "", "the archive `FILE` to write, or an s3://BUCKET/KEY object")
+	c.Flags().StringVarP(&out, "output", "o", "", "the archive `FILE` to write, an s3://BUCKET/KEY object, or - for standard output")
 	s3Flag(c.Flags(), &endpoint)
 	return c
 }

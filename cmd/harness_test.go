@@ -254,10 +254,20 @@ func harnessScenario(t *testing.T, h *harnessEnv) {
 		t.Errorf("recovered %s = %q", p, got)
 	}
 
-	// snapshot, rm, restore, and the conversation resumes.
+	// snapshot, rm, restore, and the conversation resumes; the archive
+	// written to standard output (-o -) is the one restored.
 	snap := filepath.Join(t.TempDir(), "s1.tar.gz")
-	if out, errOut, code = h.sandbox(nil, "snapshot", "s1", "-o", snap); code != 0 {
+	if out, errOut, code = h.sandbox(nil, "snapshot", "s1", "-o", filepath.Join(t.TempDir(), "file.tar.gz")); code != 0 {
 		t.Fatalf("snapshot: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code = h.sandbox(nil, "snapshot", "s1", "-o", "-"); code != 0 || !strings.HasPrefix(out, "\x1f\x8b") {
+		t.Fatalf("snapshot -o -: exit %d, %d bytes\n%s", code, len(out), errOut)
+	}
+	if err := os.WriteFile(snap, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(h.project, "-")); err == nil {
+		t.Error("snapshot -o - wrote a file named -")
 	}
 	if out, errOut, code = h.sandbox(nil, "rm", "s1"); code != 0 {
 		t.Fatalf("rm: exit %d\n%s%s", code, out, errOut)
@@ -289,6 +299,10 @@ func harnessScenario(t *testing.T, h *harnessEnv) {
 		t.Fatalf("inspect --html: exit %d\n%s", code, errOut)
 	}
 	mustContain(t, "inspect --html of a harness session", string(readFile(page)), "Sandbox: harness session s3, last run (1)")
+	if out, errOut, code = h.sandbox(nil, "inspect", "s3", "--html", "-"); code != 0 {
+		t.Fatalf("inspect --html -: exit %d\n%s", code, errOut)
+	}
+	mustContain(t, "inspect --html - of a harness session", out, "Sandbox: harness session s3, last run (1)")
 
 	// kill -9 of the agent: 137, SIGKILL, the last output.
 	cmd, s := h.start("k9", "-p", "work", "--sleep", "120s")

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -63,7 +64,7 @@ default the session's own directory is read when it exists here.`,
 	f.StringArrayVar(&o.From, "from", nil, "look for the session in `PATH` (a tree, an archive, a file) instead of the homes")
 	f.StringVar(&o.HomeCodex, "home-codex", "", "the Codex home `DIR` to look in")
 	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home `DIR` to look in")
-	f.StringVar(&o.HTML, "html", "", "write a self-contained HTML report to `FILE`")
+	f.StringVar(&o.HTML, "html", "", "write a self-contained HTML report to `FILE` (- for standard output)")
 	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR`")
 	f.StringVar(&o.Format, "format", "text", "what to print on stdout: `text`, json or md (GitHub-flavoured Markdown)")
 	f.BoolVar(&o.Redact, "redact", false, "replace likely secrets in the report with placeholders, and list them")
@@ -88,6 +89,9 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 	default:
 		return usagef("--format is text, json or md, not %q", o.Format)
 	}
+	if o.HTML == "-" && (a.json || o.Format != "text") {
+		return usagef("--html - writes the page to standard output: it goes with no other --format or --json")
+	}
 	sel = append(sel, parse.SelectedCompanions(sel)...)
 	var sp *inspect.Spool
 	if o.HTML == "" && o.Format != "md" && !o.Redact && inspect.Spooled(sel) {
@@ -111,6 +115,14 @@ func (a *app) runInspect(ctx context.Context, target string, o inspectOptions) e
 		for _, r := range in.Redactions {
 			fmt.Fprintf(a.stderr, "sandbox: redacted %d %s in %s\n", r.Count, r.Kind, r.Where)
 		}
+	}
+	if o.HTML == "-" {
+		// --html -: the page on standard output, instead of the text.
+		w := bufio.NewWriterSize(a.stdout, 1<<16)
+		if err := inspect.RenderHTML(w, inspect.NewReport(in, o.Redact, reportMeta())); err != nil {
+			return err
+		}
+		return w.Flush()
 	}
 	if o.HTML != "" {
 		if err := writeHTMLReport(o.HTML, inspect.NewReport(in, o.Redact, reportMeta())); err != nil {
