@@ -141,6 +141,8 @@ const (
 	CarrierGemini   = "gemini_tool_call"
 	CarrierPi       = "pi_tool_call"
 	CarrierOpencode = "opencode"
+	CarrierQwen     = "qwen_tool_call"
+	CarrierGoose    = "goose_tool"
 )
 
 // EditRule is whose rules replay an operation's edits: how old text is
@@ -154,6 +156,8 @@ const (
 	RuleGemini            // Gemini CLI's replace: exact, then its flexible and regex matches
 	RulePi                // pi's edit: exact, then whitespace- and Unicode-tolerant
 	RuleOpencode          // opencode's chain of replacers
+	RuleQwen              // Qwen Code's edit: exact, then Unicode- and trailing-whitespace-tolerant lines
+	RuleGoose             // Goose's text editor: str_replace, insert and undo_edit, newline ensured
 )
 
 // Rule is the edit rule of the operation, from its carrier: the one place a
@@ -166,6 +170,10 @@ func (p Provenance) Rule() EditRule {
 		return RulePi
 	case CarrierOpencode:
 		return RuleOpencode
+	case CarrierQwen:
+		return RuleQwen
+	case CarrierGoose:
+		return RuleGoose
 	}
 	return RuleExact
 }
@@ -341,6 +349,10 @@ type Edit struct {
 	// Expected is the number of occurrences the agent required (Gemini
 	// CLI's expected_replacements): any other count made the call fail.
 	Expected int `json:"expected_replacements,omitempty"`
+	// InsertLine, when set, makes the edit an insertion of New after that
+	// line instead of a replacement (Goose's text_editor insert: 0 is the
+	// top, a negative line counts from the end, -1 the end); Old is empty.
+	InsertLine *int `json:"insert_line,omitempty"`
 }
 
 // NotebookCell is a Jupyter notebook cell operation (Claude Code
