@@ -10,13 +10,13 @@ import (
 	"github.com/agentsandbox/sandbox/harness"
 )
 
-// TestHarnessResumeAgents runs the fake agent as Gemini CLI and as pi, with
-// the local runtime (no Docker or bubblewrap needed) and with bubblewrap
-// where it can run (the agent at /workspace, HOME the workspace): after a
-// run the harness finds the agent's own session id in the workspace,
-// --resume passes it back as that CLI expects (gemini --resume ID, pi
-// --session ID), the conversation goes on, and recover --session gives the
-// file back.
+// TestHarnessResumeAgents runs the fake agent as Gemini CLI, pi and Qwen
+// Code, with the local runtime (no Docker or bubblewrap needed) and with
+// bubblewrap where it can run (the agent at /workspace, HOME the
+// workspace): after a run the harness finds the agent's own session id in
+// the workspace, --resume passes it back as that CLI expects (gemini
+// --resume ID, pi --session ID, qwen --resume ID), the conversation goes
+// on, and recover --session gives the file back.
 func TestHarnessResumeAgents(t *testing.T) {
 	dir := buildFakeAgent(t)
 	runtimes := []string{"local"}
@@ -26,7 +26,7 @@ func TestHarnessResumeAgents(t *testing.T) {
 		}
 	}
 	for _, runtime := range runtimes {
-		for _, agent := range []string{"gemini", "pi"} {
+		for _, agent := range []string{"gemini", "pi", "qwen"} {
 			t.Run(runtime+"/"+agent, func(t *testing.T) {
 				bin := filepath.Join(dir, agent)
 				if _, err := os.Stat(bin); err != nil {
@@ -43,7 +43,8 @@ func TestHarnessResumeAgents(t *testing.T) {
 func resumeScenario(t *testing.T, runtime, agent string) {
 	h := newHarnessEnv(t, "--runtime", runtime)
 	// The agents' own overrides must not send them out of the workspace.
-	h.env = append(h.env, "GEMINI_CLI_HOME=", "PI_CODING_AGENT_DIR=", "COPILOT_HOME=", "CRUSH_GLOBAL_DATA=")
+	h.env = append(h.env, "GEMINI_CLI_HOME=", "PI_CODING_AGENT_DIR=", "COPILOT_HOME=", "CRUSH_GLOBAL_DATA=",
+		"QWEN_HOME=", "QWEN_RUNTIME_DIR=", "GOOSE_PATH_ROOT=", "FACTORY_HOME_OVERRIDE=")
 	out, errOut, code := h.sandbox(nil, "run", "--name", "a1", "--runtime", runtime, "--", agent, "-p", "remember AURORA-42", "--write", "src/"+agent+".txt=hello from "+agent)
 	if code != 0 {
 		t.Fatalf("first run: exit %d\n%s%s", code, out, errOut)

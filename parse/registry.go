@@ -10,6 +10,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/opencode"
 	"github.com/agentsandbox/sandbox/parse/pi"
+	"github.com/agentsandbox/sandbox/parse/qwen"
 )
 
 // The agents sandbox reads, in the order help texts list them, homes are
@@ -25,5 +26,6 @@ func init() {
 		copilot.Agent{},
 		cursor.Agent{},
 		crush.Agent{},
+		qwen.Agent{},
 	)
 }

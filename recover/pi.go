@@ -283,7 +283,13 @@ func piLF(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
 }
 
-var piPunct = strings.NewReplacer(
+// jsSpace is the whitespace JavaScript's trimEnd drops (pi and Qwen Code
+// are JavaScript).
+const jsSpace = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+// unicodePunct makes typographic quotes, dashes and spaces ASCII, one
+// character for one: pi's fuzzy pass and Qwen Code's character map.
+var unicodePunct = strings.NewReplacer(
 	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'",
 	"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`,
 	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
@@ -301,9 +307,9 @@ func piFuzzy(s string) string {
 	s = norm.NFKC.String(s)
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " \t\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+		lines[i] = strings.TrimRight(l, jsSpace)
 	}
-	return piPunct.Replace(strings.Join(lines, "\n"))
+	return unicodePunct.Replace(strings.Join(lines, "\n"))
 }
 
 // reversible reports whether edits are already in text: their reverse

@@ -769,6 +769,10 @@ func (r *Reconstructor) change(op *manifest.Op) {
 	case manifest.KindPatch:
 		r.patch(op)
 	case manifest.KindWrite:
+		if replay, ok := writeRules[op.Provenance.Rule()]; ok {
+			replay(r, op) // the agent's own way of writing a file
+			break
+		}
 		r.write(op)
 	case manifest.KindEdit:
 		if replay, ok := editRules[op.Provenance.Rule()]; ok && len(op.Paths) > 0 {
@@ -814,6 +818,11 @@ func (r *Reconstructor) change(op *manifest.Op) {
 // their own (manifest.EditRule); every other edit replays with exact string
 // replacement (edit). Each rule's file registers it.
 var editRules = map[manifest.EditRule]func(*Reconstructor, *manifest.Op){}
+
+// writeRules replay the whole-file writes of the agents that keep a
+// replaced file's line endings or BOM; every other write is the content as
+// sent (write).
+var writeRules = map[manifest.EditRule]func(*Reconstructor, *manifest.Op){}
 
 func (r *Reconstructor) patch(op *manifest.Op) {
 	if op.Patch == nil {
