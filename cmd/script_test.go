@@ -23,6 +23,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agentsandbox/sandbox/fixtures/crushdb"
+	"github.com/agentsandbox/sandbox/fixtures/goosedb"
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
 	"github.com/agentsandbox/sandbox/internal/s3test"
 )
@@ -52,7 +53,8 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			for k, dir := range map[string]string{"HOME": "home", "CODEX_HOME": "home/.codex",
 				"CLAUDE_CONFIG_DIR": "home/.claude", "SANDBOX_HOME": "home/.local/state/sandbox",
-				"GEMINI_CLI_HOME": "home", "PI_CODING_AGENT_DIR": "home/.pi/agent", "COPILOT_HOME": "home/.copilot", "CRUSH_GLOBAL_DATA": "home/.local/share/crush"} {
+				"GEMINI_CLI_HOME": "home", "PI_CODING_AGENT_DIR": "home/.pi/agent", "COPILOT_HOME": "home/.copilot", "CRUSH_GLOBAL_DATA": "home/.local/share/crush",
+				"QWEN_HOME": "home/.qwen"} {
 				p := filepath.Join(env.WorkDir, dir)
 				if err := os.MkdirAll(p, 0o755); err != nil {
 					return err
@@ -87,6 +89,7 @@ func TestScripts(t *testing.T) {
 			"cmpnoeol":  cmdCmpNoEOL,
 			"ocdb":      cmdOcdb,
 			"crushdb":   cmdCrushdb,
+			"goosedb":   cmdGoosedb,
 			"truncate":  cmdTruncate,
 			"minio":     cmdMinio,
 			"s3":        cmdS3,
@@ -301,6 +304,20 @@ func cmdCrushdb(ts *testscript.TestScript, neg bool, args []string) {
 	db := ts.MkAbs(args[1])
 	ts.Check(os.MkdirAll(filepath.Dir(db), 0o755))
 	ts.Check(crushdb.Build(db, spec))
+}
+
+// cmdGoosedb builds a Goose sessions.db from a spec (fixtures/goosedb):
+// goosedb SPEC.jsonl DB.
+func cmdGoosedb(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: goosedb SPEC.jsonl DB")
+	}
+	spec, err := os.Open(ts.MkAbs(args[0]))
+	ts.Check(err)
+	defer spec.Close()
+	db := ts.MkAbs(args[1])
+	ts.Check(os.MkdirAll(filepath.Dir(db), 0o755))
+	ts.Check(goosedb.Build(db, spec))
 }
 
 // cmdTruncate cuts a file to its first N bytes: truncate N FILE.

@@ -8,6 +8,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/crush"
 	"github.com/agentsandbox/sandbox/parse/cursor"
 	"github.com/agentsandbox/sandbox/parse/gemini"
+	"github.com/agentsandbox/sandbox/parse/goose"
 	"github.com/agentsandbox/sandbox/parse/opencode"
 	"github.com/agentsandbox/sandbox/parse/pi"
 	"github.com/agentsandbox/sandbox/parse/qwen"
@@ -26,6 +27,7 @@ func init() {
 		copilot.Agent{},
 		cursor.Agent{},
 		crush.Agent{},
+		goose.Agent{},
 		qwen.Agent{},
 	)
 }

@@ -172,6 +172,9 @@ type fstate struct {
 	// insertedAgain), up to maxInserted bytes, and where the first was.
 	inserted   []string
 	insertedAt string
+	// undo is what Goose's undo_edit restores: the file's state before
+	// each of its edits, the last one last.
+	undo []gooseSaved
 }
 
 // failedHunk is an Update hunk of a patch that reported failure.
