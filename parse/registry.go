@@ -7,6 +7,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse/copilot"
 	"github.com/agentsandbox/sandbox/parse/crush"
 	"github.com/agentsandbox/sandbox/parse/cursor"
+	"github.com/agentsandbox/sandbox/parse/droid"
 	"github.com/agentsandbox/sandbox/parse/gemini"
 	"github.com/agentsandbox/sandbox/parse/goose"
 	"github.com/agentsandbox/sandbox/parse/opencode"
@@ -29,5 +30,6 @@ func init() {
 		crush.Agent{},
 		goose.Agent{},
 		qwen.Agent{},
+		droid.Agent{},
 	)
 }
