@@ -70,6 +70,9 @@ bench-big: build
 	test -f bench/claude-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent claude -size 1G -o bench/claude-1g.jsonl
 	test -f bench/copilot-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent copilot -size 1G -o bench/copilot-1g.jsonl
 	test -f bench/crush-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent crush -size 1G -o bench/crush-1g.jsonl
+	test -f bench/qwen-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent qwen -size 1G -o bench/qwen-1g.jsonl
+	test -f bench/goose-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent goose -size 1G -o bench/goose-1g.jsonl
+	test -f bench/droid-1g.jsonl || $(GO) run ./fixtures/cmd/genrollout -agent droid -size 1G -o bench/droid-1g.jsonl
 	test -f bench/long-200m.jsonl || $(GO) run ./fixtures/cmd/genrollout -size 8M -long-line 200M -o bench/long-200m.jsonl
 	test -d bench/home || $(GO) run ./fixtures/cmd/genhome -o bench/home
 	$(GO) run ./fixtures/cmd/benchbig -bin bin/sandbox -dir bench -runs $(BIGRUNS)

@@ -125,7 +125,8 @@ func TestSessionsLookedInOrder(t *testing.T) {
 	home := env.Get("HOME")
 	env = append(env, "CODEX_HOME="+filepath.Join(home, ".codex"), "CLAUDE_CONFIG_DIR="+filepath.Join(home, ".claude"),
 		"GEMINI_CLI_HOME="+home, "PI_CODING_AGENT_DIR="+filepath.Join(home, ".pi", "agent"), "COPILOT_HOME="+filepath.Join(home, ".copilot"),
-		"XDG_DATA_HOME="+filepath.Join(home, "data"), "SANDBOX_HOME="+filepath.Join(home, "sb"), "CRUSH_GLOBAL_DATA=")
+		"XDG_DATA_HOME="+filepath.Join(home, "data"), "SANDBOX_HOME="+filepath.Join(home, "sb"), "CRUSH_GLOBAL_DATA=",
+		"QWEN_HOME=", "QWEN_RUNTIME_DIR=", "GOOSE_PATH_ROOT=", "FACTORY_HOME_OVERRIDE=")
 	out, errb, code := runApp(t, env, "sessions", "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb)
@@ -137,7 +138,7 @@ func TestSessionsLookedInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, p := range []string{".codex/sessions", ".codex/archived_sessions", ".claude/projects", "data/opencode", ".gemini/tmp", ".pi/agent/sessions", ".copilot/session-state", ".copilot/history-session-state", ".cursor/projects", "data/crush", "sb/sessions"} {
+	for _, p := range []string{".codex/sessions", ".codex/archived_sessions", ".claude/projects", "data/opencode", ".gemini/tmp", ".pi/agent/sessions", ".copilot/session-state", ".copilot/history-session-state", ".cursor/projects", "data/crush", "data/goose/sessions", ".qwen/projects", ".factory/sessions", "sb/sessions"} {
 		want = append(want, filepath.Join(home, p))
 	}
 	if strings.Join(doc.Looked, "\n") != strings.Join(want, "\n") {

@@ -64,7 +64,8 @@ func benchRecover(b *testing.B, write func(io.Writer, gen.Options) (gen.Stats, e
 		}
 		f.Close()
 	}
-	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR", "COPILOT_HOME", "CRUSH_GLOBAL_DATA"} {
+	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR", "COPILOT_HOME", "CRUSH_GLOBAL_DATA",
+		"QWEN_HOME", "GOOSE_PATH_ROOT", "FACTORY_HOME_OVERRIDE"} {
 		b.Setenv(k, dir)
 	}
 	b.SetBytes(st.Bytes)

@@ -53,7 +53,8 @@ func checkSchema(t *testing.T, data []byte) {
 func hermeticVars(t *testing.T) map[string]string {
 	vars := map[string]string{}
 	for _, k := range []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "SANDBOX_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME",
-		"GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR", "COPILOT_HOME", "CRUSH_GLOBAL_DATA"} {
+		"GEMINI_CLI_HOME", "PI_CODING_AGENT_DIR", "COPILOT_HOME", "CRUSH_GLOBAL_DATA",
+		"QWEN_HOME", "QWEN_RUNTIME_DIR", "GOOSE_PATH_ROOT", "FACTORY_HOME_OVERRIDE"} {
 		vars[k] = t.TempDir()
 	}
 	return vars

@@ -46,10 +46,10 @@ func dirContents(t *testing.T, root string) map[string]string {
 // ended with.
 func TestRecoverGenerated(t *testing.T) {
 	t.Parallel()
-	for agent, write := range map[string]func(io.Writer, gen.Options) (gen.Stats, error){"codex": gen.Rollout, "claude": gen.Claude, "crush": gen.Crush} {
+	for agent, write := range map[string]func(io.Writer, gen.Options) (gen.Stats, error){"codex": gen.Rollout, "claude": gen.Claude, "crush": gen.Crush, "qwen": gen.Qwen, "goose": gen.Goose, "droid": gen.Droid} {
 		for _, host := range []bool{false, true} {
-			if host && agent == "crush" {
-				continue // its generator writes no host copies to start from
+			if host && agent != "codex" && agent != "claude" {
+				continue // their generators write no host copies to start from
 			}
 			t.Run(agent+"/"+map[bool]string{false: "from-evidence", true: "onto-host-copies"}[host], func(t *testing.T) { recoverGenerated(t, write, host) })
 		}

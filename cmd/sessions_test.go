@@ -44,6 +44,7 @@ func synthHome(t testing.TB, codex, claude int, mean int64) (osenv.Env, gen.Home
 		"CLAUDE_CONFIG_DIR": filepath.Join(dir, ".claude"), "SANDBOX_HOME": filepath.Join(dir, "sandbox"),
 		"XDG_STATE_HOME": filepath.Join(dir, ".local", "state"), "XDG_CONFIG_HOME": filepath.Join(dir, ".config"),
 		"XDG_DATA_HOME": filepath.Join(dir, ".local", "share"), "GEMINI_CLI_HOME": dir, "PI_CODING_AGENT_DIR": filepath.Join(dir, ".pi", "agent"), "COPILOT_HOME": filepath.Join(dir, ".copilot"), "CRUSH_GLOBAL_DATA": filepath.Join(dir, ".local", "share", "crush"),
+		"QWEN_HOME":   filepath.Join(dir, ".qwen"),
 		"SANDBOX_NOW": to.Format(time.RFC3339)} {
 		env = env.With(k, v)
 	}

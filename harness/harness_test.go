@@ -128,6 +128,15 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"crush"}, []string{"crush", "--session", "ID"}, ""},
 		{[]string{"crush", "run", "go on"}, []string{"crush", "run", "--session", "ID", "go on"}, ""},
 		{[]string{"crush", "-C"}, []string{"crush", "-C"}, ""},
+		{[]string{"qwen"}, []string{"qwen", "--resume", "ID"}, ""},
+		{[]string{"qwen", "-p", "go on"}, []string{"qwen", "--resume", "ID", "-p", "go on"}, ""},
+		{[]string{"qwen", "-c"}, []string{"qwen", "-c"}, ""},
+		{[]string{"goose"}, []string{"goose", "session", "--resume", "--session-id", "ID"}, ""},
+		{[]string{"goose", "run", "-t", "go on"}, []string{"goose", "run", "--resume", "--session-id", "ID", "-t", "go on"}, ""},
+		{[]string{"goose", "session", "-r"}, []string{"goose", "session", "-r"}, ""},
+		{[]string{"droid"}, []string{"droid", "--resume", "ID"}, ""},
+		{[]string{"droid", "exec", "go on"}, []string{"droid", "exec", "--session-id", "ID", "go on"}, ""},
+		{[]string{"droid", "--fork", "abc"}, []string{"droid", "--fork", "abc"}, ""},
 		{[]string{"aider", "x"}, []string{"aider", "x"}, "SANDBOX_RESUME_ID=ID"},
 	} {
 		got, env := resumeCommand(tc.in, "ID")

@@ -61,6 +61,14 @@ func generated(agent string, seed int64, size int64) []byte {
 		write = gen.Gemini
 	case "pi":
 		write = gen.Pi
+	case "copilot":
+		write = gen.Copilot
+	case "qwen":
+		write = gen.Qwen
+	case "goose":
+		write = gen.Goose
+	case "droid":
+		write = gen.Droid
 	}
 	write(&b, gen.Options{Size: size, Seed: seed, Files: 8, PatchEvery: 3, LongLine: int(size / 4)})
 	return b.Bytes()
@@ -70,7 +78,7 @@ func generated(agent string, seed int64, size int64) []byte {
 // a transcript, from one whose head and tail it reads (larger than both)
 // as from a small one.
 func TestProbeSpellings(t *testing.T) {
-	for _, agent := range []string{"claude", "codex", "gemini", "pi"} {
+	for _, agent := range agents {
 		for _, size := range []int64{16 << 10, 512 << 10} {
 			data := generated(agent, 7, size)
 			var want Info
@@ -91,7 +99,8 @@ func TestProbeSpellings(t *testing.T) {
 				got.Last = got.Last.UTC()
 				if i == 0 {
 					want = got
-					if got.ID == "" || got.Cwd == "" || got.First.IsZero() || !got.Last.After(got.First) {
+					// A legacy Goose session says its id only in its file's name.
+					if (got.ID == "") != (agent == "goose") || got.Cwd == "" || got.First.IsZero() || !got.Last.After(got.First) {
 						t.Fatalf("%s %d: probe of the original: %+v", agent, size, got)
 					}
 					continue
@@ -151,7 +160,7 @@ func parseAll(t testing.TB, data []byte) parsed {
 }
 
 // agents are the generators FuzzRespelled chooses from.
-var agents = []string{"codex", "claude", "gemini", "pi"}
+var agents = []string{"codex", "claude", "gemini", "pi", "copilot", "qwen", "goose", "droid"}
 
 // FuzzRespelled parses a generated session and one of its respellings and
 // requires the same session and operations: kinds, paths, outcomes, the
