@@ -51,8 +51,6 @@ type call struct {
 	inert    bool   // changes no file and shows none
 	line     int
 	offset   int64
-	seq      int    // its place among the session's calls
-	stopped  string // when the session went on without its result (a new prompt)
 }
 
 type parser struct {
@@ -64,25 +62,18 @@ type parser struct {
 
 	cwd     string
 	started bool // a session_start was read
-	pending map[string]*call
-	// interrupted are calls without a result when the user sent a new
-	// prompt: the session went on without them (a result that comes later
-	// still settles them).
-	interrupted map[string]*call
-	// settled are the calls whose result was read: a line written twice
-	// (streaming) names them again, and is not a new call.
-	settled map[string]bool
+	// calls go on without their result when the user sends a new prompt;
+	// a line written twice (streaming) names a call again, not a new one.
+	calls emit.Calls[*call]
 	// touched are the files the session's operations name so far.
 	touched map[string]bool
-	ncalls  int
 	span    emit.Span
 }
 
 // stream reads a Droid session from r and hands each operation to h as
 // soon as its call has its result. It returns the session.
 func stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}, settled: map[string]bool{},
-		touched: map[string]bool{}}
+	p := &parser{file: file, h: h, touched: map[string]bool{}}
 	p.sess = manifest.Session{Agent: name, Transcript: file, ID: idFromPath(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
@@ -161,7 +152,7 @@ func (p *parser) message(rec jsonl.Record, ts string) {
 		// A prompt (text that is not only a system reminder) is a new
 		// turn: the calls still waiting were left behind. It is read only
 		// when something waits for it.
-		wantText := len(p.pending) > 0 || p.h.Event != nil
+		wantText := p.calls.Running() || p.h.Event != nil
 		var prompt strings.Builder
 		if content[0] == '"' {
 			if wantText {
@@ -186,7 +177,7 @@ func (p *parser) message(rec jsonl.Record, ts string) {
 		if text = strings.TrimSpace(text); text == "" {
 			return
 		}
-		p.interrupt(ts)
+		p.calls.Interrupt(ts, nil)
 		if p.h.Event != nil {
 			t, _ := time.Parse(time.RFC3339Nano, ts)
 			p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: t, Line: rec.Line, Text: emit.Excerpt(text, 200)})
@@ -206,26 +197,15 @@ func (p *parser) use(rec jsonl.Record, b jsonl.Object, ts string) {
 		p.warn(rec, "tool_use has no id: its result cannot be told")
 		return
 	}
-	if p.pending[id] != nil || p.interrupted[id] != nil || p.settled[id] {
+	tool, _ := b.Str("name")
+	c := &call{name: tool, line: rec.Line, offset: rec.Offset}
+	if !p.calls.Start(id, c) {
 		return
 	}
-	tool, _ := b.Str("name")
 	in := b.Raw("input")
-	c := &call{name: tool, ts: strings.Clone(ts), line: rec.Line, offset: rec.Offset, seq: p.ncalls, inert: !writes(tool, in)}
-	p.ncalls++
+	c.ts, c.inert = strings.Clone(ts), !writes(tool, in)
 	if !c.inert || p.h.Event != nil {
 		c.input = bytes.Clone(in) // only the timeline reads an inert call's
-	}
-	p.pending[id] = c
-}
-
-// interrupt moves the calls still waiting to interrupted: the session went
-// on without them.
-func (p *parser) interrupt(ts string) {
-	for id, c := range p.pending {
-		c.stopped = strings.Clone(ts)
-		p.interrupted[id] = c
-		delete(p.pending, id)
 	}
 }
 
@@ -247,23 +227,15 @@ func writes(tool string, input []byte) bool {
 // result settles a call with its tool_result block b.
 func (p *parser) result(rec jsonl.Record, b jsonl.Object, ts string) {
 	id, _ := b.Str("tool_use_id")
-	c := p.pending[id]
-	if c == nil {
-		c = p.interrupted[id]
-		delete(p.interrupted, id)
-	} else {
-		delete(p.pending, id)
-	}
-	if c == nil {
-		if id != "" && !p.settled[id] {
+	c, ok := p.calls.Settle(id)
+	if !ok {
+		if id != "" && p.calls.Lost(id) {
 			// Its call's line is lost (damaged, or cut from the file):
 			// what the call did cannot be told.
 			p.warn(rec, "the result of call %s is here but not its call (a line lost?): what the call did cannot be told", id)
-			p.settled[id] = true
 		}
 		return
 	}
-	p.settled[id] = true
 	// A Read shows a file to check the replay by only once the session has
 	// changed it: before, the replay holds nothing of it to check.
 	view := c.name == "Read" && !c.inert && p.touched[p.readPath(c)]
@@ -756,22 +728,16 @@ func (p *parser) headerSession() manifest.Session {
 
 func (p *parser) finish() {
 	p.out.Line = nil // what is emitted now is from lines gone by, all owned
-	open := func(id string) *call {
-		if c := p.pending[id]; c != nil {
-			return c
-		}
-		return p.interrupted[id]
-	}
-	for _, id := range emit.Unsettled(func(c *call) int { return c.seq }, p.interrupted, p.pending) {
-		c := open(id)
+	for _, u := range p.calls.Unsettled() {
+		id, c := u.ID, u.Call
 		detail, why := "no tool_result: still running when the session ends", "no tool_result: the call never finished (interrupted or crashed)"
-		if p.pending[id] == nil {
+		if u.Interrupted {
 			detail = "no tool_result: interrupted, the session went on without it"
 			why = detail
 		}
 		if p.h.Event != nil {
 			t, _ := time.Parse(time.RFC3339Nano, c.ts)
-			ended, _ := time.Parse(time.RFC3339Nano, c.stopped)
+			ended, _ := time.Parse(time.RFC3339Nano, u.Stopped)
 			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: t, Line: c.line, Tool: c.name, Target: target(c.input),
 				CallID: id, Outcome: manifest.OutcomeUnknown, Detail: detail, Ended: ended})
 		}
@@ -785,7 +751,7 @@ func (p *parser) finish() {
 	s.Cwd = p.cwd
 	s.Start = p.span.Start()
 	s.End = p.span.End()
-	s.EndState = emit.EndOf(s.Warnings, len(p.pending) > 0, false)
+	s.EndState = emit.EndOf(s.Warnings, p.calls.Running(), false)
 	p.out.Header(p.h, p.headerSession)
 }
 

@@ -47,8 +47,6 @@ type call struct {
 	line     int
 	offset   int64
 	at       time.Time
-	seq      int
-	stopped  string // why the session went on without its response
 }
 
 type parser struct {
@@ -59,10 +57,9 @@ type parser struct {
 	sess  manifest.Session
 	cwd   string
 
-	records     int
-	pending     map[string]*call
-	interrupted map[string]*call
-	ncalls      int
+	records int
+	// calls go on without their response when a new prompt comes.
+	calls       emit.Calls[*call]
 	first, last time.Time
 	// undo is, by file, Goose's undo history of text_editor's changes:
 	// true for one the replay does not replay as an edit (see history).
@@ -72,7 +69,7 @@ type parser struct {
 // stream reads a Goose session from r and hands each operation to h once
 // its response is read. It returns the session.
 func stream(ctx context.Context, r io.Reader, file string, h emit.Handler) (manifest.Session, error) {
-	p := &parser{file: file, h: h, pending: map[string]*call{}, interrupted: map[string]*call{}}
+	p := &parser{file: file, h: h}
 	p.sess = manifest.Session{Agent: name, Transcript: file, ID: idFromName(file)}
 	rd := jsonl.NewReader(r, file)
 	defer rd.Close()
@@ -180,7 +177,7 @@ func (p *parser) message(rec jsonl.Record, o *jsonl.Object) {
 	p.span(at)
 	role := o.Get("role").Str
 	content := o.Raw("content")
-	if !rec.Escaped && p.h.Event == nil && (role != "user" || len(p.pending) == 0) && !bytes.Contains(content, toolMark) {
+	if !rec.Escaped && p.h.Event == nil && (role != "user" || !p.calls.Running()) && !bytes.Contains(content, toolMark) {
 		// No tool request or response, no call a prompt would leave
 		// behind, nothing to tell inspect: the message's texts, often
 		// long, are not read item by item.
@@ -200,7 +197,7 @@ func (p *parser) message(rec jsonl.Record, o *jsonl.Object) {
 	}
 	if role == "user" && text && !responses {
 		// The user spoke: the calls still running were left behind.
-		p.interrupt("a new prompt came before its response")
+		p.calls.Interrupt("a new prompt came before its response", nil)
 		if p.h.Event != nil {
 			if t := texts(content); t != "" {
 				p.h.Event(manifest.Event{Kind: manifest.EventTurn, Time: at, Line: rec.Line, Text: emit.Excerpt(t, 200)})
@@ -229,7 +226,7 @@ func texts(content []byte) string {
 // request reads a toolRequest.
 func (p *parser) request(rec jsonl.Record, item *jsonl.Object, at time.Time) {
 	id := item.Get("id").Str
-	if id == "" || p.pending[id] != nil {
+	if id == "" {
 		return
 	}
 	tc := jsonl.Fields(item.Raw("toolCall"))
@@ -244,7 +241,11 @@ func (p *parser) request(rec jsonl.Record, item *jsonl.Object, at time.Time) {
 	val := jsonl.Fields(tc.Raw("value"))
 	nm := val.Get("name").Str
 	args := val.Raw("arguments")
-	c := &call{id: strings.Clone(id), name: strings.Clone(nm), line: rec.Line, offset: rec.Offset, at: at, seq: p.ncalls}
+	c := &call{line: rec.Line, offset: rec.Offset, at: at}
+	if !p.calls.Start(id, c) {
+		return // the same request written again
+	}
+	c.id, c.name = strings.Clone(id), strings.Clone(nm)
 	c.tool = strings.TrimPrefix(c.name, "developer__")
 	if c.tool == "text_editor" {
 		c.cmd = strings.Clone(jsonl.GetOf(args, "command").Str)
@@ -256,8 +257,6 @@ func (p *parser) request(rec jsonl.Record, item *jsonl.Object, at time.Time) {
 	if p.h.Event != nil {
 		c.target = target(args)
 	}
-	p.ncalls++
-	p.pending[c.id] = c
 }
 
 // writes reports whether a call may change a file, or shows one whole.
@@ -293,14 +292,8 @@ type result struct {
 // response reads a toolResponse: the result of an earlier request.
 func (p *parser) response(rec jsonl.Record, item *jsonl.Object, at time.Time) {
 	id := item.Get("id").Str
-	c := p.pending[id]
-	if c == nil {
-		c = p.interrupted[id]
-		delete(p.interrupted, id)
-	} else {
-		delete(p.pending, id)
-	}
-	if c == nil || c.inert && p.h.Event == nil {
+	c, ok := p.calls.Settle(id)
+	if !ok || c.inert && p.h.Event == nil {
 		return
 	}
 	res := readResult(c, item.Raw("toolResult"))
@@ -407,16 +400,6 @@ func forUser(ann []byte) bool {
 		}
 	}
 	return false
-}
-
-// interrupt moves the calls still running to interrupted: the session
-// went on without them (a response that comes later still settles them).
-func (p *parser) interrupt(why string) {
-	for id, c := range p.pending {
-		c.stopped = why
-		p.interrupted[id] = c
-		delete(p.pending, id)
-	}
 }
 
 func (p *parser) newOp(c *call, kind manifest.OpKind, tool string) manifest.Op {
@@ -753,13 +736,12 @@ func (p *parser) headerSession() manifest.Session {
 
 func (p *parser) finish() {
 	p.out.Line = nil // what is emitted now is from lines gone by, all owned
-	inTool := len(p.pending) > 0
-	for _, id := range emit.Unsettled(func(c *call) int { return c.seq }, p.interrupted, p.pending) {
-		c := p.pending[id]
+	inTool := p.calls.Running()
+	for _, u := range p.calls.Unsettled() {
+		c := u.Call
 		why := "no toolResponse: the session ends with the call running (interrupted, or the process died)"
-		if c == nil {
-			c = p.interrupted[id]
-			why = "no toolResponse: " + c.stopped
+		if u.Interrupted {
+			why = "no toolResponse: " + u.Stopped
 		}
 		if p.h.Event != nil {
 			p.h.Event(manifest.Event{Kind: manifest.EventCall, Time: c.at, Line: c.line, Tool: c.name, Target: c.target,

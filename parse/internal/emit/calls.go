@@ -24,7 +24,7 @@ type Calls[C any] struct {
 }
 
 // open is a call without its result: seq is its place among the
-// session's calls, stopped the time the session went on without it.
+// session's calls, stopped when (or why) the session went on without it.
 type open[C any] struct {
 	c       C
 	seq     int
@@ -35,8 +35,9 @@ type open[C any] struct {
 type Open[C any] struct {
 	ID   string
 	Call C
-	// Interrupted says the session went on without it, at Stopped;
-	// otherwise it was still running when the session ends.
+	// Interrupted says the session went on without it, Stopped says when
+	// or why (what Interrupt was given); otherwise it was still running
+	// when the session ends.
 	Interrupted bool
 	Stopped     string
 }
@@ -81,8 +82,24 @@ func (cs *Calls[C]) Settle(id string) (c C, ok bool) {
 	return o.c, true
 }
 
+// Lost reports whether id names no call, running, interrupted or settled
+// (the result of a call whose line is lost), and takes it as settled: such
+// a result is told once.
+func (cs *Calls[C]) Lost(id string) bool {
+	h := cs.hash(id)
+	if _, ok := cs.pending[id]; ok || cs.settled.Has(h) {
+		return false
+	}
+	if _, ok := cs.interrupted[id]; ok {
+		return false
+	}
+	cs.settled.Add(h)
+	return true
+}
+
 // Interrupt moves the running calls that keep says so of (every one, when
-// keep is nil) to interrupted: the session went on without them at ts.
+// keep is nil) to interrupted: the session went on without them, at ts (a
+// time, or why).
 func (cs *Calls[C]) Interrupt(ts string, keep func(C) bool) {
 	for id, o := range cs.pending {
 		if keep != nil && !keep(o.c) {

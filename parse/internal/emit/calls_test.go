@@ -42,6 +42,9 @@ func TestCalls(t *testing.T) {
 	if c, ok := cs.Settle("c3"); !ok || c != "call c3" {
 		t.Error("an interrupted call was not settled by its late result")
 	}
+	if !cs.Lost("gone") || cs.Lost("gone") || cs.Lost("c2") || cs.Lost("c1") {
+		t.Error("Lost: a result without its call is told once, and a known call is not lost")
+	}
 	var zero Calls[int]
 	if zero.Running() || len(zero.Unsettled()) != 0 {
 		t.Error("the zero value is not empty")
