@@ -159,7 +159,7 @@ func (Agent) Resume(command []string, id string) ([]string, bool) {
 		return command, true
 	}
 	if len(command) > 1 && command[1] == "exec" {
-		return agent.ResumeFlagAfter(command, id, names, "exec", "--session-id", "--resume", "-r", "--fork")
+		return agent.ResumeFlagAfter(command, id, names, "exec", "--session-id", "-s", "--resume", "-r", "--fork")
 	}
 	return agent.ResumeFlag(command, id, names, "--resume", "-r", "--fork", "--session-id")
 }

@@ -74,6 +74,7 @@ func TestResume(t *testing.T) {
 		"droid resume other":           "droid resume other",
 		"droid exec --auto low fix it": "droid exec --session-id " + id + " --auto low fix it",
 		"droid exec --session-id x go": "droid exec --session-id x go",
+		"droid exec -s x go":           "droid exec -s x go",
 	} {
 		got, ok := (Agent{}).Resume(strings.Fields(in), id)
 		if !ok || strings.Join(got, " ") != want {
