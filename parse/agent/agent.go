@@ -170,8 +170,8 @@ func (h *Head) Add(ts string) {
 
 // AddMillis adds a time in milliseconds since the epoch, when there is one.
 func (h *Head) AddMillis(v int64) {
-	if v > 0 {
-		h.Add(time.UnixMilli(v).UTC().Format(time.RFC3339Nano))
+	if t := emit.UnixMilli(v); !t.IsZero() {
+		h.Add(t.Format(time.RFC3339Nano))
 	}
 }
 

@@ -171,8 +171,8 @@ func (Agent) Document(b []byte) (agent.Head, int) {
 	}
 	doc := gjson.ParseBytes(line)
 	h.ID, h.Cwd = doc.Get("id").Str, doc.Get("cwd").Str
-	h.AddMillis(secs(doc.Get("created").Int()).UnixMilli())
-	h.AddMillis(secs(doc.Get("updated").Int()).UnixMilli())
+	h.AddMillis(emit.UnixTime(doc.Get("created").Int()).UnixMilli())
+	h.AddMillis(emit.UnixTime(doc.Get("updated").Int()).UnixMilli())
 	return h, 3
 }
 

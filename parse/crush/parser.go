@@ -95,14 +95,14 @@ func (p *parser) record(rec jsonl.Record) {
 		if cwd := o.Get("cwd").Str; cwd != "" {
 			p.cwd = hostpath.Clean(strings.Clone(cwd))
 		}
-		p.sess.Start = secs(o.Get("created").Int())
-		p.sess.End = secs(o.Get("updated").Int())
+		p.sess.Start = emit.UnixTime(o.Get("created").Int())
+		p.sess.End = emit.UnixTime(o.Get("updated").Int())
 	case "message":
 		if bad := o.Get("bad").Str; bad != "" {
 			p.warn(rec, "message %s (%s) could not be read: %s", o.Get("id").Str, o.Get("role").Str, bad)
 			return
 		}
-		at := secs(o.Get("created").Int())
+		at := emit.UnixTime(o.Get("created").Int())
 		if at.After(p.sess.End) {
 			p.sess.End = at
 		}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"path"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/agentsandbox/sandbox/parse/discover"
+	"github.com/agentsandbox/sandbox/parse/internal/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/hostpath"
 	"github.com/agentsandbox/sandbox/parse/internal/sqlitestore"
 )
@@ -41,31 +41,16 @@ type store struct {
 	kids     map[string][]sessionInfo
 }
 
-var (
-	storeMu    sync.Mutex
-	storeCache = map[string]*store{}
-)
+// stores are the databases opened in this process.
+var stores sqlitestore.Cache[*store]
 
 // openStore opens the Crush database at path, once per process while it
 // does not change (every session of it shares the handle).
 func openStore(path string) (*store, error) {
-	storeMu.Lock()
-	defer storeMu.Unlock()
-	if s, ok := storeCache[path]; ok && s.db.Sig == sqlitestore.Signature(path) {
-		return s, nil
-	}
-	db, err := sqlitestore.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxIdleConns(2*runtime.GOMAXPROCS(0) + 2)
-	s := &store{db: db}
-	if err := s.check(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	storeCache[path] = s
-	return s, nil
+	return stores.Open(path, 2, func(db *sqlitestore.DB) (*store, error) {
+		s := &store{db: db}
+		return s, s.check()
+	})
 }
 
 // check reads the schema: Crush's plural tables, with the columns this
@@ -130,7 +115,7 @@ func (s *store) sessions(since time.Time) ([]sessionInfo, error) {
 		if err := rows.Scan(&id, &parent, &title, &created, &updated); err != nil {
 			return out, fmt.Errorf("%s: sessions table: %w", s.db.Path, sqlitestore.Err(err))
 		}
-		out = append(out, sessionInfo{ID: id, ParentID: parent.String, Title: title.String, Created: secs(created.Int64), Updated: secs(updated.Int64)})
+		out = append(out, sessionInfo{ID: id, ParentID: parent.String, Title: title.String, Created: emit.UnixTime(created.Int64), Updated: emit.UnixTime(updated.Int64)})
 	}
 	if err := rows.Err(); err != nil {
 		return out, fmt.Errorf("%s: %w", s.db.Path, sqlitestore.Err(err))
@@ -162,19 +147,6 @@ func (s *store) descendants(id string) []sessionInfo {
 		}
 	}
 	return out
-}
-
-// secs reads Crush's times: Unix seconds in every database seen, although
-// its schema says milliseconds; a value too large for seconds is taken as
-// milliseconds.
-func secs(v int64) time.Time {
-	switch {
-	case v <= 0:
-		return time.Time{}
-	case v > 1e11:
-		return time.UnixMilli(v).UTC()
-	}
-	return time.Unix(v, 0).UTC()
 }
 
 // workDir is the directory the session worked in, as its rows tell it: the

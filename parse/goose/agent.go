@@ -144,8 +144,8 @@ func (Agent) Document(b []byte) (agent.Head, int) {
 	}
 	doc := gjson.ParseBytes(line)
 	h.ID, h.Cwd = doc.Get("id").Str, doc.Get("cwd").Str
-	h.AddMillis(secs(doc.Get("created").Int()).UnixMilli())
-	h.AddMillis(secs(doc.Get("updated").Int()).UnixMilli())
+	h.AddMillis(emit.UnixTime(doc.Get("created").Int()).UnixMilli())
+	h.AddMillis(emit.UnixTime(doc.Get("updated").Int()).UnixMilli())
 	return h, 3
 }
 
@@ -173,7 +173,7 @@ func (Agent) Shape(r *agent.Record, first bool) (int, bool) {
 // Note implements agent.Agent.
 func (Agent) Note(r *agent.Record, first bool, h *agent.Head) string {
 	if c := r.Get(kCreated); c.Type == gjson.Number {
-		h.AddMillis(secs(c.Int()).UnixMilli())
+		h.AddMillis(emit.UnixTime(c.Int()).UnixMilli())
 	}
 	if first && r.Get(kMessageCount).Exists() {
 		h.SetCwd(r.Get(kWorkingDir).Str)

@@ -101,18 +101,6 @@ func (p *parser) warn(rec jsonl.Record, format string, args ...any) {
 	p.warns.Add(format, manifest.Warning{File: p.file, Line: rec.Line, Offset: rec.Offset, Message: fmt.Sprintf(format, args...)})
 }
 
-// secs reads a time in Unix seconds (milliseconds when too large for
-// seconds).
-func secs(v int64) time.Time {
-	switch {
-	case v <= 0:
-		return time.Time{}
-	case v > 1e11:
-		return time.UnixMilli(v).UTC()
-	}
-	return time.Unix(v, 0).UTC()
-}
-
 // span counts a time into the session's.
 func (p *parser) span(t time.Time) {
 	if t.IsZero() {
@@ -141,8 +129,8 @@ func (p *parser) record(rec jsonl.Record) {
 			if cwd := o.Get("cwd").Str; cwd != "" {
 				p.cwd = hostpath.Clean(strings.Clone(cwd))
 			}
-			p.span(secs(o.Get("created").Int()))
-			p.span(secs(o.Get("updated").Int()))
+			p.span(emit.UnixTime(o.Get("created").Int()))
+			p.span(emit.UnixTime(o.Get("updated").Int()))
 		case "message":
 			if bad := o.Get("bad").Str; bad != "" {
 				p.warn(rec, "message %d (%s) could not be read: %s", o.Get("row").Int(), o.Get("role").Str, bad)
@@ -173,7 +161,7 @@ func (p *parser) record(rec jsonl.Record) {
 // message reads one message: the user's prompt, the assistant's tool
 // requests, the responses to them (in the user message that follows).
 func (p *parser) message(rec jsonl.Record, o *jsonl.Object) {
-	at := secs(o.Get("created").Int())
+	at := emit.UnixTime(o.Get("created").Int())
 	p.span(at)
 	role := o.Get("role").Str
 	content := o.Raw("content")

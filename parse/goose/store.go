@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentsandbox/sandbox/parse/discover"
+	"github.com/agentsandbox/sandbox/parse/internal/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/hostpath"
 	"github.com/agentsandbox/sandbox/parse/internal/sqlitestore"
 )
@@ -35,31 +34,16 @@ type store struct {
 	msgs     *sql.Stmt
 }
 
-var (
-	storeMu    sync.Mutex
-	storeCache = map[string]*store{}
-)
+// stores are the databases opened in this process.
+var stores sqlitestore.Cache[*store]
 
 // openStore opens the Goose database at path, once per process while it
 // does not change (every session of it shares the handle).
 func openStore(path string) (*store, error) {
-	storeMu.Lock()
-	defer storeMu.Unlock()
-	if s, ok := storeCache[path]; ok && s.db.Sig == sqlitestore.Signature(path) {
-		return s, nil
-	}
-	db, err := sqlitestore.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxIdleConns(2*runtime.GOMAXPROCS(0) + 2)
-	s := &store{db: db}
-	if err := s.check(); err != nil {
-		db.Close()
-		return nil, err
-	}
-	storeCache[path] = s
-	return s, nil
+	return stores.Open(path, 2, func(db *sqlitestore.DB) (*store, error) {
+		s := &store{db: db}
+		return s, s.check()
+	})
 }
 
 // check reads the schema: Goose's sessions and messages tables (schema
@@ -137,10 +121,10 @@ func (s *store) sessions(since time.Time) ([]sessionInfo, error) {
 		if hostpath.Abs(cwd.String) {
 			si.Cwd = hostpath.Clean(cwd.String)
 		}
-		if f := secs(first.Int64); !f.IsZero() && (si.Created.IsZero() || f.Before(si.Created)) {
+		if f := emit.UnixTime(first.Int64); !f.IsZero() && (si.Created.IsZero() || f.Before(si.Created)) {
 			si.Created = f
 		}
-		if l := secs(last.Int64); l.After(si.Updated) {
+		if l := emit.UnixTime(last.Int64); l.After(si.Updated) {
 			si.Updated = l
 		}
 		if si.Updated.IsZero() {
@@ -162,9 +146,9 @@ func (s *store) sessions(since time.Time) ([]sessionInfo, error) {
 func when(v any) time.Time {
 	switch x := v.(type) {
 	case int64:
-		return secs(x)
+		return emit.UnixTime(x)
 	case float64:
-		return secs(int64(x))
+		return emit.UnixTime(int64(x))
 	case []byte:
 		return whenText(string(x))
 	case string:
@@ -178,7 +162,7 @@ func when(v any) time.Time {
 func whenText(s string) time.Time {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return secs(n)
+		return emit.UnixTime(n)
 	}
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
 		if t, err := time.Parse(layout, s); err == nil {

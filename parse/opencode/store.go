@@ -11,12 +11,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentsandbox/sandbox/parse/internal/emit"
 	"github.com/agentsandbox/sandbox/parse/internal/sqlitestore"
 	"github.com/tidwall/gjson"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
@@ -100,10 +100,8 @@ func descendants(id string, kids map[string][]SessionInfo) []SessionInfo {
 	return out
 }
 
-var (
-	dbMu    sync.Mutex
-	dbCache = map[string]*DB{}
-)
+// dbs are the databases opened in this process.
+var dbs sqlitestore.Cache[*DB]
 
 // OpenDB opens the opencode database at path read-only, once per process:
 // every session of it shares the handle. A database with no write-ahead log
@@ -113,37 +111,12 @@ var (
 // in place, through a private copy of the database and its log. A file that
 // is not an opencode database (or not a database) is an error naming it.
 func OpenDB(path string) (*DB, error) {
-	dbMu.Lock()
-	defer dbMu.Unlock()
-	if d, ok := dbCache[path]; ok && d.db.Sig == sqlitestore.Signature(path) {
-		return d, nil
-	}
-	// A database that changed since it was opened (a long-running process
-	// that looks again) is opened anew: an immutable handle must never see
-	// its file change. The old handle stays with whoever still reads it.
-	d, err := openDB(path)
-	if err != nil {
-		return nil, err
-	}
-	dbCache[path] = d
-	return d, nil
-}
-
-func openDB(path string) (*DB, error) {
-	db, err := sqlitestore.Open(path)
-	if err != nil {
-		return nil, err
-	}
 	// Each session read holds two cursors (messages, parts) and sessions
-	// are read in parallel: keep those connections open between sessions,
-	// since opening one reads the schema again.
-	db.SetMaxIdleConns(4*runtime.GOMAXPROCS(0) + 2)
-	d := &DB{Path: path, db: db, Note: db.Note}
-	if err := d.check(); err != nil {
-		d.Close()
-		return nil, err
-	}
-	return d, nil
+	// are read in parallel.
+	return dbs.Open(path, 4, func(db *sqlitestore.DB) (*DB, error) {
+		d := &DB{Path: path, db: db, Note: db.Note}
+		return d, d.check()
+	})
 }
 
 // check reads the schema: opencode's tables must be there, with the columns
@@ -223,12 +196,7 @@ func (d *DB) Sessions(since time.Time) ([]SessionInfo, error) {
 	return out, nil
 }
 
-func ms(v int64) time.Time {
-	if v <= 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(v).UTC()
-}
+func ms(v int64) time.Time { return emit.UnixMilli(v) }
 
 // Records returns the record stream of one session (see doc.go): its
 // session line, then each message followed by its parts, in id order (ids
@@ -557,12 +525,4 @@ func IsStream(b []byte) bool { return bytes.HasPrefix(b, streamMark) }
 // Forget closes the database opened at path, if any, and drops it from the
 // process's handles: the next OpenDB opens it again. Tests that open many
 // databases call it.
-func Forget(path string) {
-	dbMu.Lock()
-	d, ok := dbCache[path]
-	delete(dbCache, path)
-	dbMu.Unlock()
-	if ok {
-		d.Close()
-	}
-}
+func Forget(path string) { dbs.Forget(path) }

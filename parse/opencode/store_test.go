@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/fixtures/ocdb"
+	"github.com/agentsandbox/sandbox/parse/internal/sqlitestore"
 	"github.com/agentsandbox/sandbox/parse/internal/testhook"
 )
 
@@ -235,4 +236,19 @@ func TestLegacyFollowsNoLink(t *testing.T) {
 			t.Errorf("%s: read a message outside the store:\n%s", s.ID, data)
 		}
 	}
+}
+
+// openDB opens the database at path as OpenDB does, but outside the
+// process's handles: the test closes it.
+func openDB(path string) (*DB, error) {
+	db, err := sqlitestore.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &DB{Path: path, db: db, Note: db.Note}
+	if err := d.check(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
 }

@@ -3,6 +3,7 @@ package emit
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 // TestCalls follows calls from their start to their result: a call settles
@@ -51,5 +52,26 @@ func TestCalls(t *testing.T) {
 	}
 	if _, ok := zero.Settle("x"); ok {
 		t.Error("the zero value settled a call")
+	}
+}
+
+// TestUnixTime: seconds, milliseconds, and nothing for a time a manifest
+// cannot hold.
+func TestUnixTime(t *testing.T) {
+	for v, want := range map[int64]string{
+		1762336801:          "2025-11-05T10:00:01Z",
+		1762336801123:       "2025-11-05T10:00:01.123Z",
+		0:                   "0001-01-01T00:00:00Z",
+		-5:                  "0001-01-01T00:00:00Z",
+		253402300799999:     "9999-12-31T23:59:59.999Z",
+		253402300800000:     "0001-01-01T00:00:00Z",
+		9223372036854775807: "0001-01-01T00:00:00Z",
+	} {
+		if got := UnixTime(v).Format(time.RFC3339Nano); got != want {
+			t.Errorf("UnixTime(%d) = %s, want %s", v, got, want)
+		}
+	}
+	if !UnixMilli(253402300800000).IsZero() || UnixMilli(1762336801123).IsZero() {
+		t.Error("UnixMilli keeps a time past 9999, or drops one before")
 	}
 }

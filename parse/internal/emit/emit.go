@@ -119,3 +119,29 @@ func EndOf(ws []manifest.Warning, inTool, aborted bool) manifest.EndState {
 	}
 	return manifest.EndClean
 }
+
+// lastMilli is the last millisecond of the year 9999: a later time cannot
+// be written in RFC 3339, so no JSON manifest or report could hold it.
+const lastMilli = 253402300799999
+
+// UnixTime reads a time an agent stores as a number: Unix seconds, or
+// milliseconds when too large for seconds (after the year 5138); none (the
+// zero time) for one not after the epoch or past the year 9999.
+func UnixTime(v int64) time.Time {
+	switch {
+	case v <= 0 || v > lastMilli:
+		return time.Time{}
+	case v > 1e11:
+		return time.UnixMilli(v).UTC()
+	}
+	return time.Unix(v, 0).UTC()
+}
+
+// UnixMilli reads a time stored in Unix milliseconds; none (the zero time)
+// for one not after the epoch or past the year 9999.
+func UnixMilli(v int64) time.Time {
+	if v <= 0 || v > lastMilli {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
