@@ -103,20 +103,6 @@ func stream(ctx context.Context, r io.Reader, file string, opts Options, h emit.
 	return p.sess, readErr
 }
 
-// Result is a whole parsed transcript.
-type Result struct {
-	Session manifest.Session
-	Ops     []manifest.Op
-}
-
-// parse reads a whole Claude Code transcript.
-func parse(ctx context.Context, r io.Reader, file string, opts Options) (*Result, error) {
-	res := &Result{}
-	sess, err := stream(ctx, r, file, opts, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
-	res.Session = sess
-	return res, err
-}
-
 var uuidRe = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
 
 func idFromFilename(file string) string {

@@ -23,20 +23,6 @@ import (
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
-// Result is a whole parsed session.
-type Result struct {
-	Session manifest.Session
-	Ops     []manifest.Op
-}
-
-// parse reads a whole Copilot CLI session.
-func parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
-	res := &Result{}
-	sess, err := stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
-	res.Session = sess
-	return res, err
-}
-
 // carrier is how Copilot CLI's operations are carried: a tool execution.
 const carrier = "copilot_tool"
 

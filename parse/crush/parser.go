@@ -18,20 +18,6 @@ import (
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
-// Result is a whole parsed session.
-type Result struct {
-	Session manifest.Session
-	Ops     []manifest.Op
-}
-
-// parse reads a whole Crush session's record stream.
-func parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
-	res := &Result{}
-	sess, err := stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
-	res.Session = sess
-	return res, err
-}
-
 // carrier is how Crush's operations are carried: a tool_call part.
 const carrier = "crush_tool_call"
 

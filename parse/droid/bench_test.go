@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/internal/golden"
 )
 
 func BenchmarkParse(b *testing.B) {
@@ -21,24 +22,11 @@ func BenchmarkParse(b *testing.B) {
 // cleanly without a warning, and the whole-file Reads are views of their
 // lines.
 func TestGenerated(t *testing.T) {
-	var buf bytes.Buffer
-	st, err := gen.Droid(&buf, gen.Options{Size: 2 << 20, Seed: 9, Files: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
-	res, err := parse(context.Background(), bytes.NewReader(data), "bench.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes, views := 0, 0
+	res := golden.Generated(t, stream, gen.Droid, gen.Options{Size: 2 << 20, Seed: 9, Files: 20})
+	views := 0
 	for _, op := range res.Ops {
 		switch op.Kind {
 		case manifest.KindWrite, manifest.KindEdit:
-			changes++
-			if op.Outcome != manifest.OutcomeApplied {
-				t.Errorf("op %+v not applied", op)
-			}
 		case manifest.KindObserve:
 			views++
 			if len(op.Evidence) != 1 || op.Evidence[0].Kind != manifest.EvidencePartial {
@@ -48,7 +36,7 @@ func TestGenerated(t *testing.T) {
 			t.Errorf("unexpected op %+v", op)
 		}
 	}
-	if int64(changes) != st.Patches || views == 0 || res.Session.EndState != manifest.EndClean || len(res.Session.Warnings) != 0 || res.Session.Cwd != "/workspace" {
-		t.Errorf("%d changes for %d made, %d views; session %s, %d warnings, cwd %q", changes, st.Patches, views, res.Session.EndState, len(res.Session.Warnings), res.Session.Cwd)
+	if views == 0 {
+		t.Error("no view of a changed file")
 	}
 }

@@ -24,20 +24,6 @@ import (
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
-// Result is a whole parsed session.
-type Result struct {
-	Session manifest.Session
-	Ops     []manifest.Op
-}
-
-// parse reads a whole Droid session.
-func parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
-	res := &Result{}
-	sess, err := stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
-	res.Session = sess
-	return res, err
-}
-
 // carrier is how Droid's operations are carried: a tool_use block. Its
 // edits replay with the exact rule (manifest.RuleExact): Droid's own
 // matching is not public, and an exact, unique match is the one a replay

@@ -32,20 +32,6 @@ type Options struct {
 	Cwd string
 }
 
-// Result is a whole parsed session.
-type Result struct {
-	Session manifest.Session
-	Ops     []manifest.Op
-}
-
-// parse reads a whole Gemini CLI session.
-func parse(ctx context.Context, r io.Reader, file string, opts Options) (*Result, error) {
-	res := &Result{}
-	sess, err := stream(ctx, r, file, opts, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
-	res.Session = sess
-	return res, err
-}
-
 // loc locates a record (a line of the JSON Lines layout, or a message of
 // the single-JSON one).
 type loc struct {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
+	"github.com/agentsandbox/sandbox/parse/internal/golden"
 )
 
 // BenchmarkParse reads a generated 32 MiB legacy Goose session: prompts,
@@ -30,25 +31,5 @@ func BenchmarkParse(b *testing.B) {
 // The generated session parses to one operation per file change, all
 // applied, with the final content of every file reproducible.
 func TestGenerated(t *testing.T) {
-	var buf bytes.Buffer
-	st, err := gen.Goose(&buf, gen.Options{Size: 1 << 20, Seed: 5, PatchEvery: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := parse(context.Background(), &buf, "g.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, op := range res.Ops {
-		if op.Kind == "write" || op.Kind == "edit" {
-			n++
-			if op.Outcome != "applied" {
-				t.Fatalf("op %+v", op)
-			}
-		}
-	}
-	if int64(n) != st.Patches || len(res.Session.Warnings) != 0 {
-		t.Fatalf("%d file changes of %d, warnings %v", n, st.Patches, res.Session.Warnings)
-	}
+	golden.Generated(t, stream, gen.Goose, gen.Options{Size: 1 << 20, Seed: 5, PatchEvery: 3})
 }

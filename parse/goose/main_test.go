@@ -1,11 +1,19 @@
 package goose
 
 import (
+	"context"
+	"io"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/parse/internal/golden"
 	"github.com/agentsandbox/sandbox/parse/internal/testhook"
 )
 
 // The parser's tests run with records poisoned once read (testhook.Poison):
 // nothing it keeps may alias a record's bytes.
 func TestMain(m *testing.M) { testhook.Main(m) }
+
+// parse reads a whole session at once.
+func parse(ctx context.Context, r io.Reader, file string) (*golden.Parsed, error) {
+	return golden.Parse(ctx, stream, r, file)
+}

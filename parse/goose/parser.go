@@ -21,21 +21,6 @@ import (
 	"github.com/agentsandbox/sandbox/parse/jsonl"
 )
 
-// Result is a whole parsed session.
-type Result struct {
-	Session manifest.Session
-	Ops     []manifest.Op
-}
-
-// parse reads a whole Goose session: a legacy .jsonl file, or the record
-// stream of a session of sessions.db.
-func parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
-	res := &Result{}
-	sess, err := stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
-	res.Session = sess
-	return res, err
-}
-
 // call is a tool request the assistant made.
 type call struct {
 	id, name string // name as written (developer__text_editor, write…)

@@ -22,20 +22,6 @@ import (
 	"github.com/agentsandbox/sandbox/parse/internal/emit"
 )
 
-// Result is a whole parsed session.
-type Result struct {
-	Session manifest.Session
-	Ops     []manifest.Op
-}
-
-// parse reads a whole pi session.
-func parse(ctx context.Context, r io.Reader, file string) (*Result, error) {
-	res := &Result{}
-	sess, err := stream(ctx, r, file, emit.Handler{Op: func(op manifest.Op) { res.Ops = append(res.Ops, op) }})
-	res.Session = sess
-	return res, err
-}
-
 type call struct {
 	name, ts string
 	args     []byte // the call's arguments as written, copied

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
-	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/internal/golden"
 )
 
 func BenchmarkParse(b *testing.B) {
@@ -20,25 +20,5 @@ func BenchmarkParse(b *testing.B) {
 // file change it made is one applied operation, in a session that ended
 // cleanly without a warning.
 func TestGenerated(t *testing.T) {
-	var buf bytes.Buffer
-	st, err := gen.Qwen(&buf, gen.Options{Size: 2 << 20, Seed: 9, Files: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := parse(context.Background(), bytes.NewReader(buf.Bytes()), "bench.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	changes := 0
-	for _, op := range res.Ops {
-		if op.Kind == manifest.KindWrite || op.Kind == manifest.KindEdit {
-			changes++
-			if op.Outcome != manifest.OutcomeApplied {
-				t.Errorf("op %+v not applied", op)
-			}
-		}
-	}
-	if int64(changes) != st.Patches || res.Session.EndState != manifest.EndClean || len(res.Session.Warnings) != 0 || res.Session.Cwd != "/workspace" {
-		t.Errorf("%d changes for %d made; session %s, %d warnings, cwd %q", changes, st.Patches, res.Session.EndState, len(res.Session.Warnings), res.Session.Cwd)
-	}
+	golden.Generated(t, stream, gen.Qwen, gen.Options{Size: 2 << 20, Seed: 9, Files: 20})
 }
