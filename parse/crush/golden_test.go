@@ -82,3 +82,19 @@ func FuzzParse(f *testing.F) {
 	}
 	golden.Fuzz(f, "f.db#s", stream)
 }
+
+// FuzzDB checks that a damaged Crush database (the real ones of
+// fixtures/corpus/crush with bytes overwritten) lists as an error, or as
+// sessions that open as an error or parse: never a crash.
+func FuzzDB(f *testing.F) {
+	dbs, _ := filepath.Glob("../../fixtures/corpus/crush/*.db")
+	var seeds [][]byte
+	for _, db := range dbs {
+		data, err := os.ReadFile(db)
+		if err != nil {
+			f.Fatal(err)
+		}
+		seeds = append(seeds, data)
+	}
+	golden.FuzzDB(f, Agent{}, stores.Forget, stream, seeds...)
+}

@@ -137,3 +137,29 @@ func TestRespelled(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDB checks that a damaged sessions.db (the crafted one of
+// testdata/cases/db.txtar with bytes overwritten) lists as an error, or as
+// sessions that open as an error or parse: never a crash.
+func FuzzDB(f *testing.F) {
+	ar, err := txtar.ParseFile("testdata/cases/db.txtar")
+	if err != nil {
+		f.Fatal(err)
+	}
+	var seeds [][]byte
+	for _, fl := range ar.Files {
+		if fl.Name != "spec.jsonl" {
+			continue
+		}
+		db := filepath.Join(f.TempDir(), "sessions.db")
+		if err := goosedb.Build(db, bytes.NewReader(fl.Data)); err != nil {
+			f.Fatal(err)
+		}
+		data, err := os.ReadFile(db)
+		if err != nil {
+			f.Fatal(err)
+		}
+		seeds = append(seeds, data)
+	}
+	golden.FuzzDB(f, Agent{}, stores.Forget, stream, seeds...)
+}

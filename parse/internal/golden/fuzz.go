@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
 	"github.com/agentsandbox/sandbox/manifest"
+	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/parse/internal/emit"
 )
 
@@ -84,4 +89,56 @@ func Generated(t *testing.T, stream StreamFunc, write func(io.Writer, gen.Option
 		t.Errorf("%d changes for %d made; session %s, %d warnings, cwd %q", changes, st.Patches, res.Session.EndState, len(res.Session.Warnings), res.Session.Cwd)
 	}
 	return res
+}
+
+// FuzzDB is the fuzz test of an agent whose sessions live in a SQLite
+// database: seeds (whole databases) with bytes overwritten at an offset
+// must list as an error, or as sessions each of which opens as an error or
+// streams without one and without a bad operation: a damaged database is
+// never a crash. forget closes the database's cached handle.
+func FuzzDB(f *testing.F, store discover.Store, forget func(path string), stream StreamFunc, seeds ...[]byte) {
+	for _, s := range seeds {
+		f.Add(s, uint32(0), []byte{})
+		f.Add(s, uint32(4096+100), []byte{0xff, 0xff})
+		f.Add(s, uint32(len(s)/2), []byte(`{"type":"tool`))
+	}
+	dir := f.TempDir()
+	n := 0
+	f.Fuzz(func(t *testing.T, base []byte, at uint32, patch []byte) {
+		if len(base) < 100 || len(base) > 1<<20 {
+			return
+		}
+		data := append([]byte{}, base...)
+		if int(at) < len(data) {
+			copy(data[at:], patch)
+		}
+		n++
+		p := filepath.Join(dir, "f"+strconv.Itoa(n)+".db")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(p)
+		defer forget(p)
+		cands, err := store.DB(&discover.Finder{}, p, p, time.Time{}, "")
+		if err != nil {
+			return
+		}
+		for i := range cands {
+			rc, err := cands[i].Open()
+			if err != nil {
+				continue
+			}
+			var ops []manifest.Op
+			_, err = stream(context.Background(), rc, cands[i].Name, emit.Handler{Op: func(op manifest.Op) { ops = append(ops, op) }})
+			rc.Close()
+			if err != nil {
+				t.Fatalf("%s: %v", cands[i].Name, err)
+			}
+			for _, op := range ops {
+				if op.Provenance.Line < 1 || (op.Kind != manifest.KindShell && len(op.Paths) == 0) {
+					t.Fatalf("bad op %+v", op)
+				}
+			}
+		}
+	})
 }
