@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/internal/flock"
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
@@ -49,7 +50,7 @@ func (a *app) runExportAdd(paths []string) error {
 		adds = append(adds, e)
 	}
 	target := a.exportsPath()
-	unlock, err := lockFile(target + ".lock")
+	unlock, err := flock.Lock(target + ".lock")
 	if err != nil {
 		return fmt.Errorf("locking %s: %w", target, err)
 	}
