@@ -133,7 +133,7 @@ func dbSessions(path, label string, since time.Time, harness, project string) ([
 		if cwd == "" {
 			cwd = st.workDir(s.ID, dir)
 		}
-		c := discover.Candidate{Name: label + "#" + s.ID, Agent: name, ModTime: s.Updated, ID: s.ID, Harness: harness,
+		c := discover.Candidate{Name: label + "#" + s.ID, Store: path, Agent: name, ModTime: s.Updated, ID: s.ID, Harness: harness,
 			Listed: &discover.Listed{Cwd: cwd, First: s.Created, Last: s.Updated}}
 		var children func() []discover.Candidate
 		if kids {

@@ -70,6 +70,9 @@ type Candidate struct {
 	ID string
 	// Harness is the harness session it belongs to, if any.
 	Harness string
+	// Store is the database (or the folder of a file store) that holds
+	// the session, for a store's candidate.
+	Store string
 	// Listed is what a store of many sessions (an agent's database) said
 	// of this one when it listed it; nil for a transcript file.
 	Listed *Listed
@@ -174,6 +177,9 @@ type Window struct {
 // Finder walks homes and sources.
 type Finder struct {
 	FS FS
+	// Vaults, when not nil, reads what From is given when it names a vault
+	// of transcripts (ok), as the versions it keeps.
+	Vaults func(f *Finder, name string) (cands []Candidate, skipped []Skipped, ok bool, err error)
 	// Looked lists the places looked in, for "not found" messages.
 	Looked []string
 	// Problems are stores in the homes that could not be read (a damaged

@@ -39,6 +39,11 @@ type Skipped struct {
 // kill), because it must be read more than once.
 func (f *Finder) From(name string, stdin io.Reader) ([]Candidate, []Skipped, error) {
 	f.Looked = append(f.Looked, name)
+	if f.Vaults != nil {
+		if cands, skipped, ok, err := f.Vaults(f, name); ok {
+			return cands, skipped, err
+		}
+	}
 	if objstore.IsURL(name) {
 		return f.s3(name)
 	}
@@ -482,4 +487,36 @@ func (f *Finder) dir(root string) ([]Candidate, []Skipped, error) {
 	}
 	walk(root)
 	return out, skipped, nil
+}
+
+// Kept makes the candidates of a file a vault keeps (one version of it):
+// the sessions of a database, spooled to a private file as SQLite needs, or
+// one transcript read through reopen as it is asked for. name is how it is
+// called in messages; mod is when the vault first held it; db says the file
+// was kept as a database.
+func (f *Finder) Kept(name string, size int64, mod time.Time, db bool, reopen func() (io.ReaderAt, func(), error)) ([]Candidate, error) {
+	if db {
+		ra, done, err := reopen()
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		head := make([]byte, len(sqliteMagic))
+		if n, _ := ra.ReadAt(head, 0); isSQLite(head[:n]) {
+			return f.spoolDB(name, io.NewSectionReader(ra, 0, size), nil)
+		}
+	}
+	c := Candidate{Name: name, Size: size, ModTime: mod, ID: iDFromName(name)}
+	c.open = func() (io.ReadCloser, error) {
+		ra, done, err := reopen()
+		if err != nil {
+			return nil, err
+		}
+		return readCloser{io.NewSectionReader(ra, 0, size), func() error { done(); return nil }}, nil
+	}
+	c.readAt = func() (io.ReaderAt, int64, func(), error) {
+		ra, done, err := reopen()
+		return ra, size, done, err
+	}
+	return []Candidate{c}, nil
 }

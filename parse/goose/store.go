@@ -248,7 +248,7 @@ func dbSessions(path, label string, since time.Time, harness string) ([]discover
 	}
 	out := make([]discover.Candidate, 0, len(sessions))
 	for _, s := range sessions {
-		c := discover.Candidate{Name: label + "#" + s.ID, Agent: name, ModTime: s.Updated, ID: s.ID, Harness: harness,
+		c := discover.Candidate{Name: label + "#" + s.ID, Store: path, Agent: name, ModTime: s.Updated, ID: s.ID, Harness: harness,
 			Listed: &discover.Listed{Cwd: s.Cwd, First: s.Created, Last: s.Updated}}
 		out = append(out, discover.StoreCandidate(c, func() (io.ReadCloser, error) { return st.records(s), nil }, nil))
 	}

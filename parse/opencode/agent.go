@@ -118,7 +118,7 @@ func dbSessions(path, name string, since time.Time, harness string) ([]discover.
 		return nil, err
 	}
 	candidate := func(s SessionInfo) discover.Candidate {
-		return discover.Candidate{Name: name + "#" + s.ID, Agent: manifest.AgentOpencode, ModTime: s.Updated, ID: s.ID, Harness: harness,
+		return discover.Candidate{Name: name + "#" + s.ID, Store: path, Agent: manifest.AgentOpencode, ModTime: s.Updated, ID: s.ID, Harness: harness,
 			Listed: &discover.Listed{Cwd: s.Directory, First: s.Created, Last: s.Updated}}
 	}
 	out := make([]discover.Candidate, 0, len(sessions))
@@ -180,7 +180,7 @@ func legacyCandidate(l Legacy, s LegacySession, harness string) discover.Candida
 	if first.IsZero() {
 		first = last
 	}
-	c := discover.Candidate{Name: filepath.Join(l.Root, "session") + "#" + s.ID, Agent: manifest.AgentOpencode, ModTime: s.ModTime, ID: s.ID,
+	c := discover.Candidate{Name: filepath.Join(l.Root, "session") + "#" + s.ID, Store: l.Root, Agent: manifest.AgentOpencode, ModTime: s.ModTime, ID: s.ID,
 		Harness: harness, Listed: &discover.Listed{Cwd: s.Directory, First: first, Last: last}}
 	return discover.StoreCandidate(c, func() (io.ReadCloser, error) { return l.Records(s), nil }, nil)
 }

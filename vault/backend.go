@@ -1,0 +1,262 @@
+package vault
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentsandbox/sandbox/internal/flock"
+	"github.com/agentsandbox/sandbox/objstore"
+)
+
+// errExists is a create refused because the key is taken.
+var errExists = errors.New("exists")
+
+// entry is a key a listing found.
+type entry struct {
+	key  string
+	size int64
+	// mod is when the object was written: a key is written once, so this
+	// is when the vault first held it.
+	mod time.Time
+}
+
+// backend is where a vault's objects live: a local directory or an S3
+// prefix. Keys are slash-separated paths under the vault's root. No method
+// overwrites or removes an object, but remove (which only prune calls).
+type backend interface {
+	// create writes data at key unless something is there (errExists):
+	// the object appears whole or not at all.
+	create(ctx context.Context, key string, data []byte) error
+	// has says whether key holds an object.
+	has(ctx context.Context, key string) (bool, error)
+	// get reads the object at key (fs.ErrNotExist when there is none).
+	get(ctx context.Context, key string) ([]byte, error)
+	// list returns every key under prefix (a folder, ending in "/").
+	list(ctx context.Context, prefix string) ([]entry, error)
+	// lock waits until this is the only sync of the vault; the function
+	// it returns lets the next one go.
+	lock(ctx context.Context) (func(), error)
+	// remove deletes an object (prune only).
+	remove(ctx context.Context, key string) error
+	String() string
+}
+
+// dirBackend is a vault in a local directory. An object is written to a
+// private temporary file, flushed to disk, then linked at its key: link(2)
+// fails when the key is taken, so two writers never overwrite each other
+// and a reader never sees half an object, even after a kill -9 (which
+// leaves at most a temporary file, removed by the next sync).
+type dirBackend struct{ root string }
+
+func (d dirBackend) String() string { return d.root }
+
+func (d dirBackend) path(key string) string {
+	return filepath.Join(d.root, filepath.FromSlash(key))
+}
+
+func (d dirBackend) create(_ context.Context, key string, data []byte) error {
+	final := d.path(key)
+	if _, err := os.Lstat(final); err == nil {
+		return errExists
+	}
+	if err := os.MkdirAll(filepath.Dir(final), 0o700); err != nil {
+		return err
+	}
+	tmpDir := filepath.Join(d.root, "tmp")
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return err
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(tmpDir, hex.EncodeToString(rnd[:]))
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", final, err)
+	}
+	if err := os.Link(tmp, final); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return errExists
+		}
+		return err
+	}
+	syncDir(filepath.Dir(final))
+	return nil
+}
+
+// syncDir flushes a folder's entries, so a linked object survives a crash
+// of the machine (best effort: not every system can open a folder).
+func syncDir(dir string) {
+	if f, err := os.Open(dir); err == nil {
+		_ = f.Sync()
+		f.Close()
+	}
+}
+
+func (d dirBackend) has(_ context.Context, key string) (bool, error) {
+	_, err := os.Lstat(d.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (d dirBackend) get(_ context.Context, key string) ([]byte, error) {
+	return os.ReadFile(d.path(key))
+}
+
+func (d dirBackend) list(_ context.Context, prefix string) ([]entry, error) {
+	var out []entry
+	root := d.path(prefix)
+	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil // gone since the folder was read
+		}
+		rel, _ := filepath.Rel(d.root, p)
+		out = append(out, entry{key: filepath.ToSlash(rel), size: info.Size(), mod: info.ModTime()})
+		return nil
+	})
+	return out, err
+}
+
+func (d dirBackend) lock(context.Context) (func(), error) {
+	if err := os.MkdirAll(d.root, 0o700); err != nil {
+		return nil, err
+	}
+	unlock, err := flock.Lock(filepath.Join(d.root, "lock"))
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", d.root, err)
+	}
+	// Only the lock's holder writes temporary files: what is left there
+	// was a killed sync's.
+	if old, err := os.ReadDir(filepath.Join(d.root, "tmp")); err == nil {
+		for _, e := range old {
+			_ = os.Remove(filepath.Join(d.root, "tmp", e.Name()))
+		}
+	}
+	return unlock, nil
+}
+
+func (d dirBackend) remove(_ context.Context, key string) error {
+	err := os.Remove(d.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// s3Backend is a vault under an S3 prefix. Every write is conditional
+// (If-None-Match: *): two machines syncing into one vault never overwrite
+// each other's objects.
+type s3Backend struct {
+	client *objstore.Client
+	at     objstore.Loc // Key is the prefix, ending in "/" or empty
+}
+
+func (s s3Backend) String() string { return s.at.String() }
+
+func (s s3Backend) loc(key string) objstore.Loc {
+	return objstore.Loc{Bucket: s.at.Bucket, Key: s.at.Key + key}
+}
+
+func (s s3Backend) create(ctx context.Context, key string, data []byte) error {
+	err := s.client.Create(ctx, s.loc(key), data)
+	if errors.Is(err, objstore.ErrExists) {
+		return errExists
+	}
+	return err
+}
+
+func (s s3Backend) has(ctx context.Context, key string) (bool, error) {
+	_, err := s.client.Head(ctx, s.loc(key))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (s s3Backend) get(ctx context.Context, key string) ([]byte, error) {
+	data, err := s.client.Get(ctx, s.loc(key))
+	if errors.Is(err, objstore.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", fs.ErrNotExist, err)
+	}
+	return data, err
+}
+
+func (s s3Backend) list(ctx context.Context, prefix string) ([]entry, error) {
+	objs, err := s.client.List(ctx, s.loc(prefix))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]entry, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, entry{key: strings.TrimPrefix(o.Key, s.at.Key), size: o.Size, mod: o.LastModified})
+	}
+	return out, nil
+}
+
+// lockTTL is how long an S3 vault's lock holds without its holder: a lock
+// object older than this was left by a sync that died.
+const lockTTL = 10 * time.Minute
+
+// lock takes the vault's lock object, created only when absent; a lock
+// left by a dead sync (older than lockTTL) is taken over.
+func (s s3Backend) lock(ctx context.Context) (func(), error) {
+	host, _ := os.Hostname()
+	body := fmt.Appendf(nil, `{"host":%q,"pid":%d,"since":%q}`, host, os.Getpid(), time.Now().UTC().Format(time.RFC3339Nano))
+	l := s.loc("lock")
+	for {
+		err := s.client.Create(ctx, l, body)
+		if err == nil {
+			return func() { _ = s.client.Delete(context.WithoutCancel(ctx), l) }, nil
+		}
+		if !errors.Is(err, objstore.ErrExists) {
+			return nil, err
+		}
+		if info, herr := s.client.Head(ctx, l); herr == nil && time.Since(info.LastModified) > lockTTL {
+			_ = s.client.Delete(ctx, l)
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (s s3Backend) remove(ctx context.Context, key string) error {
+	return s.client.Delete(ctx, s.loc(key))
+}
+
+// joinKey joins key parts with slashes.
+func joinKey(parts ...string) string { return path.Join(parts...) }
