@@ -23,6 +23,11 @@ func WriteReference(w io.Writer) error {
 			continue
 		}
 		writeCommand(&b, c)
+		for _, sub := range c.Commands() {
+			if !sub.Hidden && sub.Name() != "help" {
+				writeCommand(&b, sub)
+			}
+		}
 	}
 	_, err := w.Write(b.Bytes())
 	return err

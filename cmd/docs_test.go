@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -40,8 +41,12 @@ func TestReference(t *testing.T) {
 func TestHelpComplete(t *testing.T) {
 	t.Parallel()
 	root := newApp(nil, io.Discard, io.Discard).rootCommand()
+	var all []*cobra.Command
 	for _, c := range root.Commands() {
-		if c.Name() == "help" || c.Name() == "completion" {
+		all = append(append(all, c), c.Commands()...)
+	}
+	for _, c := range all {
+		if c.Name() == "help" || c.Name() == "completion" || c.Parent().Name() == "completion" {
 			continue
 		}
 		if c.Long == "" || c.Example == "" || c.Short == "" {
@@ -50,7 +55,7 @@ func TestHelpComplete(t *testing.T) {
 		if !strings.Contains(c.Long, "\nEXIT STATUS\n") || strings.Count(c.Long, "EXIT STATUS") != 1 {
 			t.Errorf("%s: needs one EXIT STATUS section, from the exit-code table (cmd/exitstatus.go)", c.Name())
 		}
-		if !strings.HasPrefix(c.Long, "sandbox "+c.Name()+" ") {
+		if name := strings.TrimPrefix(c.CommandPath(), "sandbox "); !strings.HasPrefix(c.Long, "sandbox "+name+" ") {
 			t.Errorf("%s: its long help starts %.20q; every command's starts with \"sandbox %s\"", c.Name(), c.Long, c.Name())
 		}
 		if r := []rune(c.Short); len(r) == 0 || !unicode.IsUpper(r[0]) || strings.HasSuffix(c.Short, ".") {

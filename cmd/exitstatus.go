@@ -50,6 +50,9 @@ var exitStatus = map[string][]exitLine{
 	"snapshot": {{"0", "written"}, {"1", "failure: no partial archive is left"}},
 	"restore":  {{"0", "restored"}, {"1", "refused or failed: nothing was restored"}},
 	"version":  {{"0", "printed"}},
+	"vault":      {{"0", "done"}, {"1", "failure"}},
+	"vault sync": {{"0", "every file synced"}, {"1", "failure, or some files could not be synced (each is named; the rest were): what was stored stays whole"}},
+	"vault ls":   {{"0", "listed (also when the vault is empty)"}, {"1", "failure, or no vault there"}},
 }
 
 // ownInterrupt are the commands whose ^C is not 130: run gives the agent's
@@ -59,11 +62,18 @@ var ownInterrupt = map[string]bool{"run": true}
 // addExitStatus appends each command's EXIT STATUS section to its help.
 func addExitStatus(root *cobra.Command) {
 	for _, c := range root.Commands() {
-		lines, ok := exitStatus[c.Name()]
-		if !ok {
-			continue
-		}
-		c.Long = strings.TrimRight(c.Long, "\n") + "\n\n" + exitStatusText(lines, !ownInterrupt[c.Name()])
+		addExitStatusTo(c, c.Name())
+	}
+}
+
+// addExitStatusTo appends c's section and its subcommands' (keyed by
+// their path after sandbox: "vault sync").
+func addExitStatusTo(c *cobra.Command, key string) {
+	if lines, ok := exitStatus[key]; ok {
+		c.Long = strings.TrimRight(c.Long, "\n") + "\n\n" + exitStatusText(lines, !ownInterrupt[key])
+	}
+	for _, sub := range c.Commands() {
+		addExitStatusTo(sub, key+" "+sub.Name())
 	}
 }
 

@@ -61,7 +61,8 @@ default the session's own directory is read when it exists here.`,
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVar(&o.From, "from", nil, "look for the session in `PATH` (a tree, an archive, a file) instead of the homes")
+	f.StringArrayVar(&o.From, "from", nil, "look for the session in `PATH` (a tree, an archive, a file, a vault) instead of the homes")
+	f.StringVar(&o.Version, "version", "", "from a vault, read version `N|TIME` of the transcript (default: the longest)")
 	f.StringVar(&o.HomeCodex, "home-codex", "", "the Codex home `DIR` to look in")
 	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home `DIR` to look in")
 	f.StringVar(&o.HTML, "html", "", "write a self-contained HTML report to `FILE` (- for standard output)")

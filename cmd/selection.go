@@ -15,6 +15,7 @@ import (
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
+	"github.com/agentsandbox/sandbox/vault"
 )
 
 // selectOptions are the source and selection flags of recover and sessions.
@@ -29,11 +30,13 @@ type selectOptions struct {
 	Cwd         string
 	Agent       string
 	S3Endpoint  string
+	Version     string
 }
 
 func (o *selectOptions) register(f *pflag.FlagSet) {
 	f.StringArrayVarP(&o.Transcripts, "transcript", "t", nil, "a transcript `FILE` (repeatable; - for standard input; .gz and .zst are read transparently)")
-	f.StringArrayVar(&o.From, "from", nil, "read transcripts from `PATH`: a directory tree, a .zip, .tar, .tar.gz/.tgz, a file, -, or s3://BUCKET/PREFIX/ or s3://BUCKET/KEY (repeatable; nothing is extracted)")
+	f.StringArrayVar(&o.From, "from", nil, "read transcripts from `PATH`: a directory tree, a .zip, .tar, .tar.gz/.tgz, a file, -, s3://BUCKET/PREFIX/ or s3://BUCKET/KEY, or a vault (vault for the default one, its folder, or its s3:// prefix) (repeatable; nothing is extracted)")
+	f.StringVar(&o.Version, "version", "", "from a vault, read version `N|TIME` of each transcript: the Nth the vault kept (from 1), or the longest it held at TIME (default: the longest)")
 	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` for s3:// sources, such as http://127.0.0.1:9000 for MinIO (default $AWS_ENDPOINT_URL_S3 or AWS's; path-style addressing)")
 	f.StringVar(&o.HomeCodex, "home-codex", "", "the Codex home `DIR` to look in (default $CODEX_HOME or ~/.codex)")
 	f.StringVar(&o.HomeClaude, "home-claude", "", "the Claude Code home `DIR` to look in (default $CLAUDE_CONFIG_DIR or ~/.claude)")
@@ -47,6 +50,9 @@ func (o *selectOptions) register(f *pflag.FlagSet) {
 // filter is the selection's filter, its times read at now.
 func (o selectOptions) filter(now time.Time) (parse.Filter, error) {
 	f := parse.Filter{Prefixes: o.Sessions, Cwd: o.Cwd, Agent: manifest.Agent(o.Agent)}
+	if o.Version != "" && !o.explicit() {
+		return f, usagef("--version reads a vault: name it with --from vault (or its folder or s3:// prefix)")
+	}
 	if o.Agent != "" && !knownAgent(o.Agent) {
 		return f, usagef("--agent %q: use %s", o.Agent, agent.OrList(agentNames()))
 	}
@@ -87,8 +93,14 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 	filter.Probe = probe
 	// The window lets a source leave out by its metadata what cannot be in
 	// it (an object last modified before --since) without reading it.
+	version, err := vault.ParseSelector(o.Version, a.now())
+	if err != nil {
+		return nil, nil, usagef("%v", err)
+	}
 	finder := &discover.Finder{FS: fsys, Window: filter.Window, Spools: a.spools,
-		S3: &discover.S3{Options: objstore.Options{Endpoint: o.S3Endpoint}, Context: ctx}}
+		S3:     &discover.S3{Options: objstore.Options{Endpoint: o.S3Endpoint}, Context: ctx},
+		Vaults: vault.Reader(ctx, a.env, vault.Options{S3: objstore.Options{Endpoint: o.S3Endpoint}}, version)}
+
 	var cands []discover.Candidate
 	if o.explicit() {
 		for _, n := range o.Transcripts {

@@ -2,10 +2,10 @@ package vault
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,15 +37,16 @@ func ParseSelector(s string, now time.Time) (Selector, error) {
 	return Selector{At: t}, nil
 }
 
-// IsVault says whether name is a vault a reader should open: "vault" (the
-// default one), a folder holding vault.json, or an s3:// prefix (which is
-// asked).
+// IsVault says whether name may be a vault a reader should open: "vault"
+// (the default one), a folder holding vault.json, or an s3:// URL that does
+// not name a file (Reader asks it for its vault.json).
 func IsVault(name string) bool {
 	if name == "vault" {
 		return true
 	}
 	if objstore.IsURL(name) {
-		return true // asked by Open
+		base := path.Base(name)
+		return !strings.Contains(base, ".") || strings.HasSuffix(name, "/")
 	}
 	_, err := os.Stat(filepath.Join(name, markerKey))
 	return err == nil
@@ -71,8 +72,10 @@ func Reader(ctx context.Context, env osenv.Env, o Options, sel Selector) func(*d
 			}
 		}
 		v, err := Open(ctx, where, o)
-		if errors.Is(err, ErrNotVault) && objstore.IsURL(name) {
-			return nil, nil, false, nil // a prefix of transcripts, not a vault
+		if err != nil && objstore.IsURL(name) {
+			// A prefix of transcripts, not a vault; or a store that fails,
+			// which reading the prefix reports in its own terms.
+			return nil, nil, false, nil
 		}
 		if err != nil {
 			return nil, nil, true, err

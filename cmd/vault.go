@@ -1,0 +1,221 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentsandbox/sandbox/internal/bytesize"
+	"github.com/agentsandbox/sandbox/objstore"
+	"github.com/agentsandbox/sandbox/parse/agent"
+	"github.com/agentsandbox/sandbox/vault"
+)
+
+// vaultOptions are the flags the vault commands share.
+type vaultOptions struct {
+	Where      string
+	S3Endpoint string
+	Agents     []string
+	Host       string
+	Watch      bool
+	Rescan     time.Duration
+}
+
+func (o *vaultOptions) options() vault.Options {
+	return vault.Options{S3: objstore.Options{Endpoint: o.S3Endpoint}}
+}
+
+func (a *app) vaultCommand() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "vault",
+		Short: "Keep every version of every transcript, append-only, locally or in S3",
+		Long: `sandbox vault keeps the agents' transcripts where their own cleanup, a dead
+sandbox or a deleted workspace cannot reach them. sync copies every transcript
+of every agent (and of the harness's sessions) into a vault: a folder (default
+$XDG_DATA_HOME/sandbox/vault) or an S3 prefix. It is append-only: a file that
+grew is stored again as its new bytes, and a file that shrank, was rewritten or
+was deleted keeps every earlier version. Databases (opencode, Crush, Goose) are
+copied as of one read transaction, never torn.
+
+Every command that reads transcripts reads a vault with --from vault (or its
+folder or s3:// prefix): each transcript's longest version, or an earlier one
+with --version N|TIME.`,
+		Example: `  sandbox vault sync
+  sandbox vault sync --watch --to s3://backups/agents
+  sandbox vault ls
+  sandbox recover --from vault --session 5c0375b4 --dest ./proj`,
+	}
+	c.AddCommand(a.vaultSyncCommand(), a.vaultLsCommand())
+	return c
+}
+
+func (a *app) vaultSyncCommand() *cobra.Command {
+	var o vaultOptions
+	c := &cobra.Command{
+		Use:   "sync [--to DIR|s3://BUCKET/PREFIX] [--watch] [--agent A]...",
+		Short: "Copy what changed in the agents' transcripts into the vault",
+		Long: `sandbox vault sync copies into the vault every transcript that changed since the
+last sync. A file whose size, time and inode did not move is not read (a
+cache under $XDG_CACHE_HOME remembers them); one that changed is stored only
+if its content differs from its last version, and then only its new bytes
+when it grew. One sync runs at a time per vault (a lock); a sync killed at any
+point leaves the vault readable, with nothing half-written.
+
+--watch keeps running: it syncs within a second of a change in the agents'
+folders (file system events), and rescans everything at start and every
+--rescan (default 5m) to catch what events missed.`,
+		Example: `  sandbox vault sync
+  sandbox vault sync --to /mnt/backup/vault --agent claude --agent codex
+  sandbox vault sync --watch --to s3://backups/agents --s3-endpoint http://127.0.0.1:9000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runVaultSync(cmd.Context(), o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Where, "to", "", "the vault: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
+	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	f.StringArrayVar(&o.Agents, "agent", nil, "sync only this `AGENT`'s transcripts (repeatable; the harness's sessions come with any)")
+	f.StringVar(&o.Host, "host", "", "the `NAME` this machine's transcripts go by in the vault (default its host name)")
+	f.BoolVar(&o.Watch, "watch", false, "keep running, syncing within a second of each change")
+	f.DurationVar(&o.Rescan, "rescan", 5*time.Minute, "with --watch, rescan everything this often (`DURATION`)")
+	return c
+}
+
+func (a *app) openVault(ctx context.Context, o vaultOptions, create bool) (*vault.Vault, error) {
+	where, err := vault.Resolve(a.env, o.Where)
+	if err != nil {
+		return nil, err
+	}
+	if create {
+		return vault.Create(ctx, where, o.options())
+	}
+	return vault.Open(ctx, where, o.options())
+}
+
+// vaultSyncReport is the --json document of vault sync.
+type vaultSyncReport struct {
+	Schema string `json:"schema"`
+	Vault  string `json:"vault"`
+	vault.SyncStats
+}
+
+func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
+	for _, ag := range o.Agents {
+		if !knownAgent(ag) {
+			return usagef("--agent %q: use %s", ag, agent.OrList(agentNames()))
+		}
+	}
+	v, err := a.openVault(ctx, o, true)
+	if err != nil {
+		return s3Hint(err)
+	}
+	so := vault.SyncOptions{Env: a.env, Agents: o.Agents, Host: o.Host}
+	if o.Watch {
+		return vault.Watch(ctx, v, so, vault.WatchOptions{Rescan: o.Rescan, After: func(st vault.SyncStats, err error) {
+			if err != nil {
+				a.log.Error().Err(err).Msg("sync")
+				return
+			}
+			for _, p := range st.Problems {
+				a.log.Warn().Msg(printable(p))
+			}
+			if st.Versions > 0 || st.Gone > 0 {
+				a.log.Info().Int("versions", st.Versions).Int("gone", st.Gone).Str("stored", bytesize.Human(st.Stored)).Msg("synced")
+			}
+		}})
+	}
+	st, err := v.Sync(ctx, so)
+	if err != nil {
+		return err
+	}
+	for _, p := range st.Problems {
+		a.log.Warn().Msg(printable(p))
+	}
+	if a.json {
+		return a.writeJSON(vaultSyncReport{Schema: "sandbox.vault.sync/v1", Vault: v.Where(), SyncStats: st})
+	}
+	fmt.Fprintf(a.stdout, "%s: %d files, %d unchanged, %d read (%s); %d new versions, %s stored; %d gone at the source\n",
+		v.Where(), st.Files, st.Unchanged, st.Read, bytesize.Human(st.ReadBytes), st.Versions, bytesize.Human(st.Stored), st.Gone)
+	if len(st.Problems) > 0 {
+		return fmt.Errorf("%d files could not be synced (the rest were)", len(st.Problems))
+	}
+	return nil
+}
+
+func (a *app) vaultLsCommand() *cobra.Command {
+	var o vaultOptions
+	var wide bool
+	c := &cobra.Command{
+		Use:   "ls [--from DIR|s3://BUCKET/PREFIX]",
+		Short: "List what the vault holds",
+		Long: `sandbox vault ls lists every file the vault keeps: its agent, host and path, how
+many versions, the bytes of its longest, when the vault first and last stored
+a version, and "gone at the source" when the original was deleted after its
+last version. The table is aligned on a terminal and tab-separated when piped;
+--json prints one document.`,
+		Example: `  sandbox vault ls
+  sandbox vault ls --from s3://backups/agents --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runVaultLs(cmd.Context(), o, wide)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Where, "from", "", "the vault: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
+	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	f.BoolVar(&wide, "wide", false, "on a terminal, show every cell whole")
+	return c
+}
+
+// vaultEntry is a file of vault ls --json.
+type vaultEntry struct {
+	Host      string    `json:"host"`
+	Agent     string    `json:"agent"`
+	Path      string    `json:"path"`
+	Versions  int       `json:"versions"`
+	Bytes     int64     `json:"bytes"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	Gone      bool      `json:"gone_at_source,omitempty"`
+}
+
+func (a *app) runVaultLs(ctx context.Context, o vaultOptions, wide bool) error {
+	v, err := a.openVault(ctx, o, false)
+	if err != nil {
+		return s3Hint(err)
+	}
+	srcs, err := v.Sources(ctx)
+	if err != nil {
+		return s3Hint(err)
+	}
+	var entries []vaultEntry
+	for _, s := range srcs {
+		entries = append(entries, vaultEntry{Host: s.Host(), Agent: s.Agent(), Path: s.Path(), Versions: len(s.Versions),
+			Bytes: s.Longest().Size, FirstSeen: s.Versions[0].Seen.UTC(), LastSeen: s.Versions[len(s.Versions)-1].Seen.UTC(), Gone: s.GoneNow()})
+	}
+	if a.json {
+		return a.writeJSON(struct {
+			Schema string       `json:"schema"`
+			Vault  string       `json:"vault"`
+			Files  []vaultEntry `json:"files"`
+		}{"sandbox.vault.ls/v1", v.Where(), append([]vaultEntry{}, entries...)})
+	}
+	rows := [][]string{{"AGENT", "HOST", "VERSIONS", "BYTES", "FIRST SEEN", "LAST SEEN", "STATE", "PATH"}}
+	for _, e := range entries {
+		state := "kept"
+		if e.Gone {
+			state = "gone at the source"
+		}
+		rows = append(rows, []string{e.Agent, e.Host, strconv.Itoa(e.Versions), bytesize.Human(e.Bytes),
+			e.FirstSeen.Local().Format("2006-01-02 15:04"), e.LastSeen.Local().Format("2006-01-02 15:04"), state, e.Path})
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(a.stderr, "sandbox: the vault %s holds nothing yet\n", v.Where())
+		return nil
+	}
+	return a.writeTable(rows, 7, wide)
+}
