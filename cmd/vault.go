@@ -3,6 +3,9 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -48,7 +51,7 @@ with --version N|TIME.`,
   sandbox vault ls
   sandbox recover --from vault --session 5c0375b4 --dest ./proj`,
 	}
-	c.AddCommand(a.vaultSyncCommand(), a.vaultLsCommand())
+	c.AddCommand(a.vaultSyncCommand(), a.vaultLsCommand(), a.vaultInstallCommand(true), a.vaultInstallCommand(false))
 	return c
 }
 
@@ -218,4 +221,84 @@ func (a *app) runVaultLs(ctx context.Context, o vaultOptions, wide bool) error {
 		return nil
 	}
 	return a.writeTable(rows, 7, wide)
+}
+
+func (a *app) vaultInstallCommand(install bool) *cobra.Command {
+	var o vaultOptions
+	c := &cobra.Command{
+		Use:   "install [--to DIR|s3://BUCKET/PREFIX] [--agent A]...",
+		Short: "Run vault sync --watch as a service of this user (systemd or launchd)",
+		Long: `sandbox vault install writes a systemd user unit (Linux:
+$XDG_CONFIG_HOME/systemd/user/sandbox-vault.service) or a launchd agent (macOS:
+~/Library/LaunchAgents/dev.agentsandbox.vault.plist) that runs this binary's
+vault sync --watch with the flags given, and enables and starts it. It never
+needs root, and prints where it wrote. When the service manager cannot be
+reached (no user session bus, a container), the file is still written and the
+commands to enable it are printed. Running it again replaces the service.`,
+		Example: `  sandbox vault install
+  sandbox vault install --to s3://backups/agents --s3-endpoint http://minio.internal:9000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runVaultService(o, install)
+		},
+	}
+	if !install {
+		c.Use = "uninstall"
+		c.Short = "Stop and remove the service vault install made"
+		c.Long = `sandbox vault uninstall stops and disables the service vault install made and
+removes its unit or agent file. The vault itself is left as it is. Uninstalling
+when nothing is installed is not an error.`
+		c.Example = `  sandbox vault uninstall`
+		return c
+	}
+	f := c.Flags()
+	f.StringVar(&o.Where, "to", "", "the vault the service syncs into: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
+	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	f.StringArrayVar(&o.Agents, "agent", nil, "sync only this `AGENT`'s transcripts (repeatable)")
+	f.StringVar(&o.Host, "host", "", "the `NAME` this machine's transcripts go by in the vault")
+	return c
+}
+
+func (a *app) runVaultService(o vaultOptions, install bool) error {
+	bin, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if bin, err = filepath.EvalSymlinks(bin); err != nil {
+		return err
+	}
+	so := vault.ServiceOptions{Env: a.env, Binary: bin, GOOS: runtime.GOOS}
+	if !install {
+		res, err := vault.Uninstall(so)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "%s\n", res.Note)
+		return nil
+	}
+	// The service's vault is fixed now: a relative folder or the default
+	// would be read in the service's own environment.
+	where, err := vault.Resolve(a.env, o.Where)
+	if err != nil {
+		return err
+	}
+	so.Args = []string{"vault", "sync", "--watch", "--to", where}
+	if o.S3Endpoint != "" {
+		so.Args = append(so.Args, "--s3-endpoint", o.S3Endpoint)
+	}
+	for _, ag := range o.Agents {
+		if !knownAgent(ag) {
+			return usagef("--agent %q: use %s", ag, agent.OrList(agentNames()))
+		}
+		so.Args = append(so.Args, "--agent", ag)
+	}
+	if o.Host != "" {
+		so.Args = append(so.Args, "--host", o.Host)
+	}
+	res, err := vault.Install(so)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "wrote %s\n%s\n", res.Path, res.Note)
+	return nil
 }

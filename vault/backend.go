@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -257,6 +256,3 @@ func (s s3Backend) lock(ctx context.Context) (func(), error) {
 func (s s3Backend) remove(ctx context.Context, key string) error {
 	return s.client.Delete(ctx, s.loc(key))
 }
-
-// joinKey joins key parts with slashes.
-func joinKey(parts ...string) string { return path.Join(parts...) }
