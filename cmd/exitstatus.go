@@ -53,6 +53,7 @@ var exitStatus = map[string][]exitLine{
 	"vault":           {{"0", "done"}, {"1", "failure"}},
 	"vault sync":      {{"0", "every file synced"}, {"1", "failure, or some files could not be synced (each is named; the rest were): what was stored stays whole"}},
 	"vault ls":        {{"0", "listed (also when the vault is empty)"}, {"1", "failure, or no vault there"}},
+	"vault prune":     {{"0", "done (also when nothing went)"}, {"1", "failure: what was removed before it is gone, the rest is whole"}},
 	"vault install":   {{"0", "written (enabled, or with the commands that enable it printed)"}, {"1", "failure: nothing was written"}},
 	"vault uninstall": {{"0", "removed, or nothing was installed"}, {"1", "failure"}},
 }

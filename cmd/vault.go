@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/objstore"
+	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/vault"
 )
@@ -51,7 +52,7 @@ with --version N|TIME.`,
   sandbox vault ls
   sandbox recover --from vault --session 5c0375b4 --dest ./proj`,
 	}
-	c.AddCommand(a.vaultSyncCommand(), a.vaultLsCommand(), a.vaultInstallCommand(true), a.vaultInstallCommand(false))
+	c.AddCommand(a.vaultSyncCommand(), a.vaultLsCommand(), a.vaultPruneCommand(), a.vaultInstallCommand(true), a.vaultInstallCommand(false))
 	return c
 }
 
@@ -126,6 +127,9 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 			for _, p := range st.Problems {
 				a.log.Warn().Msg(printable(p))
 			}
+			for _, p := range st.Skipped {
+				a.log.Info().Msg(printable(p))
+			}
 			if st.Versions > 0 || st.Gone > 0 {
 				a.log.Info().Int("versions", st.Versions).Int("gone", st.Gone).Str("stored", bytesize.Human(st.Stored)).Msg("synced")
 			}
@@ -137,6 +141,9 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 	}
 	for _, p := range st.Problems {
 		a.log.Warn().Msg(printable(p))
+	}
+	for _, p := range st.Skipped {
+		a.log.Info().Msg(printable(p))
 	}
 	if a.json {
 		return a.writeJSON(vaultSyncReport{Schema: "sandbox.vault.sync/v1", Vault: v.Where(), SyncStats: st})
@@ -301,4 +308,62 @@ func (a *app) runVaultService(o vaultOptions, install bool) error {
 	}
 	fmt.Fprintf(a.stdout, "wrote %s\n%s\n", res.Path, res.Note)
 	return nil
+}
+
+func (a *app) vaultPruneCommand() *cobra.Command {
+	var o vaultOptions
+	var keep string
+	var dryRun bool
+	c := &cobra.Command{
+		Use:   "prune --keep AGE [--from DIR|s3://BUCKET/PREFIX] [--dry-run]",
+		Short: "Remove the versions the newest of each file supersedes, older than --keep",
+		Long: `sandbox vault prune removes old versions, and only when asked: a vault keeps
+everything otherwise. A version goes when the vault has held it longer than
+--keep, it is neither the newest nor the longest of its file, the newest holds
+all of it (its content is the newest's first bytes: a transcript that was cut
+short and then grew again), and no kept version is stored as an extension of
+it. Then the chunks no kept version uses go (those of the removed versions, and
+any a killed sync left). A database's earlier copies are never the first bytes
+of a later one, so they all stay. --dry-run says what would go.`,
+		Example: `  sandbox vault prune --keep 90d --dry-run
+  sandbox vault prune --keep 90d --from s3://backups/agents`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if keep == "" {
+				return usagef("prune needs --keep AGE (such as 90d): a vault keeps everything unless told")
+			}
+			now := a.now()
+			since, err := parse.ParseTime(keep, now)
+			if err != nil || since.After(now) {
+				return usagef("--keep %q: an age such as 90d, 12w or 2160h", keep)
+			}
+			v, err := a.openVault(cmd.Context(), o, false)
+			if err != nil {
+				return s3Hint(err)
+			}
+			st, err := v.Prune(cmd.Context(), vault.PruneOptions{Keep: now.Sub(since), Now: now, DryRun: dryRun})
+			if err != nil {
+				return s3Hint(err)
+			}
+			if a.json {
+				return a.writeJSON(struct {
+					Schema string `json:"schema"`
+					DryRun bool   `json:"dry_run"`
+					vault.PruneStats
+				}{"sandbox.vault.prune/v1", dryRun, st})
+			}
+			verb := "removed"
+			if dryRun {
+				verb = "would remove"
+			}
+			fmt.Fprintf(a.stdout, "%s: %s %d versions and %d chunks (%s)\n", v.Where(), verb, st.Versions, st.Chunks, bytesize.Human(st.Bytes))
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Where, "from", "", "the vault: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
+	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	f.StringVar(&keep, "keep", "", "keep every version younger than `AGE` (90d, 12w, 2160h): required")
+	f.BoolVar(&dryRun, "dry-run", false, "say what would go, remove nothing")
+	return c
 }

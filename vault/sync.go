@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
@@ -61,6 +60,8 @@ type SyncStats struct {
 	Gone int `json:"gone"`
 	// Problems are the files that could not be synced (the rest were).
 	Problems []string `json:"problems,omitempty"`
+	// Skipped are the files left out on purpose, and why.
+	Skipped []string `json:"skipped,omitempty"`
 	// dirs are the folders the sources lie in, and those above them up to
 	// their home: what a watch looks at.
 	dirs []string
@@ -166,6 +167,10 @@ func (v *Vault) Sync(ctx context.Context, o SyncOptions) (SyncStats, error) {
 		st.Files++
 		stat, err := statSig(s)
 		if err != nil {
+			if errors.Is(err, errNotRegular) {
+				st.Skipped = append(st.Skipped, s.origin+": "+err.Error())
+				continue
+			}
 			if !errors.Is(err, fs.ErrNotExist) {
 				st.Problems = append(st.Problems, fmt.Sprintf("%s: %v", s.origin, err))
 			}
@@ -367,15 +372,20 @@ func (o SyncOptions) sources() ([]source, []string) {
 	return out, dirs
 }
 
+// errNotRegular is a source that is a symbolic link or a special file: a
+// link in an agent's folder could name any file of the user's, which is no
+// transcript to copy out.
+var errNotRegular = errors.New("not a regular file (a symbolic link is not followed)")
+
 // statSig is what tells a source changed without reading it: size,
 // modification time and inode (and its log's, for a database).
 func statSig(s source) (string, error) {
-	info, err := os.Stat(s.origin)
+	info, err := os.Lstat(s.origin)
 	if err != nil {
 		return "", err
 	}
 	if !info.Mode().IsRegular() {
-		return "", errors.New("not a regular file")
+		return "", errNotRegular
 	}
 	sig := fileSig(info)
 	if s.kind == "sqlite" {
@@ -387,11 +397,7 @@ func statSig(s source) (string, error) {
 }
 
 func fileSig(info fs.FileInfo) string {
-	var ino uint64
-	if sys, ok := info.Sys().(*syscall.Stat_t); ok {
-		ino = sys.Ino
-	}
-	return fmt.Sprintf("%d:%d:%d", info.Size(), info.ModTime().UnixNano(), ino)
+	return fmt.Sprintf("%d:%d:%d", info.Size(), info.ModTime().UnixNano(), inode(info))
 }
 
 // store reads a source and stores it as a new version unless the vault
@@ -406,7 +412,7 @@ func (v *Vault) store(ctx context.Context, s source, prev *cacheEntry, now time.
 		defer done()
 		path = snap
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -414,6 +420,9 @@ func (v *Vault) store(ctx context.Context, s source, prev *cacheEntry, now time.
 	info, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errNotRegular
 	}
 	size := info.Size()
 	st.Read++

@@ -384,3 +384,77 @@ func TestWatchPicksUpAnAppend(t *testing.T) {
 		}
 	}
 }
+
+// TestPrune: prune removes only what the newest version holds all of, and
+// never a version another is stored as an extension of; every version left
+// reads whole.
+func TestPrune(t *testing.T) {
+	env, home := hermetic(t)
+	v := newVault(t, env)
+	p, full := rollout(t, home, "019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e58", 6000)
+	write(t, p, full[:len(full)/3]) // V1
+	sync1(t, v, env)
+	write(t, p, full[:len(full)/6]) // V2: cut short, stored whole
+	sync1(t, v, env)
+	write(t, p, full) // V3: extends V2
+	sync1(t, v, env)
+	other, odata := rollout(t, home, "019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e59", 100)
+	write(t, other, odata)
+	sync1(t, v, env)
+	write(t, other, []byte("{}\n")) // rewritten: not the first bytes of anything
+	sync1(t, v, env)
+
+	ctx := context.Background()
+	if st, err := v.Prune(ctx, PruneOptions{Keep: time.Hour, Now: time.Now()}); err != nil || st.Versions != 0 {
+		t.Fatalf("prune within --keep removed %+v %v", st, err)
+	}
+	dry, err := v.Prune(ctx, PruneOptions{Now: time.Now().Add(time.Hour), DryRun: true})
+	if err != nil || dry.Versions != 1 || dry.Chunks == 0 {
+		t.Fatalf("dry run: %+v %v", dry, err)
+	}
+	if len(check(t, v)[0].Versions)+len(check(t, v)[1].Versions) != 5 {
+		t.Fatal("a dry run removed versions")
+	}
+	st, err := v.Prune(ctx, PruneOptions{Now: time.Now().Add(time.Hour)})
+	if err != nil || st.Versions != 1 || st.Chunks != dry.Chunks {
+		t.Fatalf("prune: %+v %v (dry run said %+v)", st, err, dry)
+	}
+	srcs := check(t, v)
+	var kept []int64
+	for _, ver := range srcs[0].Versions {
+		kept = append(kept, ver.Size)
+	}
+	if len(kept) != 2 || kept[0] != int64(len(full)/6) || kept[1] != int64(len(full)) {
+		t.Fatalf("kept sizes %v: want the cut one (the newest extends it) and the newest", kept)
+	}
+	if len(srcs[1].Versions) != 2 {
+		t.Fatalf("a rewritten file's earlier version was pruned: %+v", srcs[1].Versions)
+	}
+	if again, err := v.Prune(ctx, PruneOptions{Now: time.Now().Add(time.Hour)}); err != nil || again.Versions+again.Chunks != 0 {
+		t.Fatalf("a second prune: %+v %v", again, err)
+	}
+}
+
+// TestSymlinkNotFollowed: a link in an agent's folder, named like a
+// transcript, is not copied out (it could name any file of the user's).
+func TestSymlinkNotFollowed(t *testing.T) {
+	env, home := hermetic(t)
+	v := newVault(t, env)
+	p, data := rollout(t, home, "019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e60", 10)
+	write(t, p, data)
+	secret := filepath.Join(home, "secret")
+	write(t, secret, []byte("password\n"))
+	link := filepath.Join(filepath.Dir(p), "rollout-2026-11-20T10-00-00-019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e61.jsonl")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	st := sync1(t, v, env)
+	if st.Versions != 1 || len(st.Skipped) != 1 || !strings.Contains(st.Skipped[0], "symbolic link") {
+		t.Fatalf("sync: %+v", st)
+	}
+	for _, s := range check(t, v) {
+		if strings.HasSuffix(s.Name, "1e61.jsonl") {
+			t.Fatalf("the link was followed into the vault: %s", s.Name)
+		}
+	}
+}
