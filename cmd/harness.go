@@ -88,6 +88,7 @@ killed (137 for an OOM kill).`),
 	f.StringVar(&o.Network, "network", "none", "`NETWORK`: none or host")
 	f.StringArrayVar(&o.Env, "env", nil, "set `K=V` in the sandbox (repeatable)")
 	f.BoolVar(&o.Resume, "resume", false, "resume the agent's own session recorded by the last run")
+	f.StringVar(&o.Mirror, "mirror", "", "mirror the session's transcripts and logs, while it runs, to the vault `DIR|s3://BUCKET/PREFIX` (vault: the default one); restore rebuilds the session from it")
 	d.attach(c) // run_config.go: --volume, --env-file, and their help
 	return c
 }
@@ -122,6 +123,14 @@ func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
 	// is recorded like any other end; a second one kills it at once.
 	if ctx.Err() != nil {
 		return ctx.Err() // interrupted before the agent started
+	}
+	if o.Mirror != "" {
+		where, stop, err := a.startMirror(ctx, st, sess, o.Mirror)
+		if err != nil {
+			return err
+		}
+		o.Mirror = where
+		defer stop() // after the manifest: the last sync takes it too
 	}
 	a.ownsInterrupts.Store(true)
 	if !o.TTY {
@@ -412,9 +421,9 @@ and appears whole or not at all.`,
 }
 
 func (a *app) restoreCommand() *cobra.Command {
-	var name, endpoint string
+	var name, endpoint, mirrored string
 	c := &cobra.Command{
-		Use:   "restore FILE.tar.gz|s3://BUCKET/KEY.tar.gz [--name M]",
+		Use:   "restore FILE.tar.gz|s3://BUCKET/KEY.tar.gz|MIRROR [--session ID] [--name M]",
 		Short: "Bring back a session from a snapshot, checking its checksums",
 		Long: `sandbox restore unpacks a snapshot written by sandbox snapshot as a session (under
 --name, or its own name), after checking every file against the snapshot's
@@ -423,7 +432,13 @@ outside the session's directory, is refused and leaves nothing behind. The
 restored session keeps its agent session id, so
 sandbox run --name M --resume -- … continues the conversation. An s3://
 snapshot is streamed from object storage, twice (checked, then unpacked),
-pinned to one version: one replaced in between is refused.`,
+pinned to one version: one replaced in between is refused.
+
+A vault that sandbox run --mirror kept the session in (its folder, its s3://
+prefix, or vault for the default one) restores it too, even after its
+workspace was deleted: the session's last record and manifest and its logs'
+and transcripts' longest versions, checked like a snapshot's members
+(--session names the session when the mirror holds several).`,
 		Example: `  sandbox restore fix-tests.tar.gz
   sandbox restore s3://team-sandboxes/snapshots/fix-tests.tar.gz --name fix-tests
   sandbox restore fix-tests.tar.gz --name fix-tests-2 && sandbox run --name fix-tests-2 --resume -- claude`,
@@ -433,7 +448,10 @@ pinned to one version: one replaced in between is refused.`,
 			if err != nil {
 				return err
 			}
-			src, size, done, err := a.openSnapshot(cmd.Context(), endpoint, args[0])
+			src, size, done, ok, err := a.mirrorSnapshot(cmd.Context(), endpoint, args[0], mirrored)
+			if !ok && err == nil {
+				src, size, done, err = a.openSnapshot(cmd.Context(), endpoint, args[0])
+			}
 			if err != nil {
 				return err
 			}
@@ -480,6 +498,7 @@ pinned to one version: one replaced in between is refused.`,
 		},
 	}
 	c.Flags().StringVar(&name, "name", "", "restore under this session `NAME` (default the snapshot's)")
+	c.Flags().StringVar(&mirrored, "session", "", "from a mirror, the session `ID` to restore (default: the only one it holds)")
 	s3Flag(c.Flags(), &endpoint)
 	return c
 }

@@ -2,15 +2,20 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
@@ -366,4 +371,139 @@ of a later one, so they all stay. --dry-run says what would go.`,
 	f.StringVar(&keep, "keep", "", "keep every version younger than `AGE` (90d, 12w, 2160h): required")
 	f.BoolVar(&dryRun, "dry-run", false, "say what would go, remove nothing")
 	return c
+}
+
+// startMirror mirrors a harness session to the vault at where while it
+// runs (run --mirror): its workspace's transcripts and its own record and
+// logs, within a second of each change and every two seconds whatever the
+// events say. stop ends it with a last sync, after the run's last writes.
+func (a *app) startMirror(ctx context.Context, st *harness.Store, sess *harness.Session, where string) (string, func(), error) {
+	where, err := vault.Resolve(a.env, where)
+	if err != nil {
+		return "", nil, err
+	}
+	v, err := vault.Create(ctx, where, vault.Options{})
+	if err != nil {
+		return "", nil, s3Hint(fmt.Errorf("--mirror: %w", err))
+	}
+	dir := st.Dir(sess.ID)
+	if err := st.MakeHome(sess.ID); err != nil {
+		return "", nil, err
+	}
+	host := vault.HostName()
+	so := vault.SyncOptions{Env: a.env, Host: host, Tree: &vault.Tree{Root: st.Root, Workspace: st.Home(sess.ID),
+		Files: []string{filepath.Join(dir, "session.json"), st.RuntimeLog(sess.ID), st.OutputLog(sess.ID), st.Manifest(sess.ID)}}}
+	if p := vault.CachePath(a.env, v, host); p != "" {
+		so.Cache = strings.TrimSuffix(p, ".json") + "-session-" + sess.ID + ".json"
+	}
+	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	report := func(st vault.SyncStats, err error) {
+		if err != nil {
+			a.log.Warn().Err(err).Msg("mirror")
+		}
+		for _, p := range st.Problems {
+			a.log.Warn().Msg("mirror: " + printable(p))
+		}
+	}
+	go func() {
+		defer close(done)
+		_ = vault.Watch(mctx, v, so, vault.WatchOptions{Rescan: 2 * time.Second, After: report})
+	}()
+	return where, func() {
+		cancel()
+		<-done
+		last, lcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer lcancel()
+		report(v.Sync(last, so))
+	}, nil
+}
+
+// mirrorSnapshot builds, from a vault that mirrors harness sessions, the
+// snapshot of session id (its latest record and manifest, its logs' and
+// transcripts' longest versions) in an unlinked temporary file, for
+// restore; ok is false when where is no vault.
+func (a *app) mirrorSnapshot(ctx context.Context, endpoint, where, id string) (io.ReadSeeker, int64, func(), bool, error) {
+	if !vault.IsVault(where) {
+		return nil, 0, nil, false, nil
+	}
+	path, err := vault.Resolve(a.env, where)
+	if err != nil {
+		return nil, 0, nil, true, err
+	}
+	v, err := vault.Open(ctx, path, vault.Options{S3: objstore.Options{Endpoint: endpoint}})
+	if errors.Is(err, vault.ErrNotVault) {
+		return nil, 0, nil, false, nil
+	}
+	if err != nil {
+		return nil, 0, nil, true, s3Hint(err)
+	}
+	srcs, err := v.Sources(ctx)
+	if err != nil {
+		return nil, 0, nil, true, s3Hint(err)
+	}
+	bySession := map[string][]vault.Source{}
+	for _, s := range srcs {
+		rest, ok := strings.CutPrefix(s.Path(), "sessions/")
+		if s.Agent() != "sandbox" || !ok {
+			continue
+		}
+		sid, _, _ := strings.Cut(rest, "/")
+		bySession[sid] = append(bySession[sid], s)
+	}
+	var ids []string
+	for k := range bySession {
+		ids = append(ids, k)
+	}
+	sort.Strings(ids)
+	switch {
+	case len(ids) == 0:
+		return nil, 0, nil, true, fmt.Errorf("%s mirrors no harness session", where)
+	case id == "" && len(ids) == 1:
+		id = ids[0]
+	case id == "":
+		return nil, 0, nil, true, usagef("%s mirrors %d sessions (%s): name one with --session", where, len(ids), strings.Join(ids, ", "))
+	case bySession[id] == nil:
+		return nil, 0, nil, true, fmt.Errorf("%s mirrors no session %s (it has %s)", where, id, strings.Join(ids, ", "))
+	}
+	var files []harness.SnapFile
+	for _, s := range bySession[id] {
+		rel := strings.TrimPrefix(s.Path(), "sessions/"+id+"/")
+		// A record is rewritten, not appended: its newest version is the
+		// session's state; logs and transcripts only grow.
+		ver := s.Longest()
+		if strings.HasSuffix(rel, ".json") && !strings.Contains(rel, "/") {
+			ver = s.Versions[len(s.Versions)-1]
+		}
+		key := ver.Key
+		files = append(files, harness.SnapFile{Rel: rel, Size: ver.Size, ModTime: ver.Seen, Open: func() (io.ReadCloser, error) {
+			f, err := v.OpenVersion(ctx, key)
+			if err != nil {
+				return nil, err
+			}
+			return io.NopCloser(io.NewSectionReader(f, 0, f.Size())), nil
+		}})
+	}
+	tmp, err := os.CreateTemp("", "sandbox-mirror-*.tar.gz")
+	if err != nil {
+		return nil, 0, nil, true, err
+	}
+	_ = os.Remove(tmp.Name())
+	res, err := harness.SnapshotFiles(tmp, files)
+	if err != nil {
+		tmp.Close()
+		return nil, 0, nil, true, fmt.Errorf("%s: session %s: %w", where, id, err)
+	}
+	for _, sk := range res.Skipped {
+		a.log.Warn().Msgf("%s: %s: left out: %s", where, printable(sk.Path), sk.Reason)
+	}
+	size, err := tmp.Seek(0, io.SeekCurrent)
+	if err == nil {
+		_, err = tmp.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		tmp.Close()
+		return nil, 0, nil, true, err
+	}
+	return tmp, size, func() { tmp.Close() }, true, nil
 }

@@ -41,6 +41,9 @@ type RunOptions struct {
 	// is the time between TERM and KILL when the run is cancelled.
 	Kill  <-chan struct{}
 	Grace time.Duration
+	// Mirror, when set, is recorded as the vault the session is mirrored
+	// to (the caller mirrors it).
+	Mirror string
 }
 
 // lastLinesKept is how many lines of output a stop event keeps.
@@ -197,12 +200,19 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 	sess.State, sess.Command, sess.Started, sess.Ended = StateRunning, command, time.Now().UTC(), time.Time{}
 	sess.ExitCode, sess.Signal, sess.OOM, sess.Error, sess.ChildPID, sess.Container = 0, "", false, "", 0, ""
 	sess.HarnessPID = os.Getpid()
+	if o.Mirror != "" {
+		sess.Mirror = o.Mirror
+	}
 	if err := s.Save(sess); err != nil {
 		return err
 	}
-	if err := s.Event(sess.ID, "sandbox_started", map[string]any{"run": sess.Runs, "runtime": sess.Runtime, "image": sess.Image,
+	started := map[string]any{"run": sess.Runs, "runtime": sess.Runtime, "image": sess.Image,
 		"command": command, "network": network(o.Network), "memory": o.Memory, "cpus": o.CPUs, "harness_pid": sess.HarnessPID,
-		"output_from": sess.OutputFrom, "mounts": o.Mounts}); err != nil {
+		"output_from": sess.OutputFrom, "mounts": o.Mounts}
+	if o.Mirror != "" {
+		started["mirror"] = o.Mirror
+	}
+	if err := s.Event(sess.ID, "sandbox_started", started); err != nil {
 		return err
 	}
 	spec := &Spec{Session: sess, Store: s, Command: command, Env: env, Memory: o.Memory, CPUs: o.CPUs, Network: o.Network,
@@ -508,3 +518,7 @@ func (s *Store) makeHome(id string) error {
 	}
 	return home.Close()
 }
+
+// MakeHome makes a session's workspace, as a run does before it starts
+// (a mirror watches it from the start).
+func (s *Store) MakeHome(id string) error { return s.makeHome(id) }

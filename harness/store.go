@@ -63,6 +63,9 @@ type Session struct {
 	Runs           int    `json:"runs"`
 	// OutputFrom is where the last run's output starts in logs/output.log.
 	OutputFrom int64 `json:"output_from,omitempty"`
+	// Mirror is the vault the session's transcripts and logs are mirrored
+	// to while it runs (run --mirror), if any.
+	Mirror string `json:"mirror,omitempty"`
 }
 
 // Store is the harness's state directory.

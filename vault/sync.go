@@ -41,6 +41,21 @@ type SyncOptions struct {
 	Cache string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Tree, when not nil, syncs one harness session instead of the homes
+	// (sandbox run --mirror).
+	Tree *Tree
+}
+
+// Tree is a harness session to mirror: the transcripts of the agents'
+// homes in its workspace, and its own files (record, logs), each named by
+// its path under Root (the harness's state directory), as a sync of the
+// whole host names them.
+type Tree struct {
+	Root string
+	// Workspace is the session's workspace, the agents' HOME.
+	Workspace string
+	// Files are the session's own files to keep (absolute paths).
+	Files []string
 }
 
 // SyncStats say what a sync did.
@@ -267,6 +282,9 @@ func (o SyncOptions) sources() ([]source, []string) {
 	if o.Homes != nil {
 		homes = *o.Homes
 	}
+	if o.Tree != nil {
+		homes = discover.HomesIn(o.Tree.Workspace)
+	}
 	if len(o.Agents) > 0 {
 		keep := map[string]bool{}
 		for _, a := range o.Agents {
@@ -287,6 +305,9 @@ func (o SyncOptions) sources() ([]source, []string) {
 	}
 	if homes.Sandbox != "" {
 		roots = append(roots, root{filepath.Clean(homes.Sandbox), "sandbox"})
+	}
+	if o.Tree != nil {
+		roots = []root{{filepath.Clean(o.Tree.Root), "sandbox"}}
 	}
 	// The deepest root first: a harness session's agent home lies in the
 	// harness's state, and is named by it.
@@ -343,6 +364,19 @@ func (o SyncOptions) sources() ([]source, []string) {
 			}
 		}
 	}
+	if o.Tree != nil {
+		for _, p := range o.Tree.Files {
+			add(p, "sandbox", "file")
+			walked[filepath.Dir(p)] = true
+		}
+		// A session's workspace is small: every folder of the agents'
+		// homes in it is watched, so a transcript's first line is seen
+		// as soon as it is written, not at the next rescan.
+		walked[o.Tree.Workspace] = true
+		for _, d := range homes.Agents {
+			watchTree(d, 3, walked)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].origin < out[j].origin })
 	// The folders to watch: each walked one, and those above it up to its
 	// root (where a new session's folder appears), and the roots.
@@ -376,6 +410,23 @@ func (o SyncOptions) sources() ([]source, []string) {
 // link in an agent's folder could name any file of the user's, which is no
 // transcript to copy out.
 var errNotRegular = errors.New("not a regular file (a symbolic link is not followed)")
+
+// watchTree marks dir and its folders down to depth as folders to watch.
+func watchTree(dir string, depth int, marks map[string]bool) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	marks[dir] = true
+	if depth == 0 {
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			watchTree(filepath.Join(dir, e.Name()), depth-1, marks)
+		}
+	}
+}
 
 // statSig is what tells a source changed without reading it: size,
 // modification time and inode (and its log's, for a database).

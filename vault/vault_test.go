@@ -458,3 +458,42 @@ func TestSymlinkNotFollowed(t *testing.T) {
 		}
 	}
 }
+
+// TestMirrorSeesANewSession: a mirror (Tree) stores a transcript written
+// in its workspace's new folders within a second, not at the next rescan.
+func TestMirrorSeesANewSession(t *testing.T) {
+	env, home := hermetic(t)
+	v := newVault(t, env)
+	root := filepath.Join(home, "state")
+	ws := filepath.Join(root, "sessions", "s1", "home")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	synced := make(chan SyncStats, 64)
+	so := SyncOptions{Env: env, Host: "box", Cache: filepath.Join(home, "c.json"), Tree: &Tree{Root: root, Workspace: ws,
+		Files: []string{filepath.Join(root, "sessions", "s1", "session.json")}}}
+	go Watch(ctx, v, so, WatchOptions{Rescan: time.Minute, After: func(st SyncStats, err error) { synced <- st }})
+	<-synced
+	start := time.Now()
+	p := filepath.Join(ws, ".claude", "projects", "-w", "019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e62.jsonl")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	write(t, p, []byte(`{"type":"user","sessionId":"019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e62","parentUuid":null,"uuid":"u1","timestamp":"2026-11-20T10:00:00.000Z","cwd":"/w","message":{"role":"user","content":"hi"}}`+"\n"))
+	for {
+		select {
+		case st := <-synced:
+			if st.Versions == 0 {
+				continue
+			}
+			t.Logf("stored %s after it was written", time.Since(start).Round(time.Millisecond))
+			srcs := check(t, v)
+			if len(srcs) != 1 || srcs[0].Name != "box/sandbox/sessions/s1/home/.claude/projects/-w/019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e62.jsonl" {
+				t.Fatalf("sources %+v", srcs)
+			}
+			return
+		case <-time.After(time.Second - time.Since(start)):
+			t.Fatal("not stored within a second")
+		}
+	}
+}

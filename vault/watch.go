@@ -38,15 +38,22 @@ func Watch(ctx context.Context, v *Vault, so SyncOptions, wo WatchOptions) error
 	}
 	defer w.Close()
 	watched := map[string]bool{}
+	var settle <-chan time.Time
 	run := func() {
 		st, err := v.Sync(ctx, so)
 		if ctx.Err() != nil {
 			return
 		}
+		added := false
 		for _, d := range st.dirs {
 			if !watched[d] && w.Add(d) == nil {
-				watched[d] = true
+				watched[d], added = true, true
 			}
+		}
+		if added && settle == nil {
+			// What changed in a folder between the sync's look at it and
+			// its watch raised no event: look again.
+			settle = time.After(wo.Settle)
 		}
 		if wo.After != nil {
 			wo.After(st, err)
@@ -55,7 +62,6 @@ func Watch(ctx context.Context, v *Vault, so SyncOptions, wo WatchOptions) error
 	run()
 	rescan := time.NewTicker(wo.Rescan)
 	defer rescan.Stop()
-	var settle <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
