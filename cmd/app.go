@@ -145,7 +145,7 @@ number may have a fraction (1.5G), rounded down to a whole byte.`),
 	root.AddCommand(a.detectCommand())
 	root.AddCommand(a.inspectCommand())
 	root.AddCommand(a.logCommand())
-	root.AddCommand(a.vaultCommand())
+	root.AddCommand(a.vaultCommand(), a.doctorCommand())
 	root.AddCommand(a.runCommand(), a.psCommand(), a.logsCommand(), a.stopCommand(), a.rmCommand(),
 		a.gcCommand(), a.snapshotCommand(), a.restoreCommand(), a.execCommand(), a.versionCommand())
 	if a.completing {

@@ -51,6 +51,7 @@ var exitStatus = map[string][]exitLine{
 	"restore":         {{"0", "restored"}, {"1", "refused or failed: nothing was restored"}},
 	"version":         {{"0", "printed"}},
 	"vault":           {{"0", "done"}, {"1", "failure"}},
+	"doctor":          {{"0", "nothing to warn of"}, {"1", "failure"}, {"3", "warnings: each is said, with what to do"}},
 	"vault sync":      {{"0", "every file synced"}, {"1", "failure, or some files could not be synced (each is named; the rest were): what was stored stays whole"}},
 	"vault ls":        {{"0", "listed (also when the vault is empty)"}, {"1", "failure, or no vault there"}},
 	"vault prune":     {{"0", "done (also when nothing went)"}, {"1", "failure: what was removed before it is gone, the rest is whole"}},

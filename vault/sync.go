@@ -643,3 +643,23 @@ func writeCache(path string, c *cacheFile) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// Synced says what the last sync from this environment and host stored: in
+// tells whether a file's current content (by its size, time and inode) is
+// in the vault, and last is when that sync ended (zero when none did).
+func (v *Vault) Synced(env osenv.Env, host string) (in func(path string) bool, last time.Time) {
+	host = safeSegment(host)
+	p := CachePath(env, v, host)
+	c := readCache(p, v.ID(), host)
+	if info, err := os.Stat(p); err == nil && len(c.Entries) > 0 {
+		last = info.ModTime()
+	}
+	return func(path string) bool {
+		e := c.Entries[path]
+		if e == nil {
+			return false
+		}
+		info, err := os.Lstat(path)
+		return err == nil && fileSig(info) == strings.SplitN(e.Stat, ";", 2)[0]
+	}, last
+}

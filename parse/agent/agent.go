@@ -95,6 +95,15 @@ func EnvHome(getenv func(string) string, home, env, under string, def ...string)
 	return filepath.Join(append([]string{home}, def...)...)
 }
 
+// Retainer is an Agent that deletes its own sessions after a time (a
+// cleanup at start-up): Retention reads its settings in home (the agent's
+// folder, as Source.Home gives it) and says after how long, and which
+// setting says so; ok is false when it keeps them (or the settings turn
+// the cleanup off). sandbox doctor warns before that cleanup runs.
+type Retainer interface {
+	Retention(home string) (after time.Duration, setting string, ok bool)
+}
+
 // Rooted is an Agent whose transcripts do not say the session's working
 // directory: Root finds it from beside the transcript or from its head.
 type Rooted interface {
