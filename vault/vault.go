@@ -288,7 +288,10 @@ func (v *Vault) Record(ctx context.Context, key string) (*Record, error) {
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("vault %s: %s: %w", v.where, key, err)
+		return nil, fmt.Errorf("vault %s: %s: a damaged version record: %w", v.where, key, err)
+	}
+	if r.Size < 0 || r.Base != "" && (!strings.HasPrefix(r.Base, "versions/") || strings.Contains(r.Base, "..")) {
+		return nil, fmt.Errorf("vault %s: %s: a damaged version record", v.where, key)
 	}
 	return &r, nil
 }
@@ -313,7 +316,25 @@ func (v *Vault) chunks(ctx context.Context, r *Record) ([]Chunk, error) {
 	for i := len(tail) - 1; i >= 0; i-- {
 		out = append(out, tail[i]...)
 	}
+	for _, c := range out {
+		if c.Size <= 0 || c.Size > chunkSize || !isSum(c.SHA256) {
+			return nil, fmt.Errorf("vault %s: %s: a damaged version record (a chunk of %d bytes named %q)", v.where, r.Source, c.Size, c.SHA256)
+		}
+	}
 	return out, nil
+}
+
+// isSum says whether s is a SHA-256 in lower-case hex, as chunks are named.
+func isSum(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Version is one version of a source as a listing shows it.
