@@ -20,6 +20,7 @@ import (
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/agent"
+	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/vault"
 )
 
@@ -167,7 +168,8 @@ func (a *app) vaultLsCommand() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "ls [--from DIR|s3://BUCKET/PREFIX]",
 		Short: "List what the vault holds",
-		Long: `sandbox vault ls lists every file the vault keeps: its agent, host and path, how
+		Long: `sandbox vault ls lists every file the vault keeps: its agent, session (from its name),
+host and path, how
 many versions, the bytes of its longest, when the vault first and last stored
 a version, and "gone at the source" when the original was deleted after its
 last version. The table is aligned on a terminal and tab-separated when piped;
@@ -191,6 +193,7 @@ type vaultEntry struct {
 	Host      string    `json:"host"`
 	Agent     string    `json:"agent"`
 	Path      string    `json:"path"`
+	Session   string    `json:"session,omitempty"`
 	Versions  int       `json:"versions"`
 	Bytes     int64     `json:"bytes"`
 	FirstSeen time.Time `json:"first_seen"`
@@ -209,7 +212,7 @@ func (a *app) runVaultLs(ctx context.Context, o vaultOptions, wide bool) error {
 	}
 	var entries []vaultEntry
 	for _, s := range srcs {
-		entries = append(entries, vaultEntry{Host: s.Host(), Agent: s.Agent(), Path: s.Path(), Versions: len(s.Versions),
+		entries = append(entries, vaultEntry{Host: s.Host(), Agent: s.Agent(), Path: s.Path(), Session: discover.IDFromName(s.Path()), Versions: len(s.Versions),
 			Bytes: s.Longest().Size, FirstSeen: s.Versions[0].Seen.UTC(), LastSeen: s.Versions[len(s.Versions)-1].Seen.UTC(), Gone: s.GoneNow()})
 	}
 	if a.json {
@@ -219,20 +222,24 @@ func (a *app) runVaultLs(ctx context.Context, o vaultOptions, wide bool) error {
 			Files  []vaultEntry `json:"files"`
 		}{"sandbox.vault.ls/v1", v.Where(), append([]vaultEntry{}, entries...)})
 	}
-	rows := [][]string{{"AGENT", "HOST", "VERSIONS", "BYTES", "FIRST SEEN", "LAST SEEN", "STATE", "PATH"}}
+	rows := [][]string{{"AGENT", "SESSION", "HOST", "VERSIONS", "BYTES", "FIRST SEEN", "LAST SEEN", "STATE", "PATH"}}
 	for _, e := range entries {
 		state := "kept"
 		if e.Gone {
 			state = "gone at the source"
 		}
-		rows = append(rows, []string{e.Agent, e.Host, strconv.Itoa(e.Versions), bytesize.Human(e.Bytes),
+		session := e.Session
+		if session == "" {
+			session = "-"
+		}
+		rows = append(rows, []string{e.Agent, session, e.Host, strconv.Itoa(e.Versions), bytesize.Human(e.Bytes),
 			e.FirstSeen.Local().Format("2006-01-02 15:04"), e.LastSeen.Local().Format("2006-01-02 15:04"), state, e.Path})
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(a.stderr, "sandbox: the vault %s holds nothing yet\n", v.Where())
 		return nil
 	}
-	return a.writeTable(rows, 7, wide)
+	return a.writeTable(rows, 8, wide)
 }
 
 func (a *app) vaultInstallCommand(install bool) *cobra.Command {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -98,6 +99,37 @@ type cacheEntry struct {
 	SHA256 string `json:"sha256"`
 	Depth  int    `json:"depth,omitempty"`
 	Source string `json:"source"`
+	// State is the SHA-256 state after the version's last byte, and Ends
+	// the SHA-256 of its first and last (up to) 64 KiB: a file that grew
+	// in place (same inode) whose ends are unchanged is taken as appended
+	// to, and only what follows is read.
+	State []byte `json:"state,omitempty"`
+	Ends  string `json:"ends,omitempty"`
+}
+
+// endsWindow is how much of each end of a file tells it was appended to.
+const endsWindow = 64 << 10
+
+// ends is the SHA-256 of the first and last (up to) endsWindow bytes of
+// the first size bytes of r.
+func ends(r io.ReaderAt, size int64) (string, error) {
+	h := sha256.New()
+	head := min(size, endsWindow)
+	if _, err := io.Copy(h, io.NewSectionReader(r, 0, head)); err != nil {
+		return "", err
+	}
+	tail := max(size-endsWindow, head)
+	if _, err := io.Copy(h, io.NewSectionReader(r, tail, size-tail)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// inodeOf is the inode part of a signature.
+func inodeOf(sig string) string {
+	first, _, _ := strings.Cut(sig, ";")
+	parts := strings.Split(first, ":")
+	return parts[len(parts)-1]
 }
 
 type cacheFile struct {
@@ -491,12 +523,29 @@ func (v *Vault) store(ctx context.Context, s source, prev *cacheEntry, now time.
 	// the chunks of what follows it, once its first bytes are checked to be
 	// that version's.
 	extend := prev != nil && prev.Size > 0 && prev.Size <= size
-	if extend {
+	appended := false
+	if extend && s.kind == "file" && prev.State != nil && prev.Ends != "" && inodeOf(prev.Stat) == inodeOf(fileSig(info)) {
+		// The same file, grown, with its old ends in place: what was
+		// stored is its start; only the rest is read.
+		if e, err := ends(f, prev.Size); err == nil && e == prev.Ends {
+			if u, ok := whole.(encoding.BinaryUnmarshaler); ok && u.UnmarshalBinary(prev.State) == nil {
+				if _, err := f.Seek(prev.Size, io.SeekStart); err != nil {
+					return nil, err
+				}
+				appended = true
+			} else {
+				whole.Reset()
+			}
+		}
+	}
+	if extend && !appended {
 		if err := hashN(f, whole, prev.Size, buf); err != nil {
 			return nil, err
 		}
+	}
+	if extend {
 		read = prev.Size
-		if hex.EncodeToString(whole.Sum(nil)) == prev.SHA256 {
+		if appended || hex.EncodeToString(whole.Sum(nil)) == prev.SHA256 {
 			rec.Base, rec.BaseSize = prev.Key, prev.Size
 			if prev.Depth < 0 {
 				if r, err := v.Record(ctx, prev.Key); err == nil {
@@ -534,10 +583,18 @@ func (v *Vault) store(ctx context.Context, s source, prev *cacheEntry, now time.
 		}
 	}
 	st.ReadBytes += read
+	if appended {
+		st.ReadBytes -= prev.Size
+	}
 	rec.Size = read
 	rec.SHA256 = hex.EncodeToString(whole.Sum(nil))
+	var state []byte
+	if m, ok := whole.(encoding.BinaryMarshaler); ok && s.kind == "file" {
+		state, _ = m.MarshalBinary()
+	}
+	fileEnds, _ := ends(f, rec.Size)
 	if prev != nil && rec.SHA256 == prev.SHA256 && rec.Size == prev.Size {
-		return &cacheEntry{Key: prev.Key, Size: prev.Size, SHA256: prev.SHA256, Depth: max(prev.Depth, 0), Source: s.name}, nil
+		return &cacheEntry{Key: prev.Key, Size: prev.Size, SHA256: prev.SHA256, Depth: max(prev.Depth, 0), Source: s.name, State: state, Ends: fileEnds}, nil
 	}
 	if rec.Base != "" && rec.Depth > maxDepth {
 		// A long chain of appends is flattened: this version lists every
@@ -560,7 +617,7 @@ func (v *Vault) store(ctx context.Context, s source, prev *cacheEntry, now time.
 	if created {
 		st.Versions++
 	}
-	return &cacheEntry{Key: key, Size: rec.Size, SHA256: rec.SHA256, Depth: rec.Depth, Source: s.name}, nil
+	return &cacheEntry{Key: key, Size: rec.Size, SHA256: rec.SHA256, Depth: rec.Depth, Source: s.name, State: state, Ends: fileEnds}, nil
 }
 
 // hashN feeds the first n bytes of r to h.

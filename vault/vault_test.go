@@ -497,3 +497,38 @@ func TestMirrorSeesANewSession(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendReadsOnlyNewBytes: a transcript appended to in place is read
+// from where the last version ended (its ends checked), not whole; one
+// replaced by another file (a new inode) is read whole.
+func TestAppendReadsOnlyNewBytes(t *testing.T) {
+	env, home := hermetic(t)
+	v := newVault(t, env)
+	p, data := rollout(t, home, "019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e71", 20000) // about 5 MB
+	write(t, p, data[:len(data)-1000])
+	sync1(t, v, env)
+	fh, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.Write(data[len(data)-1000:])
+	fh.Close()
+	st := sync1(t, v, env)
+	if st.Versions != 1 || st.ReadBytes > 3*endsWindow {
+		t.Fatalf("an append of 1000 bytes read %d bytes: %+v", st.ReadBytes, st)
+	}
+	srcs := check(t, v)
+	if !bytes.Equal(content(t, v, srcs[0].Longest().Key), data) {
+		t.Fatal("the appended version differs from the file")
+	}
+	// The same bytes and more, as a new file renamed over it.
+	tmp := p + ".tmp"
+	write(t, tmp, append(append([]byte{}, data...), data[:500]...))
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	if st := sync1(t, v, env); st.ReadBytes < int64(len(data)) || st.Versions != 1 {
+		t.Fatalf("a file replaced by another was not read whole: %+v", st)
+	}
+	check(t, v)
+}

@@ -129,6 +129,10 @@ func (f *Finder) FileCandidate(p string, info fs.FileInfo, agent manifest.Agent,
 // window's start holds no activity in it.
 func Keep(info fs.FileInfo, w Window) bool { return keep(info, w) }
 
+// IDFromName is the session id a transcript's file name carries (the last
+// UUID in it), or "".
+func IDFromName(name string) string { return iDFromName(name) }
+
 // IsTranscriptName says whether a file name has a transcript's extension
 // (.jsonl or .json, plain or compressed).
 func IsTranscriptName(name string) bool { return isTranscriptName(name) }
