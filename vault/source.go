@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -93,9 +94,26 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 	}
 	var out []discover.Candidate
 	var skipped []discover.Skipped
+	// The files of a file store are read together, as the store.
+	stores := map[string]map[string]func() (io.ReadCloser, error){}
 	for _, s := range srcs {
 		ver, ok := s.Pick(sel)
 		if !ok {
+			continue
+		}
+		if root, ok := discover.StoreOf(s.Path()); ok {
+			name := s.Host() + "/" + s.Agent() + "/" + root
+			if stores[name] == nil {
+				stores[name] = map[string]func() (io.ReadCloser, error){}
+			}
+			key := ver.Key
+			stores[name][strings.TrimPrefix(s.Path(), root+"/")] = func() (io.ReadCloser, error) {
+				file, err := v.OpenVersion(ctx, key)
+				if err != nil {
+					return nil, err
+				}
+				return io.NopCloser(io.NewSectionReader(file, 0, file.Size())), nil
+			}
 			continue
 		}
 		n := 0
@@ -116,6 +134,19 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 		c, err := f.Kept(name, ver.Size, ver.Seen, strings.HasSuffix(s.Name, ".db"), reopen)
 		if err != nil {
 			skipped = append(skipped, discover.Skipped{Name: name, Why: err.Error()})
+			continue
+		}
+		out = append(out, c...)
+	}
+	names := make([]string, 0, len(stores))
+	for n := range stores {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c, err := f.KeptStore(n, stores[n])
+		if err != nil {
+			skipped = append(skipped, discover.Skipped{Name: n, Why: err.Error()})
 			continue
 		}
 		out = append(out, c...)

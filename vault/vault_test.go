@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -531,4 +532,45 @@ func TestAppendReadsOnlyNewBytes(t *testing.T) {
 		t.Fatalf("a file replaced by another was not read whole: %+v", st)
 	}
 	check(t, v)
+}
+
+// TestFileStoreReadBack: opencode's legacy file store, kept file by file,
+// reads back from the vault as the store: the same sessions as at home.
+func TestFileStoreReadBack(t *testing.T) {
+	env, home := hermetic(t)
+	v := newVault(t, env)
+	storage := filepath.Join(home, ".local", "share", "opencode", "storage")
+	copyTree(t, filepath.Join("..", "fixtures", "opencode", "storage"), storage)
+	st := sync1(t, v, env)
+	if st.Versions != 7 {
+		t.Fatalf("synced %+v, want the store's 7 files", st)
+	}
+	f := &discover.Finder{}
+	defer f.RemoveSpools()
+	at := f.Homes(discover.HomesIn(home), discover.Window{})
+	cands, skipped, err := v.Candidates(context.Background(), f, Selector{})
+	if err != nil || len(skipped) > 0 {
+		t.Fatalf("%v %v", skipped, err)
+	}
+	if len(cands) != len(at) || len(at) == 0 {
+		t.Fatalf("%d sessions from the vault, %d at home", len(cands), len(at))
+	}
+	for i := range at {
+		if cands[i].ID != at[i].ID {
+			t.Errorf("session %d: %q from the vault, %q at home", i, cands[i].ID, at[i].ID)
+		}
+		want, _ := at[i].Open()
+		got, err := cands[i].Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := io.ReadAll(want)
+		b, _ := io.ReadAll(got)
+		// Each record names the file it came from: the copy's differ.
+		src := regexp.MustCompile(`"src":"[^"]*"`)
+		a, b = src.ReplaceAll(a, nil), src.ReplaceAll(b, nil)
+		if !bytes.Equal(a, b) {
+			t.Errorf("session %s reads differently from the vault:\n%s\n---\n%s", at[i].ID, a[:min(len(a), 600)], b[:min(len(b), 600)])
+		}
+	}
 }

@@ -520,3 +520,40 @@ func (f *Finder) Kept(name string, size int64, mod time.Time, db bool, reopen fu
 	}
 	return []Candidate{c}, nil
 }
+
+// KeptStore makes the candidates of a file store a vault keeps file by
+// file: the files (by their slash paths in the store folder) are spooled
+// into a private folder, removed with the Finder's other spools, and read
+// as the store they are. name is how the store is called in messages.
+func (f *Finder) KeptStore(name string, files map[string]func() (io.ReadCloser, error)) ([]Candidate, error) {
+	dir, err := os.MkdirTemp("", "sandbox-store-*")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	f.spools().add(dir)
+	root := filepath.Join(dir, path.Base(name))
+	for rel, open := range files {
+		clean := path.Clean("/" + rel)[1:]
+		if clean == "" || clean != rel {
+			continue // a name that would leave the folder
+		}
+		p := filepath.Join(root, filepath.FromSlash(clean))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r, err := open()
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", name, rel, err)
+		}
+		err = spoolFile(p, r)
+		r.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", name, rel, err)
+		}
+	}
+	cands, ok := f.storeDir(root)
+	if !ok {
+		return nil, fmt.Errorf("%s: not a store any agent reads", name)
+	}
+	return cands, nil
+}

@@ -46,6 +46,28 @@ type Store interface {
 	StoreDir(f *Finder, dir string) (cands []Candidate, ok bool)
 }
 
+// A FileStore is a Store whose sessions live in a folder of many small
+// files rather than a database (opencode's legacy storage/): StoreOf says,
+// for a file's slash path, the path of the store folder it lies in. A
+// vault, which keeps files one by one, brings such a folder back whole to
+// read it (Finder.KeptStore).
+type FileStore interface {
+	StoreOf(path string) (root string, ok bool)
+}
+
+// StoreOf asks the registered file stores which store folder the file at
+// path (a slash path) lies in, if any.
+func StoreOf(path string) (string, bool) {
+	for _, s := range Sources() {
+		if fs, ok := s.(FileStore); ok {
+			if root, ok := fs.StoreOf(path); ok {
+				return root, true
+			}
+		}
+	}
+	return "", false
+}
+
 // ErrNotMine is a Store's answer for a database of another program.
 var ErrNotMine = errors.New("not a database of this agent")
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -227,4 +228,16 @@ func (Agent) Stream(ctx context.Context, body io.Reader, t agent.Transcript, h e
 // to opencode run, unless the command already picks a session itself.
 func (Agent) Resume(command []string, id string) ([]string, bool) {
 	return agent.ResumeFlagAfter(command, id, []string{"opencode"}, "run", "--session", "-s", "-c", "--continue")
+}
+
+// StoreOf implements discover.FileStore: a file under a storage/ folder's
+// session/, message/ or part/ lies in that legacy store.
+func (Agent) StoreOf(p string) (string, bool) {
+	parts := strings.Split(p, "/")
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i] == "storage" && (parts[i+1] == "session" || parts[i+1] == "message" || parts[i+1] == "part" || parts[i+1] == "project") {
+			return strings.Join(parts[:i+1], "/"), true
+		}
+	}
+	return "", false
 }
