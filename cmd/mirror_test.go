@@ -2,18 +2,39 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentsandbox/sandbox/internal/s3test"
 )
 
 // TestRunMirror: a session's directory deleted (rm -rf) while its agent
 // runs: the mirror kept its transcripts and logs, recover --from MIRROR
 // gets the work back, and restore rebuilds the session from the mirror.
 func TestRunMirror(t *testing.T) {
+	t.Run("dir", func(t *testing.T) { runMirror(t, filepath.Join(t.TempDir(), "mirror"), nil) })
+	t.Run("s3", func(t *testing.T) {
+		srv := s3test.Start(t)
+		if err := srv.MakeBucket(context.Background(), "mirrors"); err != nil {
+			t.Fatal(err)
+		}
+		var env []string
+		for k, v := range srv.Env(t.TempDir()) {
+			env = append(env, k+"="+v)
+		}
+		runMirror(t, "s3://mirrors/team/", env)
+	})
+}
+
+// runMirror runs TestRunMirror with the mirror at mirror, the AWS
+// settings in env.
+func runMirror(t *testing.T, mirror string, env []string) {
 	h := newHarnessEnv(t, "--runtime", "local")
-	mirror := filepath.Join(t.TempDir(), "mirror")
+	h.env = append(h.env, env...)
 	cmd := h.command(nil, "run", "--name", "m", "--runtime", "local", "--mirror", mirror, "--",
 		"claude", "-p", "write them", "--write", "a.txt=hello", "--write", "b/c.txt=world", "--sleep", "3s")
 	var out bytes.Buffer
@@ -21,14 +42,21 @@ func TestRunMirror(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pattern := filepath.Join(mirror, "versions", "*", "sandbox", "sessions", "m", "home", ".claude", "projects", "*", "*.jsonl", "*.json")
+	mirrored := func() bool {
+		if !strings.HasPrefix(mirror, "s3://") {
+			m, _ := filepath.Glob(filepath.Join(mirror, "versions", "*", "sandbox", "sessions", "m", "home", ".claude", "projects", "*", "*.jsonl", "*.json"))
+			return len(m) > 0
+		}
+		out, _, _ := h.sandbox(nil, "vault", "ls", "--from", mirror)
+		return strings.Contains(out, "sessions/m/home/.claude/projects/")
+	}
 	start := time.Now()
 	var wrote time.Duration
 	for {
 		if _, err := os.Stat(filepath.Join(h.project, "a.txt")); err == nil && wrote == 0 {
 			wrote = time.Since(start)
 		}
-		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+		if mirrored() {
 			break
 		}
 		if time.Since(start) > 20*time.Second {
