@@ -202,6 +202,7 @@ func (v *Vault) Sync(ctx context.Context, o SyncOptions) (SyncStats, error) {
 	defer unlock()
 
 	cache := readCache(o.Cache, v.ID(), o.Host)
+	dirty := false
 	srcs, dirs := o.sources()
 	st.dirs = dirs
 	seen := map[string]bool{}
@@ -247,6 +248,7 @@ func (v *Vault) Sync(ctx context.Context, o SyncOptions) (SyncStats, error) {
 		}
 		e.Stat = stat
 		cache.Entries[s.origin] = e
+		dirty = true
 	}
 	// A source the last sync stored that is no longer there was deleted.
 	if ctx.Err() == nil {
@@ -263,6 +265,15 @@ func (v *Vault) Sync(ctx context.Context, o SyncOptions) (SyncStats, error) {
 			}
 			st.Gone++
 			delete(cache.Entries, origin)
+			dirty = true
+		}
+	}
+	// A sync that changed nothing leaves the cache as it is, but for its
+	// time: the time is when the last sync ended (Synced).
+	if !dirty {
+		now := time.Now()
+		if err := os.Chtimes(o.Cache, now, now); err == nil {
+			return st, ctx.Err()
 		}
 	}
 	if err := writeCache(o.Cache, cache); err != nil {

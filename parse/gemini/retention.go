@@ -36,8 +36,8 @@ func (Agent) Retention(home string) (time.Duration, string, bool) {
 	return age, "general.sessionRetention.maxAge in " + p, true
 }
 
-// parseAge reads an age as Gemini CLI writes one: a number and h, d, w or
-// m (30 days).
+// parseAge reads an age as Gemini CLI writes one: a number and h, d or
+// w, as its settings document them.
 func parseAge(s string) (time.Duration, bool) {
 	s = strings.TrimSpace(s)
 	if len(s) < 2 {
@@ -47,7 +47,7 @@ func parseAge(s string) (time.Duration, bool) {
 	if err != nil || n <= 0 {
 		return 0, false
 	}
-	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour, 'm': 30 * 24 * time.Hour}[s[len(s)-1]]
+	unit := map[byte]time.Duration{'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[s[len(s)-1]]
 	if unit == 0 {
 		return 0, false
 	}

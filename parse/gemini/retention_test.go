@@ -1,0 +1,35 @@
+package gemini
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestRetention(t *testing.T) {
+	for _, c := range []struct {
+		settings string
+		want     time.Duration
+		ok       bool
+	}{
+		{"", 0, false},
+		{`{"general":{"sessionRetention":{"enabled":false,"maxAge":"7d"}}}`, 0, false},
+		{`{"general":{"sessionRetention":{"enabled":true,"maxAge":"7d"}}}`, 7 * 24 * time.Hour, true},
+		{`{"general":{"sessionRetention":{"enabled":true,"maxAge":"2w"}}}`, 14 * 24 * time.Hour, true},
+		{`{"general":{"sessionRetention":{"enabled":true,"maxAge":"36h"}}}`, 36 * time.Hour, true},
+		{`{"general":{"sessionRetention":{"enabled":true}}}`, 30 * 24 * time.Hour, true},
+		{`{"general":{"sessionRetention":{"enabled":true,"maxAge":"soon"}}}`, 30 * 24 * time.Hour, true},
+		{"{\n // a comment\n \"general\": {\"sessionRetention\": {\"enabled\": true, \"maxAge\": \"1m\",},},\n}", 30 * 24 * time.Hour, true},
+		{`not json`, 0, false},
+	} {
+		home := t.TempDir()
+		if c.settings != "" {
+			os.WriteFile(filepath.Join(home, "settings.json"), []byte(c.settings), 0o644)
+		}
+		got, setting, ok := Agent{}.Retention(home)
+		if got != c.want || ok != c.ok || ok && setting == "" {
+			t.Errorf("%s: %v %q %v, want %v %v", c.settings, got, setting, ok, c.want, c.ok)
+		}
+	}
+}
