@@ -86,13 +86,24 @@ func runMirror(t *testing.T, mirror string, env []string) {
 			t.Errorf("%s from the mirror: %q %v, want %q", name, got, err, want)
 		}
 	}
-	if o, e, code := h.sandbox(nil, "restore", mirror, "--session", "m", "--name", "m2"); code != 0 {
+	o, e, code := h.sandbox(nil, "restore", mirror, "--session", "m", "--name", "m2")
+	if code != 0 {
 		t.Fatalf("restore from the mirror: exit %d\n%s%s", code, o, e)
+	}
+	// The run's end looked for the agent's id in a workspace already
+	// gone: the restore finds it in the transcripts the mirror kept, and
+	// the session can be resumed.
+	if !strings.Contains(o+e, "sandbox run --name m2 --resume") {
+		t.Errorf("restore does not say how to resume the session:\n%s%s", o, e)
 	}
 	if m, _ := filepath.Glob(filepath.Join(h.root, "sessions", "m2", "home", ".claude", "projects", "*", "*.jsonl")); len(m) != 1 {
 		t.Fatalf("the restored session holds %v", m)
 	}
-	if s := h.session("m2"); s.Mirror != mirror {
+	s := h.session("m2")
+	if s.Mirror != mirror {
 		t.Errorf("the session record says its mirror is %q, want %q", s.Mirror, mirror)
+	}
+	if s.AgentSessionID == "" {
+		t.Errorf("the restored session has no agent session id to resume")
 	}
 }

@@ -176,6 +176,15 @@ func (s *Store) Restore(r io.ReadSeeker, o RestoreOptions) (*Session, error) {
 		return nil, err
 	}
 	placed = true
+	if sess.AgentSessionID == "" {
+		// A session whose record never learnt the agent's id (its
+		// workspace was deleted before the run's end looked for it, as a
+		// mirror keeps it) finds it in the transcripts it brought.
+		s.FindAgentSession(&sess)
+		if sess.AgentSessionID != "" {
+			_ = s.Save(&sess) // placed already: without it, resume asks for the id
+		}
+	}
 	return &sess, nil
 }
 
