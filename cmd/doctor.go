@@ -83,11 +83,15 @@ func (a *app) runDoctor(ctx context.Context) error {
 		if _, err := os.Stat(home); err != nil {
 			continue
 		}
-		after, setting, ok := r.Retention(home)
+		ret, ok := r.Retention(home)
+		title := ag.About().Title
 		if !ok {
+			if ret.Problem != "" {
+				warn(finding{Check: "cleanup", Agent: string(ag.Name()), Message: title + ": " + ret.Problem})
+			}
 			continue
 		}
-		title := ag.About().Title
+		after, setting := ret.After, ret.Setting
 		var soon, unkept int
 		var first time.Time
 		for _, c := range ag.Scan(finder, home, discover.Window{}, "") {
@@ -108,19 +112,30 @@ func (a *app) runDoctor(ctx context.Context) error {
 		}
 		f := finding{Check: "cleanup", Agent: string(ag.Name())}
 		rule := fmt.Sprintf("%s deletes sessions older than %s at start-up (%s)", title, days(after), setting)
+		if after == 0 {
+			rule = fmt.Sprintf("%s deletes every session at start-up (%s)", title, setting)
+		}
+		due := fmt.Sprintf("%s due within 7 days", count(soon, "session"))
+		if ret.Problem != "" {
+			rule += ". " + ret.Problem
+		}
 		switch {
+		case ret.Problem != "":
+			f.Message = fmt.Sprintf("%s; %s, %d of them in no vault", rule, due, unkept)
+			f.Hint = "fix the setting; sandbox vault sync keeps what there is now"
+			warn(f)
 		case soon == 0:
 			f.Message = rule + "; none is due within 7 days"
 			okay(f)
 		case unkept == 0:
-			f.Message = fmt.Sprintf("%s; %d sessions are due within 7 days, all of them kept in the vault", rule, soon)
+			f.Message = fmt.Sprintf("%s; %s, all of them kept in the vault", rule, due)
 			okay(f)
 		default:
-			due := "the first " + when(first, now)
+			next := "the first " + when(first, now)
 			if first.Before(now) {
-				due = "some overdue: its next start deletes them"
+				next = "some overdue: its next start deletes them"
 			}
-			f.Message = fmt.Sprintf("%s; %d sessions are due within 7 days (%s), %d of them in no vault", rule, soon, due, unkept)
+			f.Message = fmt.Sprintf("%s; %s (%s), %d of them in no vault", rule, due, next, unkept)
 			f.Hint = "sandbox vault sync keeps them now; sandbox vault install keeps every later one"
 			warn(f)
 		}
@@ -142,7 +157,8 @@ func (a *app) runDoctor(ctx context.Context) error {
 	default:
 		f := finding{Check: "vault", Message: "vault at " + where}
 		if service {
-			f.Message += ", synced by " + svc
+			// Its file is there; whether it runs, the last sync's time says.
+			f.Message += "; a sync service is installed (" + svc + ")"
 		} else {
 			f.Message += "; no sync service installed"
 			f.Hint = "sandbox vault install keeps it synced"

@@ -101,7 +101,21 @@ func EnvHome(getenv func(string) string, home, env, under string, def ...string)
 // setting says so; ok is false when it keeps them (or the settings turn
 // the cleanup off). sandbox doctor warns before that cleanup runs.
 type Retainer interface {
-	Retention(home string) (after time.Duration, setting string, ok bool)
+	Retention(home string) (r Retention, ok bool)
+}
+
+// Retention is when an agent deletes its sessions, as its settings say.
+type Retention struct {
+	// After is the age past which a session is deleted (0: every one).
+	After time.Duration
+	// Setting names the setting and its file ("cleanupPeriodDays in
+	// ~/.claude/settings.json"), or says the agent's default applies.
+	Setting string
+	// Problem, when not empty, is what is wrong with the settings and
+	// what the agent does about it (a file it cannot read, a value it
+	// refuses): the user should fix it. With ok false, the retention
+	// itself cannot be told.
+	Problem string
 }
 
 // Rooted is an Agent whose transcripts do not say the session's working

@@ -1,11 +1,14 @@
 package claude
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/tidwall/gjson"
 )
 
@@ -16,17 +19,33 @@ const defaultCleanupDays = 30
 // Retention implements agent.Retainer: Claude Code deletes the transcripts
 // of sessions older than cleanupPeriodDays (settings.json in its folder;
 // 30 by default) each time it starts.
-func (Agent) Retention(home string) (time.Duration, string, bool) {
-	days := int64(defaultCleanupDays)
-	setting := "cleanupPeriodDays (not set: Claude Code's default, 30)"
+func (Agent) Retention(home string) (agent.Retention, bool) {
+	r := agent.Retention{After: defaultCleanupDays * 24 * time.Hour, Setting: "cleanupPeriodDays (not set: Claude Code's default, 30)"}
 	p := filepath.Join(home, "settings.json")
-	if data, err := os.ReadFile(p); err == nil {
-		if std, err := hujson.Standardize(data); err == nil {
-			if v := gjson.GetBytes(std, "cleanupPeriodDays"); v.Type == gjson.Number && v.Int() > 0 {
-				days = v.Int()
-				setting = "cleanupPeriodDays in " + p
-			}
-		}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return r, true
 	}
-	return time.Duration(days) * 24 * time.Hour, setting, true
+	std, err := hujson.Standardize(data)
+	if err != nil {
+		r.Setting = "cleanupPeriodDays (Claude Code's default, 30)"
+		r.Problem = fmt.Sprintf("%s is not valid JSON (%v): Claude Code does not read it either, and keeps its defaults", p, err)
+		return r, true
+	}
+	v := gjson.GetBytes(std, "cleanupPeriodDays")
+	switch {
+	case !v.Exists():
+	case v.Type == gjson.Number && v.Num == 0:
+		// Before 2.1.89 a 0 deleted every transcript at start-up and
+		// kept no new one (anthropics/claude-code#23710); since then it
+		// is refused as invalid.
+		r.After, r.Setting = 0, "cleanupPeriodDays 0 in "+p
+		r.Problem = "cleanupPeriodDays is 0: Claude Code before 2.1.89 deletes every transcript at start-up and writes none; 2.1.89 and later refuse the value. Set a number of days instead (3650 keeps ten years)"
+	case v.Type == gjson.Number && v.Num >= 1 && v.Num == float64(int64(v.Num)):
+		r.After, r.Setting = time.Duration(v.Int())*24*time.Hour, "cleanupPeriodDays in "+p
+	default:
+		r.Setting = "cleanupPeriodDays (Claude Code's default, 30)"
+		r.Problem = fmt.Sprintf("cleanupPeriodDays in %s is %s, not a whole number of days: Claude Code refuses it and keeps its default", p, v.Raw)
+	}
+	return r, true
 }

@@ -14,21 +14,24 @@ func TestRetention(t *testing.T) {
 		settings string
 		want     time.Duration
 		from     string
+		problem  string
 	}{
-		{"", 30 * day, "not set"},
-		{`{"cleanupPeriodDays": 90}`, 90 * day, "settings.json"},
-		{`{"cleanupPeriodDays": 0}`, 30 * day, "not set"},
-		{`{"cleanupPeriodDays": "7"}`, 30 * day, "not set"},
-		{`{"permissions": {}}`, 30 * day, "not set"},
-		{`{broken`, 30 * day, "not set"},
+		{"", 30 * day, "not set", ""},
+		{`{"cleanupPeriodDays": 90}`, 90 * day, "settings.json", ""},
+		{`{"cleanupPeriodDays": 0}`, 0, "cleanupPeriodDays 0", "before 2.1.89 deletes every transcript"},
+		{`{"cleanupPeriodDays": "7"}`, 30 * day, "default, 30", "not a whole number"},
+		{`{"cleanupPeriodDays": -3}`, 30 * day, "default, 30", "not a whole number"},
+		{`{"cleanupPeriodDays": 1.5}`, 30 * day, "default, 30", "not a whole number"},
+		{`{"permissions": {}}`, 30 * day, "not set", ""},
+		{`{broken`, 30 * day, "default, 30", "not valid JSON"},
 	} {
 		home := t.TempDir()
 		if c.settings != "" {
 			os.WriteFile(filepath.Join(home, "settings.json"), []byte(c.settings), 0o644)
 		}
-		got, setting, ok := Agent{}.Retention(home)
-		if !ok || got != c.want || !strings.Contains(setting, c.from) {
-			t.Errorf("%s: %v %q %v, want %v from %q", c.settings, got, setting, ok, c.want, c.from)
+		r, ok := Agent{}.Retention(home)
+		if !ok || r.After != c.want || !strings.Contains(r.Setting, c.from) || (c.problem == "") != (r.Problem == "") || !strings.Contains(r.Problem, c.problem) {
+			t.Errorf("%s: %+v %v, want %v from %q, problem %q", c.settings, r, ok, c.want, c.from, c.problem)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,31 +10,33 @@ import (
 
 	"github.com/tailscale/hujson"
 	"github.com/tidwall/gjson"
+
+	"github.com/agentsandbox/sandbox/parse/agent"
 )
 
 // Retention implements agent.Retainer: with general.sessionRetention
 // enabled in settings.json, Gemini CLI deletes chats older than its maxAge
 // (30d when not set) at start-up.
-func (Agent) Retention(home string) (time.Duration, string, bool) {
+func (Agent) Retention(home string) (agent.Retention, bool) {
 	p := filepath.Join(home, "settings.json")
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return 0, "", false
+		return agent.Retention{}, false
 	}
 	std, err := hujson.Standardize(data)
 	if err != nil {
-		return 0, "", false
+		return agent.Retention{Problem: fmt.Sprintf("%s is not valid JSON (%v): whether Gemini CLI deletes its sessions cannot be told", p, err)}, false
 	}
 	r := gjson.GetBytes(std, "general.sessionRetention")
 	if !r.Get("enabled").Bool() {
-		return 0, "", false
+		return agent.Retention{}, false
 	}
 	age, ok := parseAge(r.Get("maxAge").String())
 	if !ok {
 		age = 30 * 24 * time.Hour
-		return age, "general.sessionRetention in " + p + " (maxAge not set: 30d)", true
+		return agent.Retention{After: age, Setting: "general.sessionRetention in " + p + " (maxAge not set: 30d)"}, true
 	}
-	return age, "general.sessionRetention.maxAge in " + p, true
+	return agent.Retention{After: age, Setting: "general.sessionRetention.maxAge in " + p}, true
 }
 
 // parseAge reads an age as Gemini CLI writes one: a number and h, d or

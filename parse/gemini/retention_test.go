@@ -27,9 +27,13 @@ func TestRetention(t *testing.T) {
 		if c.settings != "" {
 			os.WriteFile(filepath.Join(home, "settings.json"), []byte(c.settings), 0o644)
 		}
-		got, setting, ok := Agent{}.Retention(home)
-		if got != c.want || ok != c.ok || ok && setting == "" {
-			t.Errorf("%s: %v %q %v, want %v %v", c.settings, got, setting, ok, c.want, c.ok)
+		r, ok := Agent{}.Retention(home)
+		if r.After != c.want || ok != c.ok || ok && r.Setting == "" {
+			t.Errorf("%s: %+v %v, want %v %v", c.settings, r, ok, c.want, c.ok)
+		}
+		// A file Gemini CLI cannot read is said: the retention cannot be told.
+		if broken := c.settings == "not json"; broken != (r.Problem != "") {
+			t.Errorf("%s: problem %q", c.settings, r.Problem)
 		}
 	}
 }
