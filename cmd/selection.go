@@ -144,7 +144,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 		}
 		cands = finder.Homes(homes, filter.Window)
 		for _, p := range finder.Problems {
-			a.log.Warn().Str("store", p.Name).Msg(p.Why)
+			a.log.Warn().Msgf("%s: %s", printable(p.Name), p.Why)
 		}
 	}
 	// What an agent keeps of a session in its home, beside the transcript

@@ -3,6 +3,7 @@ package parse
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -331,14 +332,20 @@ func openDetect(c *Selected) (br *bufio.Reader, head []byte, agent manifest.Agen
 	}
 	br = headBufs.Get().(*bufio.Reader)
 	br.Reset(dr)
-	head, _ = br.Peek(64 << 10)
-	agent, ok = detect(head)
-	return br, head, agent, ok, func() {
+	done = func() {
 		dr.Close()
 		rc.Close()
 		br.Reset(nil)
 		headBufs.Put(br)
-	}, nil
+	}
+	head, err = br.Peek(64 << 10)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		// A file that fails as it is read is not "no transcript": say why.
+		done()
+		return nil, nil, "", false, nil, fmt.Errorf("%s: %w", c.Name, err)
+	}
+	agent, ok = detect(head)
+	return br, head, agent, ok, done, nil
 }
 
 // headBufs recycles openDetect's buffers: a home of thousands of

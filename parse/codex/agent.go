@@ -79,7 +79,11 @@ func (Agent) Scan(f *discover.Finder, home string, w discover.Window, harness st
 				continue // codex: when both exist, the plain file wins
 			}
 			info, err := e.Info()
-			if err != nil || !discover.Keep(info, w) {
+			if err != nil {
+				continue
+			}
+			info, ok := f.Regular(p, info)
+			if !ok || !discover.Keep(info, w) {
 				continue
 			}
 			plain[p] = true

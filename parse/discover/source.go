@@ -159,6 +159,45 @@ func IDFromName(name string) string { return iDFromName(name) }
 // (.jsonl or .json, plain or compressed).
 func IsTranscriptName(name string) bool { return isTranscriptName(name) }
 
+// Regular takes a file a home's folder lists only when it is a regular
+// file or a symbolic link to one, and returns what it is (the link's
+// target, for a link). Anything else named like a transcript (a named pipe,
+// which would block its reader forever; a socket; a device) is not read,
+// and is said as a problem.
+func (f *Finder) Regular(p string, info fs.FileInfo) (fs.FileInfo, bool) {
+	if info.Mode().IsRegular() {
+		return info, true
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		target, err := f.fs().Stat(p)
+		if err != nil {
+			return nil, false // a dangling link: nothing to read
+		}
+		if target.Mode().IsRegular() {
+			return target, true
+		}
+		info = target
+	}
+	if info.IsDir() {
+		return nil, false
+	}
+	f.Problem(p, errors.New(kind(info.Mode())+", not a file: not read"))
+	return nil, false
+}
+
+// kind names a file that is not regular.
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
+}
+
 // ScanFiles lists the transcript files directly in dir that name accepts,
 // as candidates of agent, pruned by w.
 func (f *Finder) ScanFiles(dir string, agent manifest.Agent, w Window, harness string, accept func(name string) bool) []Candidate {
@@ -168,11 +207,14 @@ func (f *Finder) ScanFiles(dir string, agent manifest.Agent, w Window, harness s
 		if e.IsDir() || !accept(e.Name()) {
 			continue
 		}
+		p := filepath.Join(dir, e.Name())
 		info, err := e.Info()
-		if err != nil || !keep(info, w) {
+		if err != nil {
 			continue
 		}
-		out = append(out, f.fileCandidate(filepath.Join(dir, e.Name()), info, agent, harness))
+		if info, ok := f.Regular(p, info); ok && keep(info, w) {
+			out = append(out, f.fileCandidate(p, info, agent, harness))
+		}
 	}
 	return out
 }
