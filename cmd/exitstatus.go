@@ -42,26 +42,30 @@ var exitStatus = map[string][]exitLine{
 		{"1", "the harness failed (the session's record says why)"}},
 	"exec": {{"N", "the command's own exit code"}, {"126, 127", "the command cannot be run, or is not there"},
 		{"1", "the session is not running, or exec failed"}},
-	"ps":              {{"0", "listed"}, {"1", "failure"}},
-	"logs":            {{"0", "printed"}, {"1", "failure, or no such session or run"}},
-	"stop":            {{"0", "stopped, and the exit recorded"}, {"1", "failure, or the session is not running"}},
-	"rm":              {{"0", "every session removed"}, {"1", "some were not (each is named)"}},
-	"gc":              {{"0", "done, or nothing to collect"}, {"1", "failure"}, {"3", "some actions failed (each is named)"}},
-	"snapshot":        {{"0", "written"}, {"1", "failure: no partial archive is left"}},
-	"restore":         {{"0", "restored"}, {"1", "refused or failed: nothing was restored"}},
-	"version":         {{"0", "printed"}},
-	"vault":           {{"0", "done"}, {"1", "failure"}},
-	"doctor":          {{"0", "nothing to warn of"}, {"1", "failure"}, {"3", "warnings: each is said, with what to do"}},
-	"vault sync":      {{"0", "every file synced"}, {"1", "failure, or some files could not be synced (each is named; the rest were): what was stored stays whole"}},
+	"ps":       {{"0", "listed"}, {"1", "failure"}},
+	"logs":     {{"0", "printed"}, {"1", "failure, or no such session or run"}},
+	"stop":     {{"0", "stopped, and the exit recorded"}, {"1", "failure, or the session is not running"}},
+	"rm":       {{"0", "every session removed"}, {"1", "some were not (each is named)"}},
+	"gc":       {{"0", "done, or nothing to collect"}, {"1", "failure"}, {"3", "some actions failed (each is named)"}},
+	"snapshot": {{"0", "written"}, {"1", "failure: no partial archive is left"}},
+	"restore":  {{"0", "restored"}, {"1", "refused or failed: nothing was restored"}},
+	"version":  {{"0", "printed"}},
+	"vault":    {{"0", "done"}, {"1", "failure"}},
+	"doctor":   {{"0", "nothing to warn of"}, {"1", "failure"}, {"3", "warnings: each is said, with what to do"}},
+	"vault sync": {{"0", "every file synced; with --watch, stopped by ^C or TERM (a service stopped on purpose is no failure)"},
+		{"1", "failure, or some files could not be synced (each is named; the rest were): what was stored stays whole"},
+		{"130", "a sync without --watch interrupted (^C or TERM): what was stored stays whole, the rest is synced next time"}},
 	"vault ls":        {{"0", "listed (also when the vault is empty)"}, {"1", "failure, or no vault there"}},
+	"vault verify":    {{"0", "every version reads whole"}, {"1", "failure, or no vault there"}, {"3", "some versions cannot be read whole (each is named)"}},
 	"vault prune":     {{"0", "done (also when nothing went)"}, {"1", "failure: what was removed before it is gone, the rest is whole"}},
 	"vault install":   {{"0", "written (enabled, or with the commands that enable it printed)"}, {"1", "failure: nothing was written"}},
 	"vault uninstall": {{"0", "removed, or nothing was installed"}, {"1", "failure"}},
 }
 
-// ownInterrupt are the commands whose ^C is not 130: run gives the agent's
-// exit (143 after TERM, 137 after a second ^C).
-var ownInterrupt = map[string]bool{"run": true}
+// ownInterrupt are the commands whose ^C is not (only) 130: run gives the
+// agent's exit (143 after TERM, 137 after a second ^C); vault sync --watch
+// ends with 0.
+var ownInterrupt = map[string]bool{"run": true, "vault sync": true}
 
 // addExitStatus appends each command's EXIT STATUS section to its help.
 func addExitStatus(root *cobra.Command) {

@@ -654,6 +654,11 @@ func plural(n int) string {
 	return "s"
 }
 
+// count says n things: "1 file", "2 files".
+func count(n int, noun string) string {
+	return fmt.Sprintf("%d %s%s", n, noun, plural(n))
+}
+
 // absPath makes a flag's directory absolute.
 func absPath(p string) (string, error) {
 	abs, err := filepath.Abs(p)

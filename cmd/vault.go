@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/agent"
@@ -58,7 +59,7 @@ with --version N|TIME.`,
   sandbox vault ls
   sandbox recover --from vault --session 5c0375b4 --dest ./proj`,
 	}
-	c.AddCommand(a.vaultSyncCommand(), a.vaultLsCommand(), a.vaultPruneCommand(), a.vaultInstallCommand(true), a.vaultInstallCommand(false))
+	c.AddCommand(a.vaultSyncCommand(), a.vaultLsCommand(), a.vaultVerifyCommand(), a.vaultPruneCommand(), a.vaultInstallCommand(true), a.vaultInstallCommand(false))
 	return c
 }
 
@@ -119,12 +120,16 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 			return usagef("--agent %q: use %s", ag, agent.OrList(agentNames()))
 		}
 	}
+	if o.Rescan <= 0 {
+		return usagef("--rescan %s: want a positive duration, such as 5m", o.Rescan)
+	}
 	v, err := a.openVault(ctx, o, true)
 	if err != nil {
 		return s3Hint(err)
 	}
 	so := vault.SyncOptions{Env: a.env, Agents: o.Agents, Host: o.Host}
 	if o.Watch {
+		said := map[string]bool{}
 		return vault.Watch(ctx, v, so, vault.WatchOptions{Rescan: o.Rescan, After: func(st vault.SyncStats, err error) {
 			if err != nil {
 				a.log.Error().Err(err).Msg("sync")
@@ -133,8 +138,12 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 			for _, p := range st.Problems {
 				a.log.Warn().Msg(printable(p))
 			}
+			// What is left out is said once, not at every rescan.
 			for _, p := range st.Skipped {
-				a.log.Info().Msg(printable(p))
+				if !said[p] {
+					said[p] = true
+					a.log.Warn().Msg(printable(p))
+				}
 			}
 			if st.Versions > 0 || st.Gone > 0 {
 				a.log.Info().Int("versions", st.Versions).Int("gone", st.Gone).Str("stored", bytesize.Human(st.Stored)).Msg("synced")
@@ -149,15 +158,19 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 		a.log.Warn().Msg(printable(p))
 	}
 	for _, p := range st.Skipped {
-		a.log.Info().Msg(printable(p))
+		a.log.Warn().Msg(printable(p))
 	}
 	if a.json {
 		return a.writeJSON(vaultSyncReport{Schema: "sandbox.vault.sync/v1", Vault: v.Where(), SyncStats: st})
 	}
-	fmt.Fprintf(a.stdout, "%s: %d files, %d unchanged, %d read (%s); %d new versions, %s stored; %d gone at the source\n",
-		v.Where(), st.Files, st.Unchanged, st.Read, bytesize.Human(st.ReadBytes), st.Versions, bytesize.Human(st.Stored), st.Gone)
+	line := fmt.Sprintf("%s: %s, %d unchanged, %d read (%s); %s, %s stored; %d gone at the source",
+		v.Where(), count(st.Files, "file"), st.Unchanged, st.Read, bytesize.Human(st.ReadBytes), count(st.Versions, "new version"), bytesize.Human(st.Stored), st.Gone)
+	if len(st.Skipped) > 0 {
+		line += fmt.Sprintf("; %d not copied (named above)", len(st.Skipped))
+	}
+	fmt.Fprintln(a.stdout, line)
 	if len(st.Problems) > 0 {
-		return fmt.Errorf("%d files could not be synced (the rest were)", len(st.Problems))
+		return fmt.Errorf("%s could not be synced (the rest were)", count(len(st.Problems), "file"))
 	}
 	return nil
 }
@@ -242,6 +255,64 @@ func (a *app) runVaultLs(ctx context.Context, o vaultOptions, wide bool) error {
 	return a.writeTable(rows, 8, wide)
 }
 
+func (a *app) vaultVerifyCommand() *cobra.Command {
+	var o vaultOptions
+	c := &cobra.Command{
+		Use:   "verify [--from DIR|s3://BUCKET/PREFIX]",
+		Short: "Read every version the vault holds, and name any that cannot be read",
+		Long: `sandbox vault verify reads every version of every file the vault keeps, whole:
+each version's record and those it extends, and each chunk (once, however many
+versions share it), decompressed and checked against its SHA-256. It names
+each version that cannot be read and why (a missing or damaged chunk or
+record). Readers pass over such a version for the next longest that reads, and
+say so; verify finds the damage before a recovery needs it. It changes
+nothing.`,
+		Example: `  sandbox vault verify
+  sandbox vault verify --from s3://backups/agents --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runVaultVerify(cmd.Context(), o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.Where, "from", "", "the vault: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
+	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	return c
+}
+
+func (a *app) runVaultVerify(ctx context.Context, o vaultOptions) error {
+	v, err := a.openVault(ctx, o, false)
+	if err != nil {
+		return s3Hint(err)
+	}
+	st, err := v.Verify(ctx, nil)
+	if err != nil {
+		return s3Hint(err)
+	}
+	if a.json {
+		if st.Damaged == nil {
+			st.Damaged = []vault.Damage{}
+		}
+		if err := a.writeJSON(struct {
+			Schema string `json:"schema"`
+			Vault  string `json:"vault"`
+			vault.VerifyStats
+		}{"sandbox.vault.verify/v1", v.Where(), st}); err != nil {
+			return err
+		}
+	} else {
+		for _, d := range st.Damaged {
+			fmt.Fprintf(a.stdout, "damaged: %s@v%d: %s\n", printable(d.Source), d.N, printable(d.Why))
+		}
+		fmt.Fprintf(a.stdout, "%s: %s of %s checked, %s (%s) read; %s\n", v.Where(), count(st.Versions, "version"), count(st.Sources, "file"),
+			count(st.Chunks, "chunk"), bytesize.Human(st.Bytes), count(len(st.Damaged), "damaged version"))
+	}
+	if len(st.Damaged) > 0 {
+		return &PartialError{fmt.Sprintf("%s cannot be read whole (named above)", count(len(st.Damaged), "version"))}
+	}
+	return nil
+}
+
 func (a *app) vaultInstallCommand(install bool) *cobra.Command {
 	var o vaultOptions
 	c := &cobra.Command{
@@ -314,12 +385,44 @@ func (a *app) runVaultService(o vaultOptions, install bool) error {
 	if o.Host != "" {
 		so.Args = append(so.Args, "--host", o.Host)
 	}
+	so.Environment = serviceEnv(a.env)
 	res, err := vault.Install(so)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "wrote %s\n%s\n", res.Path, res.Note)
+	if len(so.Environment) > 0 {
+		var names []string
+		for _, kv := range so.Environment {
+			k, _, _ := strings.Cut(kv, "=")
+			names = append(names, k)
+		}
+		fmt.Fprintf(a.stdout, "the service runs with this shell's %s, as set now (install again after changing them)\n", strings.Join(names, ", "))
+	}
 	return nil
+}
+
+// serviceEnv is what of this environment the sync service needs to find
+// what this shell's sync finds: where each agent keeps its sessions
+// (CLAUDE_CONFIG_DIR, CODEX_HOME…), the XDG base folders, the harness's
+// home, and how S3 is reached (the profile, region and endpoint; never a
+// secret key, which stays in the AWS configuration the profile names).
+func serviceEnv(env osenv.Env) []string {
+	names := []string{"SANDBOX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"}
+	for _, ag := range agent.All() {
+		names = append(names, ag.About().StateEnv...)
+	}
+	names = append(names, "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+		"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3")
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if v := env.Get(n); v != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n+"="+v)
+		}
+	}
+	return out
 }
 
 func (a *app) vaultPruneCommand() *cobra.Command {

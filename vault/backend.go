@@ -53,7 +53,9 @@ type backend interface {
 // private temporary file, flushed to disk, then linked at its key: link(2)
 // fails when the key is taken, so two writers never overwrite each other
 // and a reader never sees half an object, even after a kill -9 (which
-// leaves at most a temporary file, removed by the next sync).
+// leaves at most a temporary file, removed by the next sync). Every path
+// is resolved inside the root (os.Root): a symbolic link planted in the
+// vault cannot send a write, a read or a removal outside it.
 type dirBackend struct{ root string }
 
 func (d dirBackend) String() string { return d.root }
@@ -62,26 +64,38 @@ func (d dirBackend) path(key string) string {
 	return filepath.Join(d.root, filepath.FromSlash(key))
 }
 
+// open opens the vault's folder, as the root every key is resolved in.
+func (d dirBackend) open() (*os.Root, error) {
+	return os.OpenRoot(d.root)
+}
+
 func (d dirBackend) create(_ context.Context, key string, data []byte) error {
-	final := d.path(key)
-	if _, err := os.Lstat(final); err == nil {
-		return errExists
-	}
-	if err := os.MkdirAll(filepath.Dir(final), 0o700); err != nil {
+	if err := os.MkdirAll(d.root, 0o700); err != nil {
 		return err
 	}
-	tmpDir := filepath.Join(d.root, "tmp")
-	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+	r, err := d.open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	name := filepath.FromSlash(key)
+	if _, err := r.Lstat(name); err == nil {
+		return errExists
+	}
+	if err := r.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return fmt.Errorf("writing %s: %w", d.path(key), err)
+	}
+	if err := r.MkdirAll("tmp", 0o700); err != nil {
 		return err
 	}
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(tmpDir, hex.EncodeToString(rnd[:]))
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	tmp := filepath.Join("tmp", hex.EncodeToString(rnd[:]))
+	f, err := r.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
+	defer r.Remove(tmp)
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()
@@ -90,29 +104,33 @@ func (d dirBackend) create(_ context.Context, key string, data []byte) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", final, err)
+		return fmt.Errorf("writing %s: %w", d.path(key), err)
 	}
-	if err := os.Link(tmp, final); err != nil {
+	if err := r.Link(tmp, name); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return errExists
 		}
-		return err
+		return fmt.Errorf("writing %s: %w", d.path(key), err)
 	}
-	syncDir(filepath.Dir(final))
+	// The linked object survives a crash of the machine once its folder's
+	// entries are flushed (best effort: not every system can open a folder).
+	if dir, err := r.Open(filepath.Dir(name)); err == nil {
+		_ = dir.Sync()
+		dir.Close()
+	}
 	return nil
 }
 
-// syncDir flushes a folder's entries, so a linked object survives a crash
-// of the machine (best effort: not every system can open a folder).
-func syncDir(dir string) {
-	if f, err := os.Open(dir); err == nil {
-		_ = f.Sync()
-		f.Close()
-	}
-}
-
 func (d dirBackend) has(_ context.Context, key string) (bool, error) {
-	_, err := os.Lstat(d.path(key))
+	r, err := d.open()
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	_, err = r.Lstat(filepath.FromSlash(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -120,17 +138,32 @@ func (d dirBackend) has(_ context.Context, key string) (bool, error) {
 }
 
 func (d dirBackend) get(_ context.Context, key string) ([]byte, error) {
-	return os.ReadFile(d.path(key))
+	r, err := d.open()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := r.ReadFile(filepath.FromSlash(key))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// A link that leaves the vault, say, in the vault's own terms.
+		return nil, fmt.Errorf("%s: %w", d.path(key), err)
+	}
+	return data, err
 }
 
 func (d dirBackend) list(_ context.Context, prefix string) ([]entry, error) {
 	var out []entry
 	root := d.path(prefix)
+	// WalkDir follows no symbolic link below root, and root itself (a
+	// folder of the vault) is taken only when it is a real folder.
+	if info, err := os.Lstat(root); err != nil || !info.IsDir() {
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
-			if p == root && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
 			return err
 		}
 		if !e.Type().IsRegular() {
@@ -151,22 +184,36 @@ func (d dirBackend) lock(context.Context) (func(), error) {
 	if err := os.MkdirAll(d.root, 0o700); err != nil {
 		return nil, err
 	}
-	unlock, err := flock.Lock(filepath.Join(d.root, "lock"))
+	lockPath := filepath.Join(d.root, "lock")
+	if info, err := os.Lstat(lockPath); err == nil && !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("locking %s: %s is not a regular file", d.root, lockPath)
+	}
+	unlock, err := flock.Lock(lockPath)
 	if err != nil {
 		return nil, fmt.Errorf("locking %s: %w", d.root, err)
 	}
 	// Only the lock's holder writes temporary files: what is left there
 	// was a killed sync's.
-	if old, err := os.ReadDir(filepath.Join(d.root, "tmp")); err == nil {
-		for _, e := range old {
-			_ = os.Remove(filepath.Join(d.root, "tmp", e.Name()))
+	if r, err := d.open(); err == nil {
+		if dir, err := r.Open("tmp"); err == nil {
+			old, _ := dir.ReadDir(-1)
+			dir.Close()
+			for _, e := range old {
+				_ = r.Remove(filepath.Join("tmp", e.Name()))
+			}
 		}
+		r.Close()
 	}
 	return unlock, nil
 }
 
 func (d dirBackend) remove(_ context.Context, key string) error {
-	err := os.Remove(d.path(key))
+	r, err := d.open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	err = r.Remove(filepath.FromSlash(key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

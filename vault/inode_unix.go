@@ -17,5 +17,6 @@ func inode(info fs.FileInfo) uint64 {
 }
 
 // noFollow opens a source without following a symbolic link put in its
-// place since it was looked at.
-const noFollow = syscall.O_NOFOLLOW
+// place since it was looked at, and without waiting on a named pipe put
+// there (the opened file is then refused as not regular).
+const noFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK

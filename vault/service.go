@@ -55,6 +55,12 @@ type ServiceOptions struct {
 	// GOOS picks the service manager: "linux" (systemd) or "darwin"
 	// (launchd). Callers pass runtime.GOOS; tests pass either.
 	GOOS string
+	// Environment are the variables ("NAME=value") the service runs
+	// with besides what its manager gives it: where the agents keep their
+	// sessions when the installing shell moved them (CLAUDE_CONFIG_DIR,
+	// CODEX_HOME, the XDG base directories), which a service started at
+	// login would not otherwise see.
+	Environment []string
 	// Run runs a service manager command (systemctl or launchctl) and
 	// says whether it succeeded; nil runs it from Env's PATH, with Env.
 	Run func(name string, args ...string) error
@@ -298,6 +304,13 @@ func svcUnit(o ServiceOptions) ([]byte, error) {
 		b.WriteString(" " + svcSystemdWord(a))
 	}
 	b.WriteString("\n")
+	for _, kv := range o.Environment {
+		if err := svcCheckEnv(kv); err != nil {
+			return nil, err
+		}
+		// Environment= expands specifiers (%) but not variables ($).
+		b.WriteString("Environment=" + svcQuote(kv, false) + "\n")
+	}
 	b.WriteString("Restart=on-failure\n")
 	b.WriteString("RestartSec=5\n")
 	// A sync is background work: it yields the CPU to the agents it keeps.
@@ -312,7 +325,20 @@ func svcUnit(o ServiceOptions) ([]byte, error) {
 // control byte (a newline would end the line) and every byte that is not
 // UTF-8; and % and $ are doubled, because systemd expands specifiers and
 // environment variables inside quotes too.
-func svcSystemdWord(s string) string {
+func svcSystemdWord(s string) string { return svcQuote(s, true) }
+
+// svcCheckEnv refuses a variable a service cannot be given.
+func svcCheckEnv(kv string) error {
+	name, _, ok := strings.Cut(kv, "=")
+	if !ok || name == "" || strings.ContainsAny(kv, "\x00") {
+		return fmt.Errorf("the service's environment %q is not NAME=value", kv)
+	}
+	return nil
+}
+
+// svcQuote quotes s in double quotes as systemd reads them; dollar doubles
+// $, which systemd expands in a command line but not in Environment=.
+func svcQuote(s string, dollar bool) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for i := 0; i < len(s); {
@@ -326,7 +352,7 @@ func svcSystemdWord(s string) string {
 			b.WriteString(`\\`)
 		case r == '%':
 			b.WriteString("%%")
-		case r == '$':
+		case r == '$' && dollar:
 			b.WriteString("$$")
 		case r == '\n':
 			b.WriteString(`\n`)
@@ -351,8 +377,13 @@ func svcPlist(o ServiceOptions, log string) ([]byte, error) {
 	if err := svcCheckBinary(o.Binary); err != nil {
 		return nil, err
 	}
-	for _, s := range append([]string{o.Binary, log}, o.Args...) {
+	for _, s := range append(append([]string{o.Binary, log}, o.Args...), o.Environment...) {
 		if err := svcCheckXML(s); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range o.Environment {
+		if err := svcCheckEnv(kv); err != nil {
 			return nil, err
 		}
 	}
@@ -372,8 +403,16 @@ func svcPlist(o ServiceOptions, log string) ([]byte, error) {
 	}
 	// KeepAlive restarts the agent when it fails, as Restart=on-failure
 	// does on Linux: a sync that exits 0 was stopped on purpose.
-	b.WriteString(`	</array>
-	<key>RunAtLoad</key>
+	b.WriteString("\t</array>\n")
+	if len(o.Environment) > 0 {
+		b.WriteString("\t<key>EnvironmentVariables</key>\n\t<dict>\n")
+		for _, kv := range o.Environment {
+			k, v, _ := strings.Cut(kv, "=")
+			b.WriteString("\t\t<key>" + svcXMLText(k) + "</key>\n\t\t<string>" + svcXMLText(v) + "</string>\n")
+		}
+		b.WriteString("\t</dict>\n")
+	}
+	b.WriteString(`	<key>RunAtLoad</key>
 	<true/>
 	<key>KeepAlive</key>
 	<dict>

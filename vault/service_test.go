@@ -240,11 +240,15 @@ func TestServicePath(t *testing.T) {
 	}
 }
 
+// svcTrickyEnv are variables a service is given, holding what systemd and
+// XML read specially.
+var svcTrickyEnv = []string{"CLAUDE_CONFIG_DIR=/data/claude state/100% mine", `CODEX_HOME=/x/"q"\\$HOME`, "XDG_DATA_HOME=/x/é & <y>"}
+
 func TestServiceUnit(t *testing.T) {
 	env := svcTestEnv(t)
 	bin := "/opt/my tools/100% sure/sandbox"
 	rec := &svcRecorder{}
-	res, err := Install(ServiceOptions{Env: env, Binary: bin, Args: svcTrickyArgs, GOOS: "linux", Run: rec.run})
+	res, err := Install(ServiceOptions{Env: env, Binary: bin, Args: svcTrickyArgs, Environment: svcTrickyEnv, GOOS: "linux", Run: rec.run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,6 +291,19 @@ func TestServiceUnit(t *testing.T) {
 	}
 	if want := append([]string{bin}, svcTrickyArgs...); !reflect.DeepEqual(words, want) {
 		t.Errorf("ExecStart reads back as\n%q\nwant\n%q", words, want)
+	}
+
+	// Environment= reads back as each variable, whole: systemd expands
+	// specifiers there (% doubled) but not variables ($ left alone).
+	envLines := units["Service"]["Environment"]
+	if len(envLines) != len(svcTrickyEnv) {
+		t.Fatalf("Environment=%q, want %d lines", envLines, len(svcTrickyEnv))
+	}
+	for i, line := range envLines {
+		words, err := svcSystemdWords(strings.ReplaceAll(line, "$", "$$"))
+		if err != nil || len(words) != 1 || words[0] != svcTrickyEnv[i] {
+			t.Errorf("Environment=%s reads back as %q (%v), want %q", line, words, err, svcTrickyEnv[i])
+		}
 	}
 
 	info, err := os.Stat(res.Path)
@@ -336,7 +353,7 @@ func TestServiceSystemdVerify(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Install(ServiceOptions{Env: env, Binary: bin, Args: svcTrickyArgs, GOOS: "linux", Run: (&svcRecorder{}).run})
+	res, err := Install(ServiceOptions{Env: env, Binary: bin, Args: svcTrickyArgs, Environment: svcTrickyEnv, GOOS: "linux", Run: (&svcRecorder{}).run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +462,7 @@ func TestServicePlist(t *testing.T) {
 	bin := "/Applications/My Tools & Co/<sandbox>"
 	args := svcWithout(svcTrickyArgs, "\x01\x1b\x7f", "\xff\xfe") // XML cannot carry these
 	rec := &svcRecorder{}
-	res, err := Install(ServiceOptions{Env: env, Binary: bin, Args: args, GOOS: "darwin", Run: rec.run})
+	res, err := Install(ServiceOptions{Env: env, Binary: bin, Args: args, Environment: svcTrickyEnv, GOOS: "darwin", Run: rec.run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,6 +486,8 @@ func TestServicePlist(t *testing.T) {
 		"ProcessType":       "Background",
 		"StandardOutPath":   logPath,
 		"StandardErrorPath": logPath,
+		"EnvironmentVariables": map[string]any{"CLAUDE_CONFIG_DIR": "/data/claude state/100% mine", "CODEX_HOME": `/x/"q"\\$HOME`,
+			"XDG_DATA_HOME": "/x/é & <y>"},
 	}
 	for k, w := range want {
 		if !reflect.DeepEqual(plist[k], w) {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentsandbox/sandbox/internal/osenv"
@@ -87,20 +88,40 @@ func Reader(ctx context.Context, env osenv.Env, o Options, sel Selector) func(*d
 }
 
 // Candidates lists the transcripts the vault keeps, one version of each.
+// A version that cannot be read whole (its record or one of its chunks is
+// missing or damaged) is passed over for the next one the selector would
+// take, and said in skipped; a source none of whose versions reads is
+// said there too, so nothing the vault holds goes missing unsaid.
 func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector) ([]discover.Candidate, []discover.Skipped, error) {
 	srcs, err := v.Sources(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	have, err := v.chunkSet(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	picks := v.pickReadable(ctx, srcs, sel, have)
 	var out []discover.Candidate
 	var skipped []discover.Skipped
 	// The files of a file store are read together, as the store.
 	stores := map[string]map[string]func() (io.ReadCloser, error){}
-	for _, s := range srcs {
-		ver, ok := s.Pick(sel)
-		if !ok {
+	for i, s := range srcs {
+		p := picks[i]
+		if p.none {
 			continue
 		}
+		for _, d := range p.damaged {
+			why := d.err.Error()
+			if p.err == nil {
+				why += fmt.Sprintf("; read version %d (%s) instead", p.n, sizeText(p.ver.Size))
+			}
+			skipped = append(skipped, discover.Skipped{Name: fmt.Sprintf("%s@v%d", s.Name, d.n), Why: why})
+		}
+		if p.err != nil {
+			continue
+		}
+		ver := p.ver
 		if root, ok := discover.StoreOf(s.Path()); ok {
 			name := s.Host() + "/" + s.Agent() + "/" + root
 			if stores[name] == nil {
@@ -116,13 +137,7 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 			}
 			continue
 		}
-		n := 0
-		for i, x := range s.Versions {
-			if x.Key == ver.Key {
-				n = i + 1
-			}
-		}
-		name := fmt.Sprintf("%s@v%d", s.Name, n)
+		name := fmt.Sprintf("%s@v%d", s.Name, p.n)
 		key := ver.Key
 		reopen := func() (io.ReaderAt, func(), error) {
 			file, err := v.OpenVersion(ctx, key)
@@ -152,4 +167,133 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 		out = append(out, c...)
 	}
 	return out, skipped, nil
+}
+
+// pick is the version of a source a reader takes, and those passed over.
+type pick struct {
+	ver Version
+	n   int // its number, from 1
+	// none: the selector takes no version of the source (--version 3 of
+	// a source with two).
+	none    bool
+	damaged []damagedVersion
+	// err: no version the selector would take reads.
+	err error
+}
+
+type damagedVersion struct {
+	n   int
+	err error
+}
+
+// pickReadable chooses, for each source, the version sel takes, or when
+// that one cannot be read whole, the next best that can: for the longest
+// (or the longest at a time), the next longest; a version named by its
+// number has no stand-in. Records are read by a few workers at once: in
+// an S3 vault each is a request.
+func (v *Vault) pickReadable(ctx context.Context, srcs []Source, sel Selector, have map[string]bool) []pick {
+	out := make([]pick, len(srcs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = v.pickOne(ctx, srcs[i], sel, have)
+			}
+		}()
+	}
+	for i := range srcs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func (v *Vault) pickOne(ctx context.Context, s Source, sel Selector, have map[string]bool) pick {
+	first, ok := s.Pick(sel)
+	if !ok {
+		return pick{none: true}
+	}
+	number := func(key string) int {
+		for i, x := range s.Versions {
+			if x.Key == key {
+				return i + 1
+			}
+		}
+		return 0
+	}
+	// The order a reader would take them in: the selector's choice, then
+	// (unless it names one) the others it would take, longest and latest
+	// first.
+	order := []Version{first}
+	if sel.N == 0 {
+		var rest []Version
+		for _, x := range s.Versions {
+			if x.Key != first.Key && (sel.At.IsZero() || !x.Seen.After(sel.At)) {
+				rest = append(rest, x)
+			}
+		}
+		sort.SliceStable(rest, func(i, j int) bool {
+			if rest[i].Size != rest[j].Size {
+				return rest[i].Size > rest[j].Size
+			}
+			return rest[i].Seen.After(rest[j].Seen)
+		})
+		order = append(order, rest...)
+	}
+	var p pick
+	for _, x := range order {
+		err := v.readable(ctx, x.Key, have)
+		if err == nil {
+			p.ver, p.n = x, number(x.Key)
+			return p
+		}
+		p.damaged = append(p.damaged, damagedVersion{number(x.Key), err})
+	}
+	p.err = p.damaged[len(p.damaged)-1].err
+	return p
+}
+
+// chunkSet lists the chunks the vault holds (a listing, not a read of
+// each): a version that names one not there cannot be read.
+func (v *Vault) chunkSet(ctx context.Context) (map[string]bool, error) {
+	entries, err := v.b.list(ctx, "chunks/")
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if e.size > 0 {
+			have[e.key] = true
+		}
+	}
+	return have, nil
+}
+
+// readable says why the version at key cannot be read whole, if it
+// cannot, by what is cheap to tell: its records (its own and those it
+// extends) and whether every chunk it names is in the vault. A chunk whose
+// content is damaged is found when it is read (Verify reads them all).
+func (v *Vault) readable(ctx context.Context, key string, have map[string]bool) error {
+	f, err := v.OpenVersion(ctx, key)
+	if err != nil {
+		return err
+	}
+	for _, c := range f.chunks {
+		if !have[chunkKey(c.SHA256)] {
+			return fmt.Errorf("vault %s: %s: chunk %s is missing", v.where, key, c.SHA256)
+		}
+	}
+	return nil
+}
+
+// sizeText says a size in bytes for messages.
+func sizeText(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -203,8 +203,9 @@ func (v *Vault) Sync(ctx context.Context, o SyncOptions) (SyncStats, error) {
 
 	cache := readCache(o.Cache, v.ID(), o.Host)
 	dirty := false
-	srcs, dirs := o.sources()
+	srcs, dirs, unread := o.sources()
 	st.dirs = dirs
+	st.Skipped = append(st.Skipped, unread...)
 	seen := map[string]bool{}
 	var known map[string]Version // the vault's longest version of each source, when the cache lacks one
 	for _, s := range srcs {
@@ -320,7 +321,7 @@ func (v *Vault) longest(ctx context.Context, host string) map[string]Version {
 // session folders (subagent transcripts), and the databases and file
 // stores that hold sessions. Only what discovery reads as sessions is
 // taken: an agent's home also holds its credentials, which stay home.
-func (o SyncOptions) sources() ([]source, []string) {
+func (o SyncOptions) sources() ([]source, []string, []string) {
 	homes := discover.DefaultHomes(o.Env)
 	if o.Homes != nil {
 		homes = *o.Homes
@@ -368,11 +369,16 @@ func (o SyncOptions) sources() ([]source, []string) {
 	cands := f.Homes(homes, discover.Window{})
 	var out []source
 	added := map[string]bool{}
+	var secrets []string
 	add := func(p, agent, kind string) {
 		if added[p] {
 			return
 		}
 		added[p] = true
+		if secretName(filepath.Base(p)) {
+			secrets = append(secrets, p+": named like a credential: not copied")
+			return
+		}
 		out = append(out, source{name: nameOf(p, agent), agent: agent, origin: p, kind: kind})
 	}
 	walked := map[string]bool{}
@@ -446,13 +452,48 @@ func (o SyncOptions) sources() ([]source, []string) {
 		dirs = append(dirs, d)
 	}
 	sort.Strings(dirs)
-	return out, dirs
+	unread := secrets
+	for _, p := range f.Problems {
+		unread = append(unread, p.Name+": "+p.Why)
+	}
+	return out, dirs, unread
+}
+
+// secretName says whether a file found beside transcripts is named like
+// a credential (an agent's auth.json, oauth_creds.json, .credentials.json):
+// a vault, perhaps in a shared bucket, is no place for it.
+func secretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"credential", "oauth", "secret", "token", "apikey", "api_key", "password"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return n == "auth.json" || strings.HasPrefix(n, ".env")
 }
 
 // errNotRegular is a source that is a symbolic link or a special file: a
 // link in an agent's folder could name any file of the user's, which is no
-// transcript to copy out.
-var errNotRegular = errors.New("not a regular file (a symbolic link is not followed)")
+// transcript to copy out, and a named pipe would never end.
+var errNotRegular = errors.New("not a regular file")
+
+// notRegular says what a source that is not a regular file is instead.
+func notRegular(m fs.FileMode) error {
+	what := "a special file, not read"
+	switch {
+	case m&fs.ModeSymlink != 0:
+		what = "a symbolic link, not followed (a link could name any file of the user's)"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe, not read"
+	case m&fs.ModeSocket != 0:
+		what = "a socket, not read"
+	case m&fs.ModeDevice != 0:
+		what = "a device, not read"
+	case m.IsDir():
+		what = "a folder, not a file"
+	}
+	return fmt.Errorf("%w: %s", errNotRegular, what)
+}
 
 // watchTree marks dir and its folders down to depth as folders to watch.
 func watchTree(dir string, depth int, marks map[string]bool) {
@@ -479,7 +520,7 @@ func statSig(s source) (string, error) {
 		return "", err
 	}
 	if !info.Mode().IsRegular() {
-		return "", errNotRegular
+		return "", notRegular(info.Mode())
 	}
 	sig := fileSig(info)
 	if s.kind == "sqlite" {
@@ -516,7 +557,7 @@ func (v *Vault) store(ctx context.Context, s source, prev *cacheEntry, now time.
 		return nil, err
 	}
 	if !info.Mode().IsRegular() {
-		return nil, errNotRegular
+		return nil, notRegular(info.Mode())
 	}
 	size := info.Size()
 	st.Read++

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -194,6 +195,13 @@ func Create(ctx context.Context, where string, o Options) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d, ok := b.(dirBackend); ok {
+		// A vault is made in a new or empty folder: a folder of other
+		// things named by mistake (a home, a project) is not filled.
+		if entries, err := os.ReadDir(d.root); err == nil && len(entries) > 0 && !onlyVaultEntries(entries) {
+			return nil, fmt.Errorf("%s holds files but no vault (no %s): name a new or empty folder for a vault", where, markerKey)
+		}
+	}
 	var id [16]byte
 	_, _ = rand.Read(id[:])
 	m := Marker{Format: Format, Version: FormatVersion, ID: hex.EncodeToString(id[:]), Created: time.Now().UTC()}
@@ -203,6 +211,20 @@ func Create(ctx context.Context, where string, o Options) (*Vault, error) {
 	}
 	// Another sync may have made it at the same moment: its marker wins.
 	return Open(ctx, where, o)
+}
+
+// onlyVaultEntries says whether a folder holds nothing but what a vault's
+// first sync leaves before its marker is written (a sync killed then, or
+// one racing this one).
+func onlyVaultEntries(entries []os.DirEntry) bool {
+	for _, e := range entries {
+		switch e.Name() {
+		case "lock", "tmp", "chunks", "versions":
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Where is the vault's location.
