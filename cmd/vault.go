@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
@@ -33,6 +34,13 @@ type vaultOptions struct {
 	Host       string
 	Watch      bool
 	Rescan     time.Duration
+}
+
+// flags adds the flags that name the vault: name (--from or --to), said
+// as what, and --s3-endpoint.
+func (o *vaultOptions) flags(f *pflag.FlagSet, name, what string) {
+	f.StringVar(&o.Where, name, "", what+": a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
+	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
 }
 
 func (o *vaultOptions) options() vault.Options {
@@ -87,8 +95,7 @@ folders (file system events), and rescans everything at start and every
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Where, "to", "", "the vault: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
-	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	o.flags(f, "to", "the vault")
 	f.StringArrayVar(&o.Agents, "agent", nil, "sync only this `AGENT`'s transcripts (repeatable; the harness's sessions come with any)")
 	f.StringVar(&o.Host, "host", "", "the `NAME` this machine's transcripts go by in the vault (default its host name)")
 	f.BoolVar(&o.Watch, "watch", false, "keep running, syncing within a second of each change")
@@ -195,8 +202,7 @@ last version. The table is aligned on a terminal and tab-separated when piped;
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Where, "from", "", "the vault: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
-	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	o.flags(f, "from", "the vault")
 	f.BoolVar(&wide, "wide", false, "on a terminal, show every cell whole")
 	return c
 }
@@ -275,8 +281,7 @@ nothing.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Where, "from", "", "the vault: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
-	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	o.flags(f, "from", "the vault")
 	return c
 }
 
@@ -342,8 +347,7 @@ when nothing is installed is not an error.`
 		return c
 	}
 	f := c.Flags()
-	f.StringVar(&o.Where, "to", "", "the vault the service syncs into: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
-	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	o.flags(f, "to", "the vault the service syncs into")
 	f.StringArrayVar(&o.Agents, "agent", nil, "sync only this `AGENT`'s transcripts (repeatable)")
 	f.StringVar(&o.Host, "host", "", "the `NAME` this machine's transcripts go by in the vault")
 	return c
@@ -476,8 +480,7 @@ of a later one, so they all stay. --dry-run says what would go.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.Where, "from", "", "the vault: a `DIR` or s3://BUCKET/PREFIX (default $SANDBOX_VAULT, else $XDG_DATA_HOME/sandbox/vault)")
-	f.StringVar(&o.S3Endpoint, "s3-endpoint", "", "the S3-compatible endpoint `URL` of an s3:// vault")
+	o.flags(f, "from", "the vault")
 	f.StringVar(&keep, "keep", "", "keep every version younger than `AGE` (90d, 12w, 2160h): required")
 	f.BoolVar(&dryRun, "dry-run", false, "say what would go, remove nothing")
 	return c

@@ -11,6 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentsandbox/sandbox/internal/fskind"
 )
 
 // Every file sandbox reads or writes inside a session directory (its
@@ -34,23 +36,7 @@ func (e *LinkError) Error() string {
 }
 
 // kindOf says what a file is, for a LinkError.
-func kindOf(fi fs.FileInfo) string {
-	switch t := fi.Mode().Type(); {
-	case t&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case t.IsDir():
-		return "a directory"
-	case t&fs.ModeNamedPipe != 0:
-		return "a fifo"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeDevice != 0:
-		return "a device"
-	case t.IsRegular():
-		return "a regular file"
-	}
-	return "a special file"
-}
+func kindOf(fi fs.FileInfo) string { return fskind.Of(fi.Mode()) }
 
 // openSession opens a session's directory as an os.Root. The store above
 // it is the user's own (SANDBOX_HOME may well be a link), but the session

@@ -21,6 +21,7 @@ import (
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
 
+	"github.com/agentsandbox/sandbox/internal/fskind"
 	"github.com/agentsandbox/sandbox/internal/osenv"
 	"github.com/agentsandbox/sandbox/parse/discover"
 )
@@ -479,18 +480,9 @@ var errNotRegular = errors.New("not a regular file")
 
 // notRegular says what a source that is not a regular file is instead.
 func notRegular(m fs.FileMode) error {
-	what := "a special file, not read"
-	switch {
-	case m&fs.ModeSymlink != 0:
+	what := fskind.Of(m) + ", not read"
+	if m&fs.ModeSymlink != 0 {
 		what = "a symbolic link, not followed (a link could name any file of the user's)"
-	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe, not read"
-	case m&fs.ModeSocket != 0:
-		what = "a socket, not read"
-	case m&fs.ModeDevice != 0:
-		what = "a device, not read"
-	case m.IsDir():
-		what = "a folder, not a file"
 	}
 	return fmt.Errorf("%w: %s", errNotRegular, what)
 }

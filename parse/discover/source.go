@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentsandbox/sandbox/internal/fskind"
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
@@ -181,21 +182,8 @@ func (f *Finder) Regular(p string, info fs.FileInfo) (fs.FileInfo, bool) {
 	if info.IsDir() {
 		return nil, false
 	}
-	f.Problem(p, errors.New(kind(info.Mode())+", not a file: not read"))
+	f.Problem(p, errors.New(fskind.Of(info.Mode())+", not a file: not read"))
 	return nil, false
-}
-
-// kind names a file that is not regular.
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "a special file"
 }
 
 // ScanFiles lists the transcript files directly in dir that name accepts,
