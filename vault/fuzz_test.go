@@ -2,10 +2,12 @@ package vault
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzVaultRead: a vault whose version record, chunk and keys are damaged
@@ -31,6 +33,9 @@ func FuzzVaultRead(f *testing.F) {
 	f.Add([]byte(`{"size":5,"chunks":[{"sha256":"00","size":-1}]}`), chunk, "versions/h/a/x/0000000000000005-"+strings.Repeat("0", 64)+".json")
 	f.Add([]byte(`{"size":1,"base":"versions/h/a/x/0000000000000001-`+strings.Repeat("1", 64)+`.json"}`), []byte{}, "versions/h/a/x/0000000000000001-"+strings.Repeat("1", 64)+".json")
 	f.Fuzz(func(t *testing.T, record, chunkData []byte, plant string) {
+		// A read that never ends is a defect like a panic: it fails with the input.
+		tm := time.AfterFunc(time.Minute, func() { panic(fmt.Sprintf("no answer in a minute: %q %q %q", record, chunkData, plant)) })
+		defer tm.Stop()
 		dir := t.TempDir()
 		copyTree(t, v.Where(), dir)
 		write(t, filepath.Join(dir, key), record)
@@ -63,6 +68,25 @@ func FuzzVaultRead(f *testing.F) {
 					t.Fatalf("%s: read %d bytes of a %d-byte version", ver.Key, len(got), file.Size())
 				}
 			}
+		}
+		// A reader leaves nothing out unsaid: each source is read, or
+		// said as skipped; and verify names what the reader could not read.
+		got, skipped := read(t, fv, Selector{})
+		said := map[string]bool{}
+		for _, k := range skipped {
+			said[strings.SplitN(k.Name, "@", 2)[0]] = true
+		}
+		for _, s := range srcs {
+			if !said[s.Name] && len(got) == 0 {
+				t.Fatalf("%s is neither read nor said (skipped: %v)", s.Name, skipped)
+			}
+		}
+		st, err := fv.Verify(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(skipped) > 0 && len(st.Damaged) == 0 {
+			t.Fatalf("the reader skipped %v, verify found nothing", skipped)
 		}
 	})
 }
