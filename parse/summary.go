@@ -204,12 +204,33 @@ func summarizeOne(ctx context.Context, c *Selected) (*Summary, error) {
 	}}
 	// Summaries read no companion files (file-history backups, a project
 	// root marker): what the transcript itself says is the summary.
+	body = &failures{r: body}
 	sess, err := parseAs(ctx, c.Info.Agent, body, agent.Transcript{Name: c.Name}, h)
 	s.ID, s.Cwd, s.Start, s.End, s.EndState, s.Warnings, s.Bytes = sess.ID, sess.Cwd, sess.Start, sess.End, sess.EndState, len(sess.Warnings), sess.Bytes
+	if err == nil && body.(*failures).err != nil {
+		// A parser may take a failed read for the end of a damaged
+		// transcript, and say so only in its warnings.
+		err = fmt.Errorf("%s: %w", c.Name, body.(*failures).err)
+	}
 	if err != nil && (ctx.Err() != nil || discover.IsSourceFailure(err)) {
 		return nil, err // a summary of part of a transcript would pass for all of it
 	}
 	return s, nil
+}
+
+// failures passes a reader on, keeping the first error of a source that
+// failed (discover.IsSourceFailure) as it was read.
+type failures struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failures) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && f.err == nil && discover.IsSourceFailure(err) {
+		f.err = err
+	}
+	return n, err
 }
 
 // SelectedCompanions returns the subagent transcripts of the selected

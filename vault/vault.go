@@ -312,8 +312,15 @@ func (v *Vault) Record(ctx context.Context, key string) (*Record, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("vault %s: %s: a damaged version record: %w", v.where, key, err)
 	}
-	if r.Size < 0 || r.Base != "" && (!strings.HasPrefix(r.Base, "versions/") || strings.Contains(r.Base, "..")) {
-		return nil, fmt.Errorf("vault %s: %s: a damaged version record", v.where, key)
+	switch {
+	case r.Size < 0:
+		return nil, fmt.Errorf("vault %s: %s: a damaged version record: a size of %d", v.where, key, r.Size)
+	case r.Base != "" && (!strings.HasPrefix(r.Base, "versions/") || strings.Contains(r.Base, "..")):
+		return nil, fmt.Errorf("vault %s: %s: a damaged version record: it extends %q, which is no version's key", v.where, key, r.Base)
+	case v.keyOf(&r) != key:
+		// A version's key is its source, size and SHA-256: a record that
+		// says otherwise was changed, or put where it does not belong.
+		return nil, fmt.Errorf("vault %s: %s: a damaged version record: it describes %s", v.where, key, v.keyOf(&r))
 	}
 	return &r, nil
 }
@@ -331,6 +338,9 @@ func (v *Vault) chunks(ctx context.Context, r *Record) ([]Chunk, error) {
 		base, err := v.Record(ctx, r.Base)
 		if err != nil {
 			return nil, err
+		}
+		if base.Size != r.BaseSize {
+			return nil, fmt.Errorf("vault %s: %s: a damaged version record: it extends the first %d bytes of a version of %d", v.where, v.keyOf(r), r.BaseSize, base.Size)
 		}
 		r = base
 	}
@@ -461,7 +471,7 @@ func (v *Vault) Sources(ctx context.Context) ([]Source, error) {
 	by := map[string]*Source{}
 	for _, e := range entries {
 		dir, name, ok := cutLast(strings.TrimPrefix(e.key, "versions/"))
-		if !ok {
+		if !ok || e.odd != "" {
 			continue
 		}
 		s := by[dir]
@@ -544,6 +554,15 @@ func (v *Vault) OpenVersion(ctx context.Context, key string) (*File, error) {
 	return f, nil
 }
 
+// readError is a chunk that failed as a version was read: the vault
+// failing, not bytes of the transcript that are damaged, so that a reader
+// does not take what came before it for the whole (discover.IsSourceFailure).
+type readError struct{ err error }
+
+func (e readError) Error() string       { return e.err.Error() }
+func (e readError) Unwrap() error       { return e.err }
+func (e readError) SourceFailure() bool { return true }
+
 // Record is the version's record.
 func (f *File) Record() *Record { return f.rec }
 
@@ -579,7 +598,7 @@ func (f *File) load(i int) ([]byte, error) {
 	}
 	data, err := f.v.chunk(f.ctx, f.chunks[i])
 	if err != nil {
-		return nil, err
+		return nil, readError{err}
 	}
 	f.at, f.data = i, data
 	return data, nil

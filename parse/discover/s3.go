@@ -157,9 +157,11 @@ func (f *Finder) objectCandidate(client *objstore.Client, ctx context.Context, i
 
 // IsSourceFailure tells whether err is the source failing while it was
 // read (a store that could not be reached, an object that changed, a
-// connection cut for good) rather than damage in the bytes it gave: what
-// was read before it is part of a transcript, not all of one.
+// connection cut for good, a vault's chunk that is damaged: an error with
+// a SourceFailure method that says so) rather than damage in the bytes it
+// gave: what was read before it is part of a transcript, not all of one.
 func IsSourceFailure(err error) bool {
 	var oe *objstore.Error
-	return errors.As(err, &oe)
+	var sf interface{ SourceFailure() bool }
+	return errors.As(err, &oe) || errors.As(err, &sf) && sf.SourceFailure()
 }
