@@ -92,7 +92,7 @@ func (a *app) runDoctor(ctx context.Context) error {
 			continue
 		}
 		after, setting := ret.After, ret.Setting
-		var soon, unkept int
+		var soon, unkept, refused int
 		var first time.Time
 		for _, c := range ag.Scan(finder, home, discover.Window{}, "") {
 			if c.Path == "" {
@@ -106,7 +106,12 @@ func (a *app) runDoctor(ctx context.Context) error {
 			if first.IsZero() || del.Before(first) {
 				first = del
 			}
-			if inVault == nil || !inVault(c.Path) {
+			switch {
+			case vault.Refuses(c.Path) != "":
+				// A sync would not take it: saying "sync keeps them" would
+				// be wrong after every sync.
+				refused++
+			case inVault == nil || !inVault(c.Path):
 				unkept++
 			}
 		}
@@ -119,6 +124,9 @@ func (a *app) runDoctor(ctx context.Context) error {
 		if ret.Problem != "" {
 			rule += ". " + ret.Problem
 		}
+		if refused > 0 {
+			due += fmt.Sprintf(" (%d of them links or files named like credentials, which vault sync does not copy: make them plain files to keep them)", refused)
+		}
 		switch {
 		case ret.Problem != "":
 			f.Message = fmt.Sprintf("%s; %s, %d of them in no vault", rule, due, unkept)
@@ -127,9 +135,13 @@ func (a *app) runDoctor(ctx context.Context) error {
 		case soon == 0:
 			f.Message = rule + "; none is due within 7 days"
 			okay(f)
-		case unkept == 0:
+		case unkept == 0 && refused == 0:
 			f.Message = fmt.Sprintf("%s; %s, all of them kept in the vault", rule, due)
 			okay(f)
+		case unkept == 0:
+			f.Message = fmt.Sprintf("%s; %s", rule, due)
+			f.Hint = "copy each linked transcript in place of its link, then sandbox vault sync"
+			warn(f)
 		default:
 			next := "the first " + when(first, now)
 			if first.Before(now) {
@@ -141,7 +153,10 @@ func (a *app) runDoctor(ctx context.Context) error {
 		}
 	}
 
-	svc, _ := vault.ServicePath(vault.ServiceOptions{Env: a.env, GOOS: runtime.GOOS})
+	svc, svcVault, _ := vault.ServiceVault(vault.ServiceOptions{Env: a.env, GOOS: runtime.GOOS})
+	if svc == "" {
+		svc, _ = vault.ServicePath(vault.ServiceOptions{Env: a.env, GOOS: runtime.GOOS})
+	}
 	_, svcErr := os.Stat(svc)
 	service := svc != "" && svcErr == nil
 	switch {
@@ -159,11 +174,19 @@ func (a *app) runDoctor(ctx context.Context) error {
 		if service {
 			// Its file is there; whether it runs, the last sync's time says.
 			f.Message += "; a sync service is installed (" + svc + ")"
+			if svcVault != "" && svcVault != where {
+				f.Message += ", but it syncs into " + svcVault + ", not this vault"
+				f.Hint = "sandbox vault install again (with --to, or SANDBOX_VAULT set as for this check) to sync into one vault"
+			}
 		} else {
 			f.Message += "; no sync service installed"
 			f.Hint = "sandbox vault install keeps it synced"
 		}
-		okay(f)
+		if service && svcVault != "" && svcVault != where {
+			warn(f)
+		} else {
+			okay(f)
+		}
 		changed := 0
 		if now.Sub(last) > staleSync {
 			for _, c := range finder.Homes(homes, discover.Window{Since: last}) {

@@ -127,8 +127,10 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 			return usagef("--agent %q: use %s", ag, agent.OrList(agentNames()))
 		}
 	}
-	if o.Rescan <= 0 {
-		return usagef("--rescan %s: want a positive duration, such as 5m", o.Rescan)
+	if o.Rescan < time.Second {
+		// A rescan reads every folder and stats every file: more often
+		// than each second it is a busy loop, and events do the rest.
+		return usagef("--rescan %s: want a second or more, such as 5m", o.Rescan)
 	}
 	v, err := a.openVault(ctx, o, true)
 	if err != nil {
@@ -229,6 +231,13 @@ func (a *app) runVaultLs(ctx context.Context, o vaultOptions, wide bool) error {
 	if err != nil {
 		return s3Hint(err)
 	}
+	planted, err := v.Planted(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range planted {
+		a.log.Warn().Msgf("%s/%s (not listed; sandbox vault verify)", v.Where(), printable(p))
+	}
 	var entries []vaultEntry
 	for _, s := range srcs {
 		entries = append(entries, vaultEntry{Host: s.Host(), Agent: s.Agent(), Path: s.Path(), Session: discover.IDFromName(s.Path()), Versions: len(s.Versions),
@@ -307,13 +316,17 @@ func (a *app) runVaultVerify(ctx context.Context, o vaultOptions) error {
 		}
 	} else {
 		for _, d := range st.Damaged {
+			if d.Source == "" {
+				fmt.Fprintf(a.stdout, "damaged: %s: %s\n", printable(d.Key), printable(d.Why))
+				continue
+			}
 			fmt.Fprintf(a.stdout, "damaged: %s@v%d: %s\n", printable(d.Source), d.N, printable(d.Why))
 		}
 		fmt.Fprintf(a.stdout, "%s: %s of %s checked, %s (%s) read; %s\n", v.Where(), count(st.Versions, "version"), count(st.Sources, "file"),
 			count(st.Chunks, "chunk"), bytesize.Human(st.Bytes), count(len(st.Damaged), "damaged version"))
 	}
 	if len(st.Damaged) > 0 {
-		return &PartialError{fmt.Sprintf("%s cannot be read whole (named above)", count(len(st.Damaged), "version"))}
+		return &PartialError{fmt.Sprintf("%d damaged, each named above", len(st.Damaged))}
 	}
 	return nil
 }

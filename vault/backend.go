@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/internal/flock"
+	"github.com/agentsandbox/sandbox/internal/fskind"
 	"github.com/agentsandbox/sandbox/objstore"
 )
 
@@ -26,6 +27,10 @@ type entry struct {
 	// mod is when the object was written: a key is written once, so this
 	// is when the vault first held it.
 	mod time.Time
+	// odd, when not empty, says what the entry is instead of an object:
+	// a folder vault met something no sync writes there (a symbolic
+	// link, a named pipe). Readers pass it over; Planted reports it.
+	odd string
 }
 
 // backend is where a vault's objects live: a local directory or an S3
@@ -69,7 +74,21 @@ func (d dirBackend) open() (*os.Root, error) {
 	return os.OpenRoot(d.root)
 }
 
-func (d dirBackend) create(_ context.Context, key string, data []byte) error {
+// escaped says in the vault's terms an error of a path that left the
+// root through a symbolic link planted in it. os.Root's error for this has
+// no exported value; its text is stable ("path escapes from parent").
+func (d dirBackend) escaped(key string, err error) error {
+	if err != nil && strings.Contains(err.Error(), "escapes from parent") {
+		return fmt.Errorf("%s: a symbolic link in the vault leads out of it; nothing is written or read through it (sandbox vault verify lists such links): %w", d.path(key), err)
+	}
+	return err
+}
+
+func (d dirBackend) create(ctx context.Context, key string, data []byte) error {
+	return d.escaped(key, d.create1(ctx, key, data))
+}
+
+func (d dirBackend) create1(_ context.Context, key string, data []byte) error {
 	if err := os.MkdirAll(d.root, 0o700); err != nil {
 		return err
 	}
@@ -146,6 +165,9 @@ func (d dirBackend) get(_ context.Context, key string) ([]byte, error) {
 	data, err := r.ReadFile(filepath.FromSlash(key))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// A link that leaves the vault, say, in the vault's own terms.
+		if e := d.escaped(key, err); e != err {
+			return nil, e
+		}
 		return nil, fmt.Errorf("%s: %w", d.path(key), err)
 	}
 	return data, err
@@ -156,17 +178,23 @@ func (d dirBackend) list(_ context.Context, prefix string) ([]entry, error) {
 	root := d.path(prefix)
 	// WalkDir follows no symbolic link below root, and root itself (a
 	// folder of the vault) is taken only when it is a real folder.
-	if info, err := os.Lstat(root); err != nil || !info.IsDir() {
-		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
+	if info, err := os.Lstat(root); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
 		return nil, err
+	} else if !info.IsDir() {
+		return []entry{{key: strings.TrimSuffix(prefix, "/"), odd: fskind.Of(info.Mode())}}, nil
 	}
 	err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		if e.IsDir() {
+			return nil
+		}
 		if !e.Type().IsRegular() {
+			rel, _ := filepath.Rel(d.root, p)
+			out = append(out, entry{key: filepath.ToSlash(rel), odd: fskind.Of(e.Type())})
 			return nil
 		}
 		info, err := e.Info()

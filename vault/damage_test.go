@@ -97,18 +97,22 @@ func TestDamagedVersionPassedOver(t *testing.T) {
 			if len(got) != 1 || string(one(got)) != string(first) {
 				t.Fatalf("the reader did not fall back to the first version: %d read, skipped %v", len(got), skipped)
 			}
-			if len(skipped) != 1 || !strings.HasSuffix(skipped[0].Name, "@v2") || !strings.Contains(skipped[0].Why, "read version 1") {
+			// A planted link is said too, as what it is.
+			if how == "symlink" && (len(skipped) != 2 || !strings.Contains(skipped[0].Why, "a symbolic link")) {
+				t.Fatalf("the planted link is not said: %+v", skipped)
+			}
+			if last := skipped[len(skipped)-1]; !strings.HasSuffix(last.Name, "@v2") || !strings.Contains(last.Why, "read version 1") {
 				t.Fatalf("the damaged version is not said: %+v", skipped)
 			}
 			got, skipped = read(t, v, Selector{N: 2})
-			if len(got) != 0 || len(skipped) != 1 || strings.Contains(skipped[0].Why, "instead") {
+			if last := skipped[len(skipped)-1]; len(got) != 0 || strings.Contains(last.Why, "instead") || !strings.Contains(last.Why, "not read") {
 				t.Fatalf("--version 2: %d read, skipped %+v", len(got), skipped)
 			}
 			st, err := v.Verify(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if st.Sources != 1 || st.Versions != 2 || len(st.Damaged) != 1 || st.Damaged[0].N != 2 {
+			if last := st.Damaged[len(st.Damaged)-1]; st.Sources != 1 || st.Versions != 2 || last.N != 2 {
 				t.Fatalf("verify: %+v", st)
 			}
 		})
@@ -250,3 +254,42 @@ func TestCredentialsNotCopied(t *testing.T) {
 }
 
 func mkfifo(p string) error { return syscall.Mkfifo(p, 0o600) }
+
+// TestPlantedRecordNotPruned: a version record (or a source's folder of
+// versions) moved out of the vault and linked back is not read through,
+// is named by verify and by readers, and prune removes nothing while it is
+// there: the chunks it names would otherwise look unused and go.
+func TestPlantedRecordNotPruned(t *testing.T) {
+	for _, what := range []string{"record", "folder"} {
+		t.Run(what, func(t *testing.T) {
+			v, root, chunk, _, _ := damagedVault(t)
+			srcs, _ := v.Sources(context.Background())
+			moved := filepath.Join(root, filepath.FromSlash(srcs[0].Versions[1].Key))
+			if what == "folder" {
+				moved = filepath.Dir(moved)
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			if err := os.Rename(moved, out); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(out, moved); err != nil {
+				t.Fatal(err)
+			}
+			st, err := v.Verify(context.Background(), nil)
+			if err != nil || len(st.Damaged) == 0 || !strings.Contains(st.Damaged[0].Why, "a symbolic link") {
+				t.Fatalf("verify: %+v %v", st, err)
+			}
+			if _, skipped := read(t, v, Selector{}); len(skipped) == 0 || !strings.Contains(skipped[0].Why, "a symbolic link") {
+				t.Fatalf("the reader does not say it: %+v", skipped)
+			}
+			for _, dry := range []bool{true, false} {
+				if _, err := v.Prune(context.Background(), PruneOptions{Keep: 0, Now: time.Now().Add(time.Hour), DryRun: dry}); err == nil || !strings.Contains(err.Error(), "prune removes nothing") {
+					t.Fatalf("prune (dry run %v) ran past a planted link: %v", dry, err)
+				}
+			}
+			if _, err := os.Stat(chunk); err != nil {
+				t.Fatalf("the chunk the linked record names is gone: %v", err)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -42,6 +43,13 @@ func (v *Vault) Prune(ctx context.Context, o PruneOptions) (PruneStats, error) {
 		return st, err
 	}
 	defer unlock()
+	// What a planted link hides would look unused: nothing is removed
+	// until it is sorted out.
+	if planted, err := v.Planted(ctx); err != nil {
+		return st, err
+	} else if len(planted) > 0 {
+		return st, fmt.Errorf("vault %s holds what no sync writes there, so prune removes nothing: %s (move it out; sandbox vault verify lists all)", v.where, planted[0])
+	}
 	srcs, err := v.Sources(ctx)
 	if err != nil {
 		return st, err
@@ -111,6 +119,9 @@ func (v *Vault) Prune(ctx context.Context, o PruneOptions) (PruneStats, error) {
 		return st, err
 	}
 	for _, c := range chunks {
+		if c.odd != "" {
+			continue
+		}
 		_, name, _ := cutLast(c.key)
 		sum := strings.TrimSuffix(name, ".zst")
 		if used[sum] {

@@ -7,7 +7,9 @@ package vault
 // it fails, without root.
 
 import (
+	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -292,6 +294,10 @@ func svcUnit(o ServiceOptions) ([]byte, error) {
 	}
 	var b strings.Builder
 	b.WriteString("# Written by `sandbox vault install`; `sandbox vault uninstall` removes it.\n")
+	if to := svcArgAfter(o.Args, "--to"); to != "" {
+		// For sandbox doctor (ServiceVault): which vault this syncs into.
+		b.WriteString(svcVaultComment + strconv.Quote(to) + "\n")
+	}
 	b.WriteString("[Unit]\n")
 	b.WriteString("Description=" + svcDescription + "\n")
 	b.WriteString("\n[Service]\n")
@@ -318,6 +324,69 @@ func svcUnit(o ServiceOptions) ([]byte, error) {
 	b.WriteString("\n[Install]\n")
 	b.WriteString("WantedBy=default.target\n")
 	return []byte(b.String()), nil
+}
+
+// svcVaultComment starts the unit's comment line naming its vault.
+const svcVaultComment = "# vault: "
+
+// svcArgAfter is the argument after flag in args, or "".
+func svcArgAfter(args []string, flag string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// ServiceVault reads the installed service's file and says which vault it
+// syncs into (its --to); ok is false when no service is installed or its
+// file does not say.
+func ServiceVault(o ServiceOptions) (path, vault string, ok bool) {
+	paths, err := svcLocate(o)
+	if err != nil {
+		return "", "", false
+	}
+	data, err := os.ReadFile(paths.file)
+	if err != nil {
+		return "", "", false
+	}
+	if o.GOOS == "darwin" {
+		// The plist's ProgramArguments, in order: the vault follows --to.
+		var words []string
+		d := xml.NewDecoder(bytes.NewReader(data))
+		d.Strict = false
+		inString := false
+		for {
+			tok, err := d.Token()
+			if err != nil {
+				break
+			}
+			switch t := tok.(type) {
+			case xml.StartElement:
+				inString = t.Name.Local == "string"
+				if inString {
+					words = append(words, "")
+				}
+			case xml.EndElement:
+				inString = false
+			case xml.CharData:
+				if inString {
+					words[len(words)-1] += string(t)
+				}
+			}
+		}
+		v := svcArgAfter(words, "--to")
+		return paths.file, v, v != ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if q, found := strings.CutPrefix(line, svcVaultComment); found {
+			if v, err := strconv.Unquote(q); err == nil {
+				return paths.file, v, true
+			}
+		}
+	}
+	return paths.file, "", false
 }
 
 // svcSystemdWord quotes s as one word of a systemd command line. The word is

@@ -855,3 +855,27 @@ func TestServiceRealSystemd(t *testing.T) {
 		t.Error("sandbox-vault.service is still active")
 	}
 }
+
+// TestServiceVault: the vault an installed service syncs into reads back
+// from its file, on both systems, whatever its path holds.
+func TestServiceVault(t *testing.T) {
+	for _, goos := range []string{"linux", "darwin"} {
+		env := svcTestEnv(t)
+		to := "/mnt/my vault/100% \"safe\"\n-- 'x' é"
+		if goos == "darwin" {
+			to = "/mnt/my vault/100% \"safe\" -- 'x' é & <y>" // XML carries no newline in a plist's string as written
+		}
+		o := ServiceOptions{Env: env, Binary: "/usr/bin/sandbox", Args: []string{"vault", "sync", "--watch", "--to", to}, GOOS: goos, Run: (&svcRecorder{}).run}
+		if _, _, ok := ServiceVault(o); ok {
+			t.Fatalf("%s: a vault with no service installed", goos)
+		}
+		res, err := Install(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, got, ok := ServiceVault(o)
+		if !ok || got != to || path != res.Path {
+			t.Errorf("%s: %q %q %v, want %q in %s", goos, path, got, ok, to, res.Path)
+		}
+	}
+}

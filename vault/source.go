@@ -104,6 +104,14 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 	picks := v.pickReadable(ctx, srcs, sel, have)
 	var out []discover.Candidate
 	var skipped []discover.Skipped
+	planted, err := v.Planted(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range planted {
+		key, why, _ := strings.Cut(p, ": ")
+		skipped = append(skipped, discover.Skipped{Name: v.where + "/" + key, Why: why + ": not read"})
+	}
 	// The files of a file store are read together, as the store.
 	stores := map[string]map[string]func() (io.ReadCloser, error){}
 	for i, s := range srcs {
@@ -111,10 +119,17 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 		if p.none {
 			continue
 		}
-		for _, d := range p.damaged {
+		for j, d := range p.damaged {
 			why := d.err.Error()
-			if p.err == nil {
+			switch {
+			case p.err == nil:
 				why += fmt.Sprintf("; read version %d (%s) instead", p.n, sizeText(p.ver.Size))
+			case j < len(p.damaged)-1:
+				why += "; not read"
+			case sel.N > 0:
+				why += "; not read (--version names it: no other version stands in)"
+			default:
+				why += "; not read, and no other version of the file reads: it is left out"
 			}
 			skipped = append(skipped, discover.Skipped{Name: fmt.Sprintf("%s@v%d", s.Name, d.n), Why: why})
 		}
@@ -266,8 +281,8 @@ func (v *Vault) chunkSet(ctx context.Context) (map[string]bool, error) {
 	}
 	have := make(map[string]bool, len(entries))
 	for _, e := range entries {
-		if e.size > 0 {
-			have[e.key] = true
+		if e.odd == "" {
+			have[e.key] = true // an empty one is damaged, and said so when read
 		}
 	}
 	return have, nil

@@ -295,7 +295,7 @@ func (v *Vault) longest(ctx context.Context, host string) map[string]Version {
 	by := map[string]int{}
 	for _, e := range entries {
 		dir, name, ok := cutLast(strings.TrimPrefix(e.key, "versions/"))
-		if !ok || !strings.HasSuffix(name, ".json") {
+		if !ok || !strings.HasSuffix(name, ".json") || e.odd != "" {
 			continue
 		}
 		sizeText, sum, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
@@ -458,6 +458,19 @@ func (o SyncOptions) sources() ([]source, []string, []string) {
 		unread = append(unread, p.Name+": "+p.Why)
 	}
 	return out, dirs, unread
+}
+
+// Refuses says why a sync would not copy the transcript at path (it is a
+// symbolic link or a special file, or is named like a credential), or ""
+// when it would.
+func Refuses(path string) string {
+	if secretName(filepath.Base(path)) {
+		return "named like a credential"
+	}
+	if info, err := os.Lstat(path); err == nil && !info.Mode().IsRegular() {
+		return fskind.Of(info.Mode())
+	}
+	return ""
 }
 
 // secretName says whether a file found beside transcripts is named like

@@ -1,6 +1,9 @@
 package vault
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Damage is a version of a source that cannot be read whole.
 type Damage struct {
@@ -20,6 +23,27 @@ type VerifyStats struct {
 	Damaged  []Damage `json:"damaged"`
 }
 
+// Planted lists what a folder vault holds that no sync writes there: a
+// symbolic link, a named pipe or a device where objects are kept, each as
+// "key: what it is". A reader passes over them (they may lead anywhere);
+// prune refuses to run while they are there, since what a planted link
+// hides would look unused. An S3 vault holds objects only: none.
+func (v *Vault) Planted(ctx context.Context) ([]string, error) {
+	var out []string
+	for _, prefix := range []string{"versions/", "chunks/"} {
+		entries, err := v.b.list(ctx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.odd != "" {
+				out = append(out, e.key+": "+e.odd+" where the vault keeps only its own files")
+			}
+		}
+	}
+	return out, nil
+}
+
 // Verify reads every version of every source whole: each record, each
 // version it extends, and each chunk (once, however many versions name
 // it), decompressed and checked against its SHA-256. What cannot be read
@@ -27,6 +51,14 @@ type VerifyStats struct {
 // chunk read. It changes nothing.
 func (v *Vault) Verify(ctx context.Context, progress func(int64)) (VerifyStats, error) {
 	var st VerifyStats
+	planted, err := v.Planted(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, p := range planted {
+		key, why, _ := strings.Cut(p, ": ")
+		st.Damaged = append(st.Damaged, Damage{Key: key, Why: why})
+	}
 	srcs, err := v.Sources(ctx)
 	if err != nil {
 		return st, err

@@ -1,7 +1,9 @@
 package claude
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,7 +25,12 @@ func (Agent) Retention(home string) (agent.Retention, bool) {
 	r := agent.Retention{After: defaultCleanupDays * 24 * time.Hour, Setting: "cleanupPeriodDays (not set: Claude Code's default, 30)"}
 	p := filepath.Join(home, "settings.json")
 	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return r, true
+	}
 	if err != nil {
+		r.Setting = "cleanupPeriodDays (Claude Code's default, 30)"
+		r.Problem = fmt.Sprintf("%s cannot be read (%v): Claude Code keeps its defaults", p, err)
 		return r, true
 	}
 	std, err := hujson.Standardize(data)
@@ -32,7 +39,21 @@ func (Agent) Retention(home string) (agent.Retention, bool) {
 		r.Problem = fmt.Sprintf("%s is not valid JSON (%v): Claude Code does not read it either, and keeps its defaults", p, err)
 		return r, true
 	}
-	v := gjson.GetBytes(std, "cleanupPeriodDays")
+	top := gjson.ParseBytes(std)
+	if !top.IsObject() {
+		r.Setting = "cleanupPeriodDays (Claude Code's default, 30)"
+		r.Problem = fmt.Sprintf("%s holds no JSON object: Claude Code keeps its defaults", p)
+		return r, true
+	}
+	// Claude Code reads the file with JSON.parse, where the last of a
+	// key written twice wins.
+	var v gjson.Result
+	top.ForEach(func(k, val gjson.Result) bool {
+		if k.Str == "cleanupPeriodDays" {
+			v = val
+		}
+		return true
+	})
 	switch {
 	case !v.Exists():
 	case v.Type == gjson.Number && v.Num == 0:

@@ -24,9 +24,15 @@ func TestRetention(t *testing.T) {
 		{`{"cleanupPeriodDays": 1.5}`, 30 * day, "default, 30", "not a whole number"},
 		{`{"permissions": {}}`, 30 * day, "not set", ""},
 		{`{broken`, 30 * day, "default, 30", "not valid JSON"},
+		{`{"cleanupPeriodDays": 30, "cleanupPeriodDays": 0}`, 0, "cleanupPeriodDays 0", "before 2.1.89"},
+		{`{"cleanupPeriodDays": 0, "cleanupPeriodDays": 60}`, 60 * day, "settings.json", ""},
+		{`[1]`, 30 * day, "default, 30", "no JSON object"},
+		{"dir", 30 * day, "default, 30", "cannot be read"},
 	} {
 		home := t.TempDir()
-		if c.settings != "" {
+		if c.settings == "dir" {
+			os.Mkdir(filepath.Join(home, "settings.json"), 0o755)
+		} else if c.settings != "" {
 			os.WriteFile(filepath.Join(home, "settings.json"), []byte(c.settings), 0o644)
 		}
 		r, ok := Agent{}.Retention(home)
