@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentsandbox/sandbox/internal/flock"
@@ -61,7 +62,17 @@ type backend interface {
 // leaves at most a temporary file, removed by the next sync). Every path
 // is resolved inside the root (os.Root): a symbolic link planted in the
 // vault cannot send a write, a read or a removal outside it.
-type dirBackend struct{ root string }
+type dirBackend struct {
+	root string
+	// opened keeps the root open once it exists: a read of many versions
+	// opens it once, not once a key.
+	opened *openRoot
+}
+
+type openRoot struct {
+	mu sync.Mutex
+	r  *os.Root
+}
 
 func (d dirBackend) String() string { return d.root }
 
@@ -69,9 +80,46 @@ func (d dirBackend) path(key string) string {
 	return filepath.Join(d.root, filepath.FromSlash(key))
 }
 
-// open opens the vault's folder, as the root every key is resolved in.
-func (d dirBackend) open() (*os.Root, error) {
-	return os.OpenRoot(d.root)
+// open opens the vault's folder for reading, as the root every key is
+// resolved in; the root stays open for the vault's life (its Close does
+// nothing).
+func (d dirBackend) open() (keptRoot, error) {
+	if d.opened == nil {
+		r, err := os.OpenRoot(d.root)
+		return keptRoot{r, true}, err
+	}
+	d.opened.mu.Lock()
+	defer d.opened.mu.Unlock()
+	if d.opened.r == nil {
+		r, err := os.OpenRoot(d.root)
+		if err != nil {
+			return keptRoot{}, err
+		}
+		d.opened.r = r
+	}
+	return keptRoot{d.opened.r, false}, nil
+}
+
+// fresh opens the vault's folder for one call: a write goes to the folder
+// the path names now (a --watch that outlives a vault moved or made anew
+// writes into the new one).
+func (d dirBackend) fresh() (keptRoot, error) {
+	r, err := os.OpenRoot(d.root)
+	return keptRoot{r, true}, err
+}
+
+// keptRoot is the vault's root, closed by Close only when it was opened
+// for one call.
+type keptRoot struct {
+	*os.Root
+	own bool
+}
+
+func (k keptRoot) Close() error {
+	if k.own {
+		return k.Root.Close()
+	}
+	return nil
 }
 
 // escaped says in the vault's terms an error of a path that left the
@@ -92,7 +140,7 @@ func (d dirBackend) create1(_ context.Context, key string, data []byte) error {
 	if err := os.MkdirAll(d.root, 0o700); err != nil {
 		return err
 	}
-	r, err := d.open()
+	r, err := d.fresh()
 	if err != nil {
 		return err
 	}
@@ -222,7 +270,7 @@ func (d dirBackend) lock(context.Context) (func(), error) {
 	}
 	// Only the lock's holder writes temporary files: what is left there
 	// was a killed sync's.
-	if r, err := d.open(); err == nil {
+	if r, err := d.fresh(); err == nil {
 		if dir, err := r.Open("tmp"); err == nil {
 			old, _ := dir.ReadDir(-1)
 			dir.Close()
@@ -236,7 +284,7 @@ func (d dirBackend) lock(context.Context) (func(), error) {
 }
 
 func (d dirBackend) remove(_ context.Context, key string) error {
-	r, err := d.open()
+	r, err := d.fresh()
 	if err != nil {
 		return err
 	}

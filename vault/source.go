@@ -93,22 +93,20 @@ func Reader(ctx context.Context, env osenv.Env, o Options, sel Selector) func(*d
 // take, and said in skipped; a source none of whose versions reads is
 // said there too, so nothing the vault holds goes missing unsaid.
 func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector) ([]discover.Candidate, []discover.Skipped, error) {
-	srcs, err := v.Sources(ctx)
+	versions, err := v.b.list(ctx, "versions/")
 	if err != nil {
 		return nil, nil, err
 	}
-	have, err := v.chunkSet(ctx)
+	chunks, err := v.b.list(ctx, "chunks/")
 	if err != nil {
 		return nil, nil, err
 	}
-	picks := v.pickReadable(ctx, srcs, sel, have)
+	srcs := sourcesOf(versions)
+	have := chunkSet(chunks)
+	picks := v.pickReadable(ctx, srcs, sel, have, f.Window)
 	var out []discover.Candidate
 	var skipped []discover.Skipped
-	planted, err := v.Planted(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, p := range planted {
+	for _, p := range append(planted(versions), planted(chunks)...) {
 		key, why, _ := strings.Cut(p, ": ")
 		skipped = append(skipped, discover.Skipped{Name: v.where + "/" + key, Why: why + ": not read"})
 	}
@@ -137,14 +135,22 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 			continue
 		}
 		ver := p.ver
+		// The check read the version's records: each open starts from
+		// them, not from the vault again.
+		checked, key := p.file, ver.Key
+		open := func() (*File, error) {
+			if checked != nil {
+				return checked.again(), nil
+			}
+			return v.OpenVersion(ctx, key)
+		}
 		if root, ok := discover.StoreOf(s.Path()); ok {
 			name := s.Host() + "/" + s.Agent() + "/" + root
 			if stores[name] == nil {
 				stores[name] = map[string]func() (io.ReadCloser, error){}
 			}
-			key := ver.Key
 			stores[name][strings.TrimPrefix(s.Path(), root+"/")] = func() (io.ReadCloser, error) {
-				file, err := v.OpenVersion(ctx, key)
+				file, err := open()
 				if err != nil {
 					return nil, err
 				}
@@ -153,9 +159,8 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 			continue
 		}
 		name := fmt.Sprintf("%s@v%d", s.Name, p.n)
-		key := ver.Key
 		reopen := func() (io.ReaderAt, func(), error) {
-			file, err := v.OpenVersion(ctx, key)
+			file, err := open()
 			if err != nil {
 				return nil, nil, err
 			}
@@ -188,6 +193,8 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 type pick struct {
 	ver Version
 	n   int // its number, from 1
+	// file is the version opened by its check (nil when unchecked).
+	file *File
 	// none: the selector takes no version of the source (--version 3 of
 	// a source with two).
 	none    bool
@@ -206,7 +213,11 @@ type damagedVersion struct {
 // (or the longest at a time), the next longest; a version named by its
 // number has no stand-in. Records are read by a few workers at once: in
 // an S3 vault each is a request.
-func (v *Vault) pickReadable(ctx context.Context, srcs []Source, sel Selector, have map[string]bool) []pick {
+//
+// A version last held before the window's start is taken unchecked: the
+// reader leaves it out by its time without opening it, so checking it
+// would only cost (a request each, in S3).
+func (v *Vault) pickReadable(ctx context.Context, srcs []Source, sel Selector, have map[string]bool, w discover.Window) []pick {
 	out := make([]pick, len(srcs))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -215,7 +226,7 @@ func (v *Vault) pickReadable(ctx context.Context, srcs []Source, sel Selector, h
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = v.pickOne(ctx, srcs[i], sel, have)
+				out[i] = v.pickOne(ctx, srcs[i], sel, have, w)
 			}
 		}()
 	}
@@ -227,18 +238,13 @@ func (v *Vault) pickReadable(ctx context.Context, srcs []Source, sel Selector, h
 	return out
 }
 
-func (v *Vault) pickOne(ctx context.Context, s Source, sel Selector, have map[string]bool) pick {
+func (v *Vault) pickOne(ctx context.Context, s Source, sel Selector, have map[string]bool, w discover.Window) pick {
 	first, ok := s.Pick(sel)
 	if !ok {
 		return pick{none: true}
 	}
-	number := func(key string) int {
-		for i, x := range s.Versions {
-			if x.Key == key {
-				return i + 1
-			}
-		}
-		return 0
+	if !w.Since.IsZero() && first.Seen.Before(w.Since) {
+		return pick{ver: first, n: s.number(first.Key)}
 	}
 	// The order a reader would take them in: the selector's choice, then
 	// (unless it names one) the others it would take, longest and latest
@@ -261,48 +267,54 @@ func (v *Vault) pickOne(ctx context.Context, s Source, sel Selector, have map[st
 	}
 	var p pick
 	for _, x := range order {
-		err := v.readable(ctx, x.Key, have)
+		file, err := v.readable(ctx, x.Key, have)
 		if err == nil {
-			p.ver, p.n = x, number(x.Key)
+			p.ver, p.n, p.file = x, s.number(x.Key), file
 			return p
 		}
-		p.damaged = append(p.damaged, damagedVersion{number(x.Key), err})
+		p.damaged = append(p.damaged, damagedVersion{s.number(x.Key), err})
 	}
 	p.err = p.damaged[len(p.damaged)-1].err
 	return p
 }
 
-// chunkSet lists the chunks the vault holds (a listing, not a read of
-// each): a version that names one not there cannot be read.
-func (v *Vault) chunkSet(ctx context.Context) (map[string]bool, error) {
-	entries, err := v.b.list(ctx, "chunks/")
-	if err != nil {
-		return nil, err
+// number is the number of the version at key, from 1.
+func (s Source) number(key string) int {
+	for i, x := range s.Versions {
+		if x.Key == key {
+			return i + 1
+		}
 	}
+	return 0
+}
+
+// chunkSet is the chunks a listing of chunks/ holds (a listing, not a
+// read of each): a version that names one not there cannot be read.
+func chunkSet(entries []entry) map[string]bool {
 	have := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		if e.odd == "" {
 			have[e.key] = true // an empty one is damaged, and said so when read
 		}
 	}
-	return have, nil
+	return have
 }
 
-// readable says why the version at key cannot be read whole, if it
-// cannot, by what is cheap to tell: its records (its own and those it
+// readable opens the version at key, or says why it cannot be read whole,
+// by what is cheap to tell: its records (its own and those it
 // extends) and whether every chunk it names is in the vault. A chunk whose
 // content is damaged is found when it is read (Verify reads them all).
-func (v *Vault) readable(ctx context.Context, key string, have map[string]bool) error {
+func (v *Vault) readable(ctx context.Context, key string, have map[string]bool) (*File, error) {
 	f, err := v.OpenVersion(ctx, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, c := range f.chunks {
 		if !have[chunkKey(c.SHA256)] {
-			return fmt.Errorf("vault %s: %s: chunk %s is missing", v.where, key, c.SHA256)
+			return nil, fmt.Errorf("vault %s: %s: chunk %s is missing", v.where, key, c.SHA256)
 		}
 	}
-	return nil
+	return f, nil
 }
 
 // sizeText says a size in bytes for messages.

@@ -142,7 +142,7 @@ func Resolve(env osenv.Env, where string) (string, error) {
 
 func newBackend(ctx context.Context, where string, o Options) (backend, error) {
 	if !objstore.IsURL(where) {
-		return dirBackend{root: where}, nil
+		return dirBackend{root: where, opened: &openRoot{}}, nil
 	}
 	loc, err := objstore.ParseURL(where)
 	if err != nil {
@@ -468,6 +468,11 @@ func (v *Vault) Sources(ctx context.Context) ([]Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	return sourcesOf(entries), nil
+}
+
+// sourcesOf groups a listing of versions/ by source.
+func sourcesOf(entries []entry) []Source {
 	by := map[string]*Source{}
 	for _, e := range entries {
 		dir, name, ok := cutLast(strings.TrimPrefix(e.key, "versions/"))
@@ -508,7 +513,7 @@ func (v *Vault) Sources(ctx context.Context) ([]Source, error) {
 		out = append(out, *s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out
 }
 
 func cutLast(key string) (dir, name string, ok bool) {
@@ -562,6 +567,11 @@ type readError struct{ err error }
 func (e readError) Error() string       { return e.err.Error() }
 func (e readError) Unwrap() error       { return e.err }
 func (e readError) SourceFailure() bool { return true }
+
+// again is the version opened anew, from what f read of its records.
+func (f *File) again() *File {
+	return &File{v: f.v, ctx: f.ctx, rec: f.rec, chunks: f.chunks, starts: f.starts, at: -1}
+}
 
 // Record is the version's record.
 func (f *File) Record() *Record { return f.rec }

@@ -35,13 +35,20 @@ func (v *Vault) Planted(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range entries {
-			if e.odd != "" {
-				out = append(out, e.key+": "+e.odd+" where the vault keeps only its own files")
-			}
-		}
+		out = append(out, planted(entries)...)
 	}
 	return out, nil
+}
+
+// planted is what of a listing is no object of the vault's.
+func planted(entries []entry) []string {
+	var out []string
+	for _, e := range entries {
+		if e.odd != "" {
+			out = append(out, e.key+": "+e.odd+" where the vault keeps only its own files")
+		}
+	}
+	return out
 }
 
 // Verify reads every version of every source whole: each record, each
