@@ -17,6 +17,7 @@ import (
 // kept), and a pod over its memory limit (OOMKilled). Stop leaves nothing
 // behind: no process, mount or bridge.
 func TestCluster(t *testing.T) {
+	netns, results := names("/run/netns"), names("/var/lib/cni/results")
 	c := Start(t)
 	if _, err := os.Stat(c.Kubeconfig); err != nil {
 		t.Fatal(err)
@@ -75,9 +76,28 @@ func TestCluster(t *testing.T) {
 	if _, err := os.Stat("/sys/class/net/" + bridge); err == nil {
 		t.Errorf("the bridge %s is left", bridge)
 	}
+	// The pods' network namespaces and CNI results: the kubelet tore
+	// their networks down before it stopped.
+	for dir, before := range map[string]map[string]bool{"/run/netns": netns, "/var/lib/cni/results": results} {
+		for n := range names(dir) {
+			if !before[n] {
+				t.Errorf("%s/%s is left", dir, n)
+			}
+		}
+	}
 	if _, err := os.Stat(pv.Spec.HostPath.Path); !os.IsNotExist(err) {
 		t.Errorf("the volume's folder %s is left: %v", pv.Spec.HostPath.Path, err)
 	}
+}
+
+// names lists a folder's entries.
+func names(dir string) map[string]bool {
+	out := map[string]bool{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		out[e.Name()] = true
+	}
+	return out
 }
 
 // terminated waits (two minutes at most) for a pod's one container to end,

@@ -146,7 +146,7 @@ func (c *Cluster) deletePods() {
 		return out
 	}
 	for _, p := range list() {
-		req, _ := http.NewRequest(http.MethodDelete, c.Server+"/api/v1/namespaces/"+p.Namespace+"/pods/"+p.Name+"?gracePeriodSeconds=0", nil)
+		req, _ := http.NewRequest(http.MethodDelete, c.Server+"/api/v1/namespaces/"+p.Namespace+"/pods/"+p.Name+"?gracePeriodSeconds=1", nil)
 		if resp, err := c.client.Do(req); err == nil {
 			resp.Body.Close()
 		}
