@@ -58,18 +58,21 @@ func planted(entries []entry) []string {
 // chunk read. It changes nothing.
 func (v *Vault) Verify(ctx context.Context, progress func(int64)) (VerifyStats, error) {
 	var st VerifyStats
-	planted, err := v.Planted(ctx)
+	// One listing of versions/ gives both the sources and what was
+	// planted among them.
+	versions, err := v.b.list(ctx, "versions/")
 	if err != nil {
 		return st, err
 	}
-	for _, p := range planted {
+	chunks, err := v.b.list(ctx, "chunks/")
+	if err != nil {
+		return st, err
+	}
+	for _, p := range append(planted(versions), planted(chunks)...) {
 		key, why, _ := strings.Cut(p, ": ")
 		st.Damaged = append(st.Damaged, Damage{Key: key, Why: why})
 	}
-	srcs, err := v.Sources(ctx)
-	if err != nil {
-		return st, err
-	}
+	srcs := sourcesOf(versions)
 	checked := map[string]error{}
 	for _, s := range srcs {
 		st.Sources++

@@ -328,17 +328,12 @@ func tail(s string, n int) string {
 }
 
 func (c *Cluster) nodeReady() error {
-	resp, err := c.client.Get(c.Server + "/api/v1/nodes/" + NodeName)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
 	var node struct {
 		Status struct {
 			Conditions []struct{ Type, Status string }
 		}
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&node); err != nil {
+	if err := c.getJSON("/api/v1/nodes/"+NodeName, &node); err != nil {
 		return err
 	}
 	for _, cond := range node.Status.Conditions {
@@ -347,6 +342,19 @@ func (c *Cluster) nodeReady() error {
 		}
 	}
 	return errors.New("the node is not Ready")
+}
+
+// getJSON reads the API object at path into v.
+func (c *Cluster) getJSON(path string, v any) error {
+	resp, err := c.client.Get(c.Server + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(v)
 }
 
 func (c *Cluster) post(path, body string) error {

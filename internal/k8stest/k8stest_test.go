@@ -1,9 +1,7 @@
 package k8stest
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,15 +126,7 @@ func (c *Cluster) terminated(t *testing.T, pod string) (int, string) {
 
 func (c *Cluster) get(t *testing.T, path string, v any) {
 	t.Helper()
-	resp, err := c.client.Get(c.Server + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", path, resp.Status)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	if err := c.getJSON(path, v); err != nil {
 		t.Fatal(err)
 	}
 }

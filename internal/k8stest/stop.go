@@ -2,7 +2,6 @@ package k8stest
 
 import (
 	"bufio"
-	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -100,17 +99,12 @@ const hostPathRoot = "/tmp/hostpath_pv/"
 // volumes, to remove when it stops (the provisioner would, on a claim's
 // deletion, but the cluster stops first).
 func (c *Cluster) hostPathVolumes() []string {
-	resp, err := c.client.Get(c.Server + "/api/v1/persistentvolumes")
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
 	var pvs struct {
 		Items []struct {
 			Spec struct{ HostPath *struct{ Path string } }
 		}
 	}
-	if json.NewDecoder(resp.Body).Decode(&pvs) != nil {
+	if c.getJSON("/api/v1/persistentvolumes", &pvs) != nil {
 		return nil
 	}
 	var out []string
@@ -126,17 +120,12 @@ func (c *Cluster) hostPathVolumes() []string {
 // kubelet to have torn them down.
 func (c *Cluster) deletePods() {
 	list := func() []struct{ Namespace, Name string } {
-		resp, err := c.client.Get(c.Server + "/api/v1/pods")
-		if err != nil {
-			return nil
-		}
-		defer resp.Body.Close()
 		var pods struct {
 			Items []struct {
 				Metadata struct{ Namespace, Name string }
 			}
 		}
-		if json.NewDecoder(resp.Body).Decode(&pods) != nil {
+		if c.getJSON("/api/v1/pods", &pods) != nil {
 			return nil
 		}
 		var out []struct{ Namespace, Name string }
