@@ -45,6 +45,7 @@ func jsonlTranscripts(t *testing.T, least int, globs ...string) []transcriptFile
 		}
 	}
 	if len(out) < least {
+		sharedMissing(t, "../../shared/corpus")
 		t.Fatalf("%d transcripts: the corpus was not found", len(out))
 	}
 	return out
@@ -197,4 +198,14 @@ func TestCompressedCutIsTruncated(t *testing.T) {
 		t.Fatalf("only %d cuts of %d files", cuts, len(files))
 	}
 	t.Logf("%d cuts of %d files", cuts, len(files))
+}
+
+// sharedMissing skips t when the real corpus (../shared/corpus beside the
+// project) is not there, as in a clone made elsewhere; under CI=true its
+// absence is the failure the caller reports.
+func sharedMissing(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(dir); err != nil && os.Getenv("CI") != "true" {
+		t.Skip("../shared/corpus is not beside the project (a clone elsewhere): only CI must have it")
+	}
 }

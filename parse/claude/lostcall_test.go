@@ -24,6 +24,9 @@ func TestLostCallLineRebuilt(t *testing.T) {
 	more, _ := filepath.Glob("../../fixtures/corpus/claude/*.jsonl")
 	files = append(files, more...)
 	if len(files) < 20 {
+		if _, err := os.Stat("../../../shared/corpus"); err != nil && os.Getenv("CI") != "true" {
+			t.Skip("../shared/corpus is not beside the project (a clone elsewhere): only CI must have it")
+		}
 		t.Fatalf("%d sessions: the corpus was not found", len(files))
 	}
 	ops := func(data []byte) ([]string, manifest.Session) {
