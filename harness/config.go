@@ -321,7 +321,7 @@ func parseMount(spec, dir, home string, from Source) (Mount, error) {
 // guardedGuest are the guest paths a mount may not cover: the harness's own
 // (the workspace and the project, which a mount would hide or replace) and
 // the runtime's (/proc, /dev, /sys).
-var guardedGuest = []string{guestHome, GuestWorkspace, "/proc", "/dev", "/sys"}
+var guardedGuest = []string{GuestHome, GuestWorkspace, "/proc", "/dev", "/sys"}
 
 // checkGuest checks a mount's guest path.
 func checkGuest(m Mount) error {
@@ -342,7 +342,7 @@ func checkGuest(m Mount) error {
 		if g == p || strings.HasPrefix(g, p+"/") {
 			what := "belongs to the runtime"
 			switch p {
-			case guestHome:
+			case GuestHome:
 				what = "is the session's workspace (HOME), which the harness mounts; put files there through the workspace, or mount elsewhere"
 			case GuestWorkspace:
 				what = "is the project, which the harness mounts; mount elsewhere"

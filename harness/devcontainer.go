@@ -144,7 +144,7 @@ func parseDevcontainer(path string, b []byte, project string, lookup func(string
 			// agent's transcripts out of the session's workspace, into
 			// the container, to be lost with it: what sandbox exists to
 			// prevent.
-			d.Notes = append(d.Notes, fmt.Sprintf("%s: containerEnv %s=%s left out: it would keep the agent's transcripts outside %s, where they would be lost with the sandbox", from, k, v, guestHome))
+			d.Notes = append(d.Notes, fmt.Sprintf("%s: containerEnv %s=%s left out: it would keep the agent's transcripts outside %s, where they would be lost with the sandbox", from, k, v, GuestHome))
 			continue
 		}
 		d.Env = append(d.Env, EnvVar{Key: k, Value: v, From: from})
@@ -169,7 +169,7 @@ var agentHomeVars = map[string]bool{"CLAUDE_CONFIG_DIR": true, "CODEX_HOME": tru
 
 func underGuestHome(p string) bool {
 	p = filepath.Clean(p)
-	return p == guestHome || strings.HasPrefix(p, guestHome+"/")
+	return p == GuestHome || strings.HasPrefix(p, GuestHome+"/")
 }
 
 func checkEnvValue(k, v string, from Source) error {

@@ -31,6 +31,17 @@ func (s *Store) Exec(ctx context.Context, sess *Session, o *ExecOptions) (int, e
 	if !s.Running(sess) {
 		return 0, fmt.Errorf("session %s is not running (%s); sandbox exec enters a running session", sess.ID, sess.State)
 	}
+	if rt, err := NewRuntime(sess.Runtime, s.Env); err == nil {
+		if x, ok := rt.(Execer); ok {
+			_ = s.Event(sess.ID, "exec_started", map[string]any{"command": o.Command, "run": sess.Runs})
+			r, err := x.Exec(ctx, sess, o)
+			if err != nil {
+				return 0, fmt.Errorf("exec in session %s: %w", sess.ID, err)
+			}
+			s.execEnded(sess, o, r)
+			return r.ExitCode, nil
+		}
+	}
 	args, env, err := s.execArgs(sess, o)
 	if err != nil {
 		return 0, err
@@ -44,11 +55,7 @@ func (s *Store) Exec(ctx context.Context, sess *Session, o *ExecOptions) (int, e
 	_ = s.Event(sess.ID, "exec_started", map[string]any{"command": o.Command, "run": sess.Runs})
 	werr := cmd.Run()
 	r, _ := fromWait(werr)
-	fields := map[string]any{"command": o.Command, "run": sess.Runs, "exit_code": r.ExitCode}
-	if r.Signal != "" {
-		fields["signal"] = r.Signal
-	}
-	_ = s.Event(sess.ID, "exec_ended", fields)
+	s.execEnded(sess, o, r)
 	var ee *exec.ExitError
 	if errors.Is(werr, exec.ErrNotFound) {
 		return 0, &CommandError{fmt.Errorf("%s: command not found in PATH", o.Command[0]), 127}
@@ -62,7 +69,7 @@ func (s *Store) Exec(ctx context.Context, sess *Session, o *ExecOptions) (int, e
 // execArgs is the host command that runs o.Command inside the session, and
 // its environment.
 func (s *Store) execArgs(sess *Session, o *ExecOptions) ([]string, []string, error) {
-	guest := append([]string{"HOME=" + guestHome, "SANDBOX_SESSION=" + sess.ID, "DOCKER_SANDBOX=1",
+	guest := append([]string{"HOME=" + GuestHome, "SANDBOX_SESSION=" + sess.ID, "DOCKER_SANDBOX=1",
 		"SANDBOX_EXPORTS=" + guestExports, "USER=sandbox", "TERM=" + termOr(s.Env, "xterm")}, o.Env...)
 	switch sess.Runtime {
 	case "docker", "podman":
@@ -126,4 +133,13 @@ func otherNS(pid int, kind string) bool {
 	theirs, err1 := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, kind))
 	ours, err2 := os.Readlink("/proc/self/ns/" + kind)
 	return err1 == nil && err2 == nil && theirs != ours
+}
+
+// execEnded records an exec's end.
+func (s *Store) execEnded(sess *Session, o *ExecOptions, r Result) {
+	fields := map[string]any{"command": o.Command, "run": sess.Runs, "exit_code": r.ExitCode}
+	if r.Signal != "" {
+		fields["signal"] = r.Signal
+	}
+	_ = s.Event(sess.ID, "exec_ended", fields)
 }

@@ -108,8 +108,8 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 		r.Network = Setting{Value: "none"}
 	}
 
-	if v := r.Runtime; v.Value != "" && !slices.Contains(runtimes, v.Value) {
-		return nil, badSetting(v.From, "unknown runtime %q (use docker, podman, bwrap or local)", v.Value)
+	if v := r.Runtime; v.Value != "" && !slices.Contains(runtimes, v.Value) && registered[v.Value] == nil {
+		return nil, badSetting(v.From, "unknown runtime %q (use %s)", v.Value, runtimeNames())
 	}
 	if v := r.Network; v.Value != "none" && v.Value != "host" {
 		return nil, badSetting(v.From, "%s %q: use none or host", settingName(v.From, "network"), v.Value)
@@ -162,6 +162,10 @@ func Resolve(f RunFlags, sess *Session, dc *Devcontainer, cfg *Config) (*Resolve
 	if r.Runtime.Value == "local" && len(r.Mounts) > 0 {
 		m := r.Mounts[0]
 		return nil, badSetting(m.From, "mount %s: runtime local runs the agent on the host itself, with no sandbox to mount into; use the host path as it is, or a sandboxing runtime", m)
+	}
+	if r.Runtime.Value == "kubernetes" && len(r.Mounts) > 0 {
+		m := r.Mounts[0]
+		return nil, badSetting(m.From, "mount %s: runtime kubernetes runs the agent on a cluster's node, where this machine's paths are not; put what it needs in the project, which is copied in", m)
 	}
 
 	// The environment: config env files, the devcontainer's containerEnv

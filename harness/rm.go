@@ -68,6 +68,11 @@ func (st *Store) RemoveSession(ctx context.Context, name string, o RemoveOptions
 		return r
 	}
 	if r.Archive != "" {
+		if err := st.Pull(ctx, s); err != nil {
+			r.Error = "reading its HOME from where its runtime keeps it: " + err.Error()
+			r.Archive = ""
+			return r
+		}
 		if _, err := st.ArchiveSession(ctx, s.ID, r.Archive); err != nil {
 			r.Error = "archiving it: " + err.Error()
 			r.Archive = ""

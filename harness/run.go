@@ -44,6 +44,13 @@ type RunOptions struct {
 	// Mirror, when set, is recorded as the vault the session is mirrored
 	// to (the caller mirrors it).
 	Mirror string
+	// Kube is where a kubernetes session runs; a field given here moves an
+	// existing session there (a restored one, onto another cluster).
+	Kube KubeTarget
+	// ApplyProject applies a manifest of the project's changes (its path)
+	// onto the project with the tool's own journaled apply, and says what
+	// it did: a runtime that copies the project in and out uses it.
+	ApplyProject func(ctx context.Context, manifest, project string) (string, error)
 }
 
 // lastLinesKept is how many lines of output a stop event keeps.
@@ -69,6 +76,7 @@ func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error)
 		if proj != "" {
 			sess.Project = proj
 		}
+		sess.Kube = moveKube(sess.Kube, o.Kube)
 		return sess, false, nil
 	}
 	now := time.Now().UTC()
@@ -77,6 +85,10 @@ func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error)
 		id = newID(now)
 	}
 	sess = &Session{ID: id, Name: id, Runtime: rt.Name(), Image: o.Image, Project: proj, Created: now, State: StateCreated}
+	if _, ok := rt.(Imager); ok && rt.Name() == "kubernetes" {
+		k := o.Kube
+		sess.Kube = &k
+	}
 	// Two runs creating one name at once: one makes the directory, the
 	// other finds it made and runs as in a session that exists (its runtime
 	// checked), never writing a second record over the first.
@@ -104,6 +116,21 @@ func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error)
 		return nil, false, err
 	}
 	return sess, true, s.Event(id, "session_created", map[string]any{"runtime": rt.Name(), "image": o.Image, "project": proj})
+}
+
+// moveKube is a kubernetes session's place after a run that names one: the
+// fields given replace the session's.
+func moveKube(cur *KubeTarget, to KubeTarget) *KubeTarget {
+	if cur == nil {
+		return nil
+	}
+	k := *cur
+	for _, f := range [][2]*string{{&k.Context, &to.Context}, {&k.Namespace, &to.Namespace}, {&k.StorageClass, &to.StorageClass}, {&k.Storage, &to.Storage}} {
+		if *f[1] != "" {
+			*f[0] = *f[1]
+		}
+	}
+	return &k
 }
 
 func projectDir(p string) (string, error) {
@@ -162,7 +189,7 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 	defer unlock()
 	// Reload under the lock: the record may have moved on.
 	if cur, err := s.Load(sess.ID); err == nil {
-		cur.Image, cur.Project = sess.Image, sess.Project
+		cur.Image, cur.Project, cur.Kube = sess.Image, sess.Project, sess.Kube
 		sess = cur
 	}
 	command, env := o.Command, append([]string(nil), o.Env...)
@@ -218,7 +245,7 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 	spec := &Spec{Session: sess, Store: s, Command: command, Env: env, Memory: o.Memory, CPUs: o.CPUs, Network: o.Network,
 		UID: os.Getuid(), GID: os.Getgid(), Stdin: o.Stdin, TTY: o.TTY,
 		Stdout: io.MultiWriter(orDiscard(o.Stdout), out), Stderr: io.MultiWriter(orDiscard(o.Stderr), out),
-		UserStderr: orDiscard(o.Stderr), LogStderr: out, Kill: o.Kill, Grace: o.Grace,
+		UserStderr: orDiscard(o.Stderr), LogStderr: out, Kill: o.Kill, Grace: o.Grace, Note: o.note, ApplyProject: o.ApplyProject,
 		Started: func(pid int, container string) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -268,7 +295,19 @@ func (s *Store) Run(ctx context.Context, sess *Session, o *RunOptions) error {
 			extra["killed_at_once"] = true
 		}
 	}
-	s.finish(sess, res, "sandbox_stopped", extra)
+	event := "sandbox_stopped"
+	if res.Dropped {
+		event = "session_drop"
+	}
+	s.finish(sess, res, event, extra)
+	if f, ok := rt.(Finisher); ok && runErr == nil {
+		// The end is on record; now the work comes back (the project,
+		// HOME), before the sandbox goes.
+		if err := f.Finish(context.WithoutCancel(ctx), spec, res); err != nil {
+			_ = s.Event(sess.ID, "copy_out_failed", map[string]any{"run": sess.Runs, "error": err.Error()})
+			o.note("session %s: %v", sess.ID, err)
+		}
+	}
 	if res.Container != "" {
 		sess.Container = res.Container // also a container that never started
 		if err := rt.Remove(context.Background(), sess); err != nil {
@@ -312,6 +351,8 @@ func (s *Store) finish(sess *Session, res Result, event string, extra map[string
 	sess.Ended = time.Now().UTC()
 	sess.ExitCode, sess.Signal, sess.OOM, sess.Error = res.ExitCode, res.Signal, res.OOM, res.Error
 	switch {
+	case res.Dropped:
+		sess.State = StateDropped
 	case res.OOM:
 		sess.State = StateOOM
 	case res.Signal != "":
@@ -331,6 +372,14 @@ func (s *Store) finish(sess *Session, res Result, event string, extra map[string
 	}
 	if res.Container != "" {
 		fields["container"] = res.Container
+	}
+	for k, v := range map[string]string{"reason": res.Reason, "node": res.Node} {
+		if v != "" {
+			fields[k] = v
+		}
+	}
+	if len(res.Events) > 0 {
+		fields["events"] = res.Events
 	}
 	for k, v := range extra {
 		fields[k] = v
@@ -480,7 +529,28 @@ func (s *Store) Remove(ctx context.Context, sess *Session) error {
 		}
 		_ = rt.Remove(ctx, sess)
 	}
+	if rt, err := NewRuntime(sess.Runtime, s.Env); err == nil {
+		if p, ok := rt.(Purger); ok {
+			if err := p.Purge(ctx, sess); err != nil {
+				return fmt.Errorf("session %s: %w (its record is kept)", sess.ID, err)
+			}
+		}
+	}
 	return os.RemoveAll(s.Dir(sess.ID))
+}
+
+// Pull brings a session's HOME into its home/ from where its runtime keeps
+// it (a cluster's volume), for what reads home/; a runtime that mounts
+// home/ itself has nothing to do.
+func (s *Store) Pull(ctx context.Context, sess *Session) error {
+	rt, err := NewRuntime(sess.Runtime, s.Env)
+	if err != nil {
+		return err
+	}
+	if p, ok := rt.(Puller); ok {
+		return p.Pull(ctx, s, sess)
+	}
+	return nil
 }
 
 // LastActive is when a session last did something: its last output, its

@@ -22,6 +22,8 @@ type RunEnd struct {
 	Signal     string   `json:"signal,omitempty"`
 	OOM        bool     `json:"oom,omitempty"`
 	Error      string   `json:"error,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Node       string   `json:"node,omitempty"`
 	LastOutput []string `json:"last_output,omitempty"`
 }
 
@@ -29,8 +31,10 @@ func (e RunEnd) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "harness session %s, last run (%d) at %s: ", e.Session, e.Run, e.Time)
 	switch {
-	case e.Event == "session_drop":
+	case e.Event == "session_drop" && e.Error == "":
 		b.WriteString("dropped (the harness died)")
+	case e.Event == "session_drop":
+		b.WriteString("dropped")
 	case e.OOM:
 		b.WriteString("killed: out of memory")
 	case e.Signal != "":

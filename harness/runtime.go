@@ -23,9 +23,9 @@ import (
 
 // Paths inside the sandbox.
 const (
-	guestHome      = "/home/sandbox"
+	GuestHome      = "/home/sandbox"
 	GuestWorkspace = "/workspace"
-	guestExports   = guestHome + "/.sandbox-exports.json"
+	guestExports   = GuestHome + "/.sandbox-exports.json"
 )
 
 // Spec is one run of a session.
@@ -58,6 +58,10 @@ type Spec struct {
 	// (StopGrace when zero); a value on Kill kills it at once.
 	Grace time.Duration
 	Kill  <-chan struct{}
+	// Note tells the user what the runtime does (a copy in or out).
+	Note func(format string, args ...any)
+	// ApplyProject: see RunOptions.
+	ApplyProject func(ctx context.Context, manifest, project string) (string, error)
 }
 
 // StopGrace is how long an interrupted run's agent has to exit after TERM.
@@ -77,6 +81,16 @@ type Result struct {
 	OOM       bool
 	Error     string // the runtime's own error text
 	Container string
+	// What a cluster runtime also knows of the end: the container's
+	// reason (OOMKilled, Error, ContainerCannotRun, Evicted…), the node it
+	// ran on, and the pod's events, newest last.
+	Reason string
+	Node   string
+	Events []string
+	// Dropped says the sandbox was lost rather than ended (a pod deleted
+	// behind the harness's back, its node gone): the run ends in a
+	// session_drop with the evidence above.
+	Dropped bool
 }
 
 // Runtime runs a session's command in a sandbox.
@@ -102,6 +116,54 @@ var ErrUnavailable = errors.New("runtime unavailable")
 // runtimes are the runtime names, in the order tried by "auto".
 var runtimes = []string{"docker", "podman", "bwrap", "local"}
 
+// registered are the runtimes of other packages (kubernetes, in
+// harness/kube, which holds the Kubernetes client), by name. They are
+// never picked implicitly.
+var registered = map[string]func(osenv.Env) Runtime{}
+
+// Register adds a runtime another package implements; a program that
+// imports that package offers it to --runtime.
+func Register(name string, f func(osenv.Env) Runtime) { registered[name] = f }
+
+// The optional abilities of a runtime whose sandbox keeps the session's
+// files away from this machine (a cluster's volume).
+type (
+	// Finisher does the run's last work after its end is recorded and
+	// before its sandbox is removed (copies the project and HOME back).
+	Finisher interface {
+		Finish(ctx context.Context, spec *Spec, res Result) error
+	}
+	// Puller brings the session's HOME from where the runtime keeps it
+	// into the store's home/, so what reads home/ (recover --session,
+	// snapshot, the vault) reads the sandbox's own.
+	Puller interface {
+		Pull(ctx context.Context, s *Store, sess *Session) error
+	}
+	// Purger removes everything the runtime keeps of a session (its
+	// volume, its objects): sandbox rm and gc.
+	Purger interface {
+		Purge(ctx context.Context, sess *Session) error
+	}
+	// Execer runs a command beside a running session's agent.
+	Execer interface {
+		Exec(ctx context.Context, sess *Session, o *ExecOptions) (Result, error)
+	}
+	// Imager is a runtime that runs an image (a session needs --image).
+	Imager interface {
+		NeedsImage() bool
+	}
+)
+
+// runtimeNames are the names --runtime takes, for messages.
+func runtimeNames() string {
+	names := slices.Clone(runtimes)
+	for n := range registered {
+		names = append(names, n)
+	}
+	slices.Sort(names[4:])
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // NewRuntime returns the named runtime, which runs its commands in env
 // (nil: the process's environment); $SANDBOX_DOCKER and $SANDBOX_PODMAN
 // name other clients.
@@ -118,7 +180,10 @@ func NewRuntime(name string, env osenv.Env) (Runtime, error) {
 	case "local":
 		return &localRuntime{env: env}, nil
 	}
-	return nil, fmt.Errorf("unknown runtime %q (use docker, podman, bwrap or local)", name)
+	if f, ok := registered[name]; ok {
+		return f(env), nil
+	}
+	return nil, fmt.Errorf("unknown runtime %q (use %s)", name, runtimeNames())
 }
 
 // Pick chooses the runtime for a new session: the first of docker, podman
@@ -137,7 +202,7 @@ func Pick(ctx context.Context, env osenv.Env) (Runtime, error) {
 }
 
 // signalName names the signal an exit code 128+n stands for.
-func signalName(n int) string {
+func SignalName(n int) string {
 	s := syscall.Signal(n)
 	names := map[syscall.Signal]string{
 		syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
@@ -164,20 +229,20 @@ func fromWait(err error) (Result, error) {
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	if ok && ws.Signaled() {
 		n := int(ws.Signal())
-		return Result{ExitCode: 128 + n, Signal: signalName(n)}, nil
+		return Result{ExitCode: 128 + n, Signal: SignalName(n)}, nil
 	}
 	code := ee.ExitCode()
 	r := Result{ExitCode: code}
 	if code > 128 && code < 160 {
-		r.Signal = signalName(code - 128)
+		r.Signal = SignalName(code - 128)
 	}
 	return r, nil
 }
 
 // guestEnv is the environment every runtime gives the agent.
-func guestEnv(spec *Spec) []string {
+func GuestEnv(spec *Spec) []string {
 	env := []string{
-		"HOME=" + guestHome,
+		"HOME=" + GuestHome,
 		"SANDBOX_SESSION=" + spec.Session.ID,
 		"DOCKER_SANDBOX=1",
 		"SANDBOX_EXPORTS=" + guestExports,
@@ -197,7 +262,7 @@ func termOr(env osenv.Env, def string) string {
 // hiddenStore returns the path under the project, if any, where the
 // harness's own state is, so the runtime can cover it: one session must
 // never see another's workspace, even when the project holds the store.
-func hiddenStore(project, store string) (string, bool) {
+func HiddenStore(project, store string) (string, bool) {
 	rel, err := filepath.Rel(project, filepath.Join(store, "sessions"))
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		rel2, err2 := filepath.Rel(project, store)
@@ -224,6 +289,9 @@ func (c *containerRuntime) command(ctx context.Context, args ...string) *exec.Cm
 }
 
 func (c *containerRuntime) Name() string { return c.name }
+
+// NeedsImage: a container runs an image.
+func (*containerRuntime) NeedsImage() bool { return true }
 
 func (c *containerRuntime) Available(ctx context.Context) error {
 	if _, err := exec.LookPath(c.bin); err != nil {
@@ -267,7 +335,7 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 		"--label", "sandbox.run=" + strconv.Itoa(sess.Runs),
 		"--user", fmt.Sprintf("%d:%d", spec.UID, spec.GID),
 		"--network", network(spec.Network),
-		"-v", spec.Store.Home(sess.ID) + ":" + guestHome,
+		"-v", spec.Store.Home(sess.ID) + ":" + GuestHome,
 		"-v", sess.Project + ":" + GuestWorkspace,
 		"-w", GuestWorkspace,
 		// A real init as PID 1 (Docker's docker-init, Podman's catatonit):
@@ -279,7 +347,7 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	if c.name == "podman" {
 		args = append(args, podmanArgs()...) // podman.go
 	}
-	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
+	if rel, ok := HiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
 	}
 	args = append(args, mountArgs(spec.Mounts)...) // config.go
@@ -296,7 +364,7 @@ func (c *containerRuntime) Run(ctx context.Context, spec *Spec) (Result, error) 
 	if spec.CPUs != "" {
 		args = append(args, "--cpus", spec.CPUs)
 	}
-	for _, e := range guestEnv(spec) {
+	for _, e := range GuestEnv(spec) {
 		args = append(args, "-e", e)
 	}
 	if spec.Stdin != nil {
@@ -466,7 +534,7 @@ func (c *containerRuntime) inspect(ctx context.Context, name string) (Result, bo
 	code, _ := strconv.Atoi(parts[1])
 	r := Result{ExitCode: code, OOM: parts[2] == "true", Error: parts[3], Container: name}
 	if code > 128 && code < 160 {
-		r.Signal = signalName(code - 128)
+		r.Signal = SignalName(code - 128)
 	}
 	if parts[0] == "created" && r.Error != "" && code == 0 {
 		r.ExitCode = 125 // never started
@@ -702,9 +770,9 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		}
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--bind", spec.Store.Home(sess.ID), guestHome,
+		"--bind", spec.Store.Home(sess.ID), GuestHome,
 		"--bind", sess.Project, GuestWorkspace)
-	if rel, ok := hiddenStore(sess.Project, spec.Store.Root); ok {
+	if rel, ok := HiddenStore(sess.Project, spec.Store.Root); ok {
 		args = append(args, "--tmpfs", GuestWorkspace+"/"+rel)
 	}
 	args = append(args, bwrapMountArgs(spec.Mounts)...) // config.go
@@ -718,7 +786,7 @@ func (b *bwrapRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		args = append(args, "--ro-bind", exe, exe)
 	}
 	args = append(args, "--clearenv")
-	for _, e := range append([]string{"PATH=" + b.env.Get("PATH")}, guestEnv(spec)...) {
+	for _, e := range append([]string{"PATH=" + b.env.Get("PATH")}, GuestEnv(spec)...) {
 		k, v, _ := strings.Cut(e, "=")
 		args = append(args, "--setenv", k, v)
 	}
@@ -812,7 +880,7 @@ func (l *localRuntime) Run(ctx context.Context, spec *Spec) (Result, error) {
 		}
 	}
 	// Locally HOME is the workspace on the host itself.
-	for _, e := range guestEnv(spec) {
+	for _, e := range GuestEnv(spec) {
 		switch {
 		case strings.HasPrefix(e, "HOME="):
 			e = "HOME=" + spec.Store.Home(spec.Session.ID)

@@ -235,3 +235,45 @@ func writeAtomic(root *os.Root, name string, perm fs.FileMode, write func(io.Wri
 	}
 	return root.Rename(tmp, name)
 }
+
+// ReplaceHome replaces a session's home/ with what fill writes into a new
+// folder (an os.Root: nothing it writes can land outside), swapped in by
+// renames once fill is done. A fill that fails leaves home/ as it was.
+func (s *Store) ReplaceHome(id string, fill func(root *os.Root) error) error {
+	root, err := s.openSession(id, true)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	tmp, old := homeName+".new-"+hex.EncodeToString(b[:]), homeName+".old-"+hex.EncodeToString(b[:])
+	if err := root.Mkdir(tmp, 0o755); err != nil {
+		return err
+	}
+	dir, err := root.OpenRoot(tmp)
+	if err != nil {
+		return err
+	}
+	err = fill(dir)
+	dir.Close()
+	if err != nil {
+		_ = root.RemoveAll(tmp)
+		return err
+	}
+	if fi, err := root.Lstat(homeName); err == nil {
+		if !fi.IsDir() {
+			_ = root.RemoveAll(tmp)
+			return &LinkError{Path: homeName, What: kindOf(fi) + ", not a directory"}
+		}
+		if err := root.Rename(homeName, old); err != nil {
+			_ = root.RemoveAll(tmp)
+			return err
+		}
+	}
+	if err := root.Rename(tmp, homeName); err != nil {
+		_ = root.Rename(old, homeName)
+		return err
+	}
+	return root.RemoveAll(old)
+}

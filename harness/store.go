@@ -66,6 +66,19 @@ type Session struct {
 	// Mirror is the vault the session's transcripts and logs are mirrored
 	// to while it runs (run --mirror), if any.
 	Mirror string `json:"mirror,omitempty"`
+	// Kube is where a kubernetes session lives: its cluster context and
+	// namespace, and its volume's storage.
+	Kube *KubeTarget `json:"kube,omitempty"`
+}
+
+// KubeTarget is a kubernetes session's place: the kubeconfig context and
+// namespace (empty: the kubeconfig's current ones), and the storage class
+// and size of the volume that holds its HOME and project.
+type KubeTarget struct {
+	Context      string `json:"context,omitempty"`
+	Namespace    string `json:"namespace,omitempty"`
+	StorageClass string `json:"storage_class,omitempty"`
+	Storage      string `json:"storage,omitempty"`
 }
 
 // Store is the harness's state directory.

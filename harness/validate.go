@@ -118,10 +118,10 @@ func (s *Store) Validate(ctx context.Context, o *RunOptions) (*Session, Runtime,
 	if image == "" && sess != nil {
 		image = sess.Image
 	}
-	switch c := rt.(type) {
-	case *containerRuntime:
+	switch rt.(type) {
+	case Imager:
 		if image == "" {
-			return nil, nil, invalidf("a %s session needs an image: give --image (it is remembered for later runs)", c.name)
+			return nil, nil, invalidf("a %s session needs an image: give --image (it is remembered for later runs)", rt.Name())
 		}
 	default:
 		if o.Image != "" {
@@ -146,6 +146,8 @@ func (s *Store) Validate(ctx context.Context, o *RunOptions) (*Session, Runtime,
 		if err := c.haveImage(ctx, image, o); err != nil {
 			return nil, nil, err
 		}
+	} else if _, ok := rt.(Imager); ok {
+		// The cluster has the image, or pulls it: its node says which.
 	} else if err := findCommand(o.Command[0]); err != nil {
 		return nil, nil, err
 	}
