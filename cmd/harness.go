@@ -38,7 +38,7 @@ func (a *app) runCommand() *cobra.Command {
 	var o harness.RunOptions
 	var d runDefaults // run_config.go
 	c := &cobra.Command{
-		Use:   "run [--name N] [--runtime docker|podman|bwrap|local] [--image I] [--project DIR] [--resume] -- CMD...",
+		Use:   "run [--name N] [--runtime docker|podman|bwrap|kubernetes|local] [--image I] [--project DIR] [--resume] -- CMD...",
 		Short: "Run an agent in a sandbox whose work, transcripts and exit survive it",
 		Long: reflow(`sandbox run runs a command (an agent) in a sandbox with a per-session workspace on the
 host. The workspace ($SANDBOX_HOME/sessions/<id>/home) is mounted read-write
@@ -80,7 +80,7 @@ killed (137 for an OOM kill).`),
 	f := c.Flags()
 	f.SetInterspersed(false) // everything after the command is the agent's
 	f.StringVar(&o.Name, "name", "", "the session's `NAME` (created if new; default a fresh id)")
-	f.StringVar(&o.Runtime, "runtime", "", "`RUNTIME`: docker, podman, bwrap or local (default: the session's, else the first available sandbox)")
+	f.StringVar(&o.Runtime, "runtime", "", "`RUNTIME`: docker, podman, bwrap, kubernetes or local (default: the session's, else the first available of docker, podman and bwrap)")
 	f.StringVar(&o.Image, "image", "", "the container `IMAGE` (docker, podman)")
 	f.StringVar(&o.Project, "project", "", "the project `DIR` mounted at /workspace (default the current directory)")
 	f.StringVar(&o.Memory, "memory", "", "memory limit `SIZE`, at least 6m, written as for --max-line (512m = 512MiB, 512MB = 512000000, 1.5g)")
@@ -88,13 +88,14 @@ killed (137 for an OOM kill).`),
 	f.StringVar(&o.Network, "network", "none", "`NETWORK`: none or host")
 	f.StringArrayVar(&o.Env, "env", nil, "set `K=V` in the sandbox (repeatable)")
 	f.BoolVar(&o.Resume, "resume", false, "resume the agent's own session recorded by the last run")
+	registerKube(f, &o.Kube)
 	f.StringVar(&o.Mirror, "mirror", "", "mirror the session's transcripts and logs, while it runs, to the vault `DIR|s3://BUCKET/PREFIX` (vault: the default one); restore rebuilds the session from it")
 	d.attach(c) // run_config.go: --volume, --env-file, and their help
 	return c
 }
 
 func (a *app) runRun(ctx context.Context, o *harness.RunOptions) error {
-	o.Stdin, o.Stdout, o.Stderr, o.Note = a.stdin, a.stdout, a.stderr, a.note
+	o.Stdin, o.Stdout, o.Stderr, o.Note, o.ApplyProject = a.stdin, a.stdout, a.stderr, a.note, a.applyProject
 	if a.json {
 		// stdout is the document's: the agent's output goes to stderr
 		// (and logs/output.log, as always).
@@ -372,6 +373,13 @@ and appears whole or not at all.`,
 			}
 			if st.Running(s) {
 				a.note("session %s is running; the snapshot may catch files mid-write", s.ID)
+			}
+			if s.Kube != nil {
+				// The HOME is on the cluster's volume: streamed out
+				// through a short-lived pod, then archived with the rest.
+				if err := st.Pull(cmd.Context(), s); err != nil {
+					return fmt.Errorf("session %s: reading its HOME from its volume: %w", s.ID, err)
+				}
 			}
 			var res *harness.SnapshotResult
 			fill := func(w io.Writer) error {

@@ -135,6 +135,7 @@ func (a *app) selectSessions(ctx context.Context, o selectOptions, fsys discover
 			cands = append(cands, c...)
 		}
 	} else {
+		a.pullSessions(ctx, o.Sessions)
 		homes := discover.DefaultHomes(a.env)
 		if o.HomeCodex != "" {
 			homes.Agents[manifest.AgentCodex] = o.HomeCodex

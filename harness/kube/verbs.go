@@ -1,0 +1,125 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/agentsandbox/sandbox/harness"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Inspect reads a session's last pod: its end, or that it still runs.
+func (r *Runtime) Inspect(ctx context.Context, sess *harness.Session) (harness.Result, bool, bool) {
+	if sess.Container == "" {
+		return harness.Result{}, false, false
+	}
+	k, err := r.open(sess)
+	if err != nil {
+		return harness.Result{}, false, false
+	}
+	pod, err := k.cs.CoreV1().Pods(k.namespace).Get(ctx, sess.Container, metav1.GetOptions{})
+	if err != nil {
+		return harness.Result{}, false, false
+	}
+	if t := ended(pod); t != nil {
+		return k.result(ctx, pod, t), false, true
+	}
+	if pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded {
+		return k.result(ctx, pod, nil), false, true
+	}
+	return harness.Result{Container: pod.Name, Node: pod.Spec.NodeName}, true, true
+}
+
+// Stop deletes a session's pod gracefully: TERM, then KILL after grace.
+// The finalizer keeps the pod until its end is recorded.
+func (r *Runtime) Stop(ctx context.Context, sess *harness.Session, grace time.Duration) error {
+	if sess.Container == "" {
+		return fmt.Errorf("session %s has no pod", sess.ID)
+	}
+	k, err := r.open(sess)
+	if err != nil {
+		return err
+	}
+	k.stop(ctx, sess.Container, grace)
+	return nil
+}
+
+// Remove lets a run's pod go once its end is recorded, and the io pod.
+func (r *Runtime) Remove(ctx context.Context, sess *harness.Session) error {
+	k, err := r.open(sess)
+	if err != nil {
+		return err
+	}
+	k.deletePod(ioPodName(sess), 0)
+	if sess.Container == "" {
+		return nil
+	}
+	return k.release(ctx, sess.Container)
+}
+
+// Purge deletes everything of a session on its cluster: its pods (their
+// finalizers removed), and its ConfigMap, which takes the volume and the
+// network policy with it.
+func (r *Runtime) Purge(ctx context.Context, sess *harness.Session) error {
+	k, err := r.open(sess)
+	if err != nil {
+		return err
+	}
+	pods, err := k.cs.CoreV1().Pods(k.namespace).List(ctx, metav1.ListOptions{LabelSelector: labelSession + "=" + labelValue(sess.ID)})
+	if err != nil {
+		return k.denied(err, "list", "pods")
+	}
+	for _, p := range pods.Items {
+		if p.Annotations[annSession] != sess.ID {
+			continue
+		}
+		if err := k.release(ctx, p.Name); err != nil {
+			return err
+		}
+	}
+	name := objectName(sess.ID)
+	bg := metav1.DeletePropagationBackground
+	err = k.cs.CoreV1().ConfigMaps(k.namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	if err == nil {
+		return nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return k.denied(err, "delete", "configmaps")
+	}
+	// No owner (made by hand, or half made): its parts, one by one.
+	if err := k.cs.CoreV1().PersistentVolumeClaims(k.namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return k.denied(err, "delete", "persistentvolumeclaims")
+	}
+	if err := k.cs.NetworkingV1().NetworkPolicies(k.namespace).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return k.denied(err, "delete", "networkpolicies")
+	}
+	return nil
+}
+
+// Exec runs a command in a running session's pod, beside the agent, with
+// the agent's HOME and working folder.
+func (r *Runtime) Exec(ctx context.Context, sess *harness.Session, o *harness.ExecOptions) (harness.Result, error) {
+	if sess.Container == "" {
+		return harness.Result{}, fmt.Errorf("session %s has no pod yet", sess.ID)
+	}
+	k, err := r.open(sess)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	argv := []string{"env", "HOME=" + harness.GuestHome, "SANDBOX_SESSION=" + sess.ID, "DOCKER_SANDBOX=1", "USER=sandbox"}
+	argv = append(argv, o.Env...)
+	argv = append(argv, "sh", "-c", `cd `+harness.GuestWorkspace+` 2>/dev/null; exec "$@"`, "sh")
+	argv = append(argv, o.Command...)
+	code, err := k.exec(ctx, sess.Container, agentName, argv, o.Stdin, o.Stdout, o.Stderr, o.TTY)
+	if err != nil {
+		return harness.Result{}, err
+	}
+	r2 := harness.Result{ExitCode: code}
+	if code > 128 && code < 160 {
+		r2.Signal = harness.SignalName(code - 128)
+	}
+	return r2, nil
+}
