@@ -186,7 +186,8 @@ func (h *harnessEnv) start(name string, agentArgs ...string) (*exec.Cmd, *harnes
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		s, err := (&harness.Store{Root: h.root}).Load(name)
-		if err == nil && s.ChildPID > 0 && s.State == harness.StateRunning &&
+		up := s != nil && (s.ChildPID > 0 || s.Kube != nil && s.Container != "")
+		if err == nil && up && s.State == harness.StateRunning &&
 			strings.Contains(string(readFile(filepath.Join(h.root, "sessions", name, "logs", "output.log"))), "sleeping") {
 			return cmd, s
 		}
@@ -213,6 +214,14 @@ func exitCode(err error) int {
 
 // scenario is what every sandboxing runtime must do.
 func harnessScenario(t *testing.T, h *harnessEnv) {
+	harnessBasics(t, h)
+	harnessProcesses(t, h)
+}
+
+// harnessBasics is what every runtime does alike, wherever the agent runs:
+// the files and the transcript come back, resume, recover --session,
+// snapshot, rm and restore, exit 3 and inspect.
+func harnessBasics(t *testing.T, h *harnessEnv) {
 	// A run persists the transcript and the files, which belong to the caller.
 	out, errOut, code := h.run("s1", "-p", "remember AURORA-42", "--write", "src/hello.txt=hello from the sandbox")
 	if code != 0 {
@@ -303,7 +312,12 @@ func harnessScenario(t *testing.T, h *harnessEnv) {
 		t.Fatalf("inspect --html -: exit %d\n%s", code, errOut)
 	}
 	mustContain(t, "inspect --html - of a harness session", out, "Sandbox: harness session s3, last run (1)")
+}
 
+// harnessProcesses is what a runtime whose agent is a process of this
+// machine does: kill -9 of the agent and of the harness, stop, two runs at
+// once, and isolation from the store.
+func harnessProcesses(t *testing.T, h *harnessEnv) {
 	// kill -9 of the agent: 137, SIGKILL, the last output.
 	cmd, s := h.start("k9", "-p", "work", "--sleep", "120s")
 	if err := syscall.Kill(s.ChildPID, syscall.SIGKILL); err != nil {
@@ -312,7 +326,7 @@ func harnessScenario(t *testing.T, h *harnessEnv) {
 	if code := exitCode(cmd.Wait()); code != 137 {
 		t.Errorf("kill -9 of the agent: sandbox run exited %d, want 137", code)
 	}
-	ev = h.lastEvent("k9", "sandbox_stopped")
+	ev := h.lastEvent("k9", "sandbox_stopped")
 	if ev["signal"] != "SIGKILL" || ev["state"] != "killed" || ev["exit_code"] != 137.0 {
 		t.Errorf("kill -9 recorded as %v", ev)
 	}
@@ -332,11 +346,11 @@ func harnessScenario(t *testing.T, h *harnessEnv) {
 
 	// Two runs of one session at once are refused; another session runs.
 	cmd, _ = h.start("busy", "--sleep", "120s")
-	_, errOut, code = h.run("busy", "-p", "again")
+	_, errOut, code := h.run("busy", "-p", "again")
 	if code == 0 || !strings.Contains(errOut, "already running") {
 		t.Errorf("a second run of a running session: exit %d, %s", code, errOut)
 	}
-	out, errOut, code = h.run("other", "-p", "in parallel")
+	out, errOut, code := h.run("other", "-p", "in parallel")
 	if code != 0 {
 		t.Errorf("another session in parallel: exit %d\n%s%s", code, out, errOut)
 	}

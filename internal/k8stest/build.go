@@ -3,14 +3,17 @@ package k8stest
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/agentsandbox/sandbox/internal/flock"
@@ -218,20 +221,8 @@ func buildImages(ctx context.Context, log io.Writer) error {
 		{"busybox", BusyboxImage, busyboxFiles(busybox, strings.Fields(string(applets))), []string{"ENV PATH=/bin", `CMD ["/bin/sh"]`}},
 	}
 	for _, im := range images {
-		rootfs := filepath.Join(work, im.name+"-rootfs.tar")
-		if err := writeTar(rootfs, im.files); err != nil {
+		if err := makeImage(ctx, log, work, im.name, im.tag, im.files, im.changes); err != nil {
 			return err
-		}
-		args := []string{"import"}
-		for _, c := range im.changes {
-			args = append(args, "-c", c)
-		}
-		for _, step := range [][]string{append(args, rootfs, im.tag), {"save", "-o", filepath.Join(work, im.name+".tar"), im.tag}, {"rmi", im.tag}} {
-			cmd := exec.CommandContext(ctx, "docker", step...)
-			cmd.Stdout, cmd.Stderr = log, log
-			if err := cmd.Run(); err != nil {
-				return fmt.Errorf("docker %s: %w", step[0], err)
-			}
 		}
 	}
 	// busybox.tar last: its presence says both are there.
@@ -239,6 +230,61 @@ func buildImages(ctx context.Context, log io.Writer) error {
 		if err := os.Rename(filepath.Join(work, n), filepath.Join(dir, n)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// makeImage writes the image tag, of files, as the docker archive
+// work/name.tar: docker import of the files, docker save, docker rmi.
+func makeImage(ctx context.Context, log io.Writer, work, name, tag string, files []tarFile, changes []string) error {
+	rootfs := filepath.Join(work, name+"-rootfs.tar")
+	if err := writeTar(rootfs, files); err != nil {
+		return err
+	}
+	args := []string{"import"}
+	for _, c := range changes {
+		args = append(args, "-c", c)
+	}
+	for _, step := range [][]string{append(args, rootfs, tag), {"save", "-o", filepath.Join(work, name+".tar"), tag}, {"rmi", tag}} {
+		cmd := exec.CommandContext(ctx, "docker", step...)
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("docker %s: %w", step[0], err)
+		}
+	}
+	return nil
+}
+
+// ImportImage makes an image of busybox and the files given (path in the
+// image: content, executable), and imports it into the cluster's
+// containerd under ref, so a pod can run it (with imagePullPolicy
+// IfNotPresent or Never: nothing is pulled here).
+func (c *Cluster) ImportImage(ref string, files map[string][]byte) error {
+	ctx := context.Background()
+	busybox, err := os.ReadFile("/bin/busybox")
+	if err != nil {
+		return err
+	}
+	applets, err := exec.CommandContext(ctx, "/bin/busybox", "--list").Output()
+	if err != nil {
+		return fmt.Errorf("busybox --list: %w", err)
+	}
+	all := busyboxFiles(busybox, strings.Fields(string(applets)))
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		all = slices.DeleteFunc(all, func(f tarFile) bool { return f.name == name })
+		all = append(all, tarFile{name: name, data: files[name], mode: 0o755})
+	}
+	work, err := os.MkdirTemp(c.Dir, "image-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	var log bytes.Buffer
+	if err := makeImage(ctx, &log, work, "image", ref, all, []string{"ENV PATH=/bin", `CMD ["/bin/sh"]`}); err != nil {
+		return fmt.Errorf("%w\n%s", err, log.String())
+	}
+	if out, err := c.ctr(ctx, "images", "import", filepath.Join(work, "image.tar")).CombinedOutput(); err != nil {
+		return fmt.Errorf("importing %s: %v: %s", ref, err, out)
 	}
 	return nil
 }

@@ -60,6 +60,7 @@ type Cluster struct {
 	Server string
 
 	pki    *pki
+	sock   string // containerd's
 	procs  []*proc
 	unlock func()
 	client *http.Client
@@ -201,9 +202,8 @@ func start(ctx context.Context) (*Cluster, error) {
 	if err := c.spawn("containerd", "containerd", "--config", filepath.Join(dir, "conf", "containerd.toml")); err != nil {
 		return c, err
 	}
-	ctr := func(args ...string) *exec.Cmd {
-		return exec.CommandContext(ctx, "ctr", append([]string{"-a", sock, "-n", "k8s.io"}, args...)...)
-	}
+	c.sock = sock
+	ctr := func(args ...string) *exec.Cmd { return c.ctr(ctx, args...) }
 	if err := c.wait(ctx, "containerd", func() error { return ctr("version").Run() }); err != nil {
 		return c, err
 	}
@@ -272,6 +272,12 @@ func start(ctx context.Context) (*Cluster, error) {
 
 // spawn starts a program of the cluster, in its own process group, its
 // output in logs/<name>.log.
+// ctr runs containerd's client on the cluster's containerd, in the
+// namespace the kubelet uses.
+func (c *Cluster) ctr(ctx context.Context, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ctr", append([]string{"-a", c.sock, "-n", "k8s.io"}, args...)...)
+}
+
 func (c *Cluster) spawn(name, path string, args ...string) error {
 	log, err := os.Create(filepath.Join(c.Dir, "logs", name+".log"))
 	if err != nil {

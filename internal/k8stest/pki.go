@@ -151,3 +151,13 @@ current-context: sandbox-k8stest
 func writePEM(path, typ string, der []byte) error {
 	return os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600)
 }
+
+// UserKubeconfig writes a kubeconfig for a user of no group, whom RBAC
+// allows nothing until a Role is bound to them, and returns its path.
+func (c *Cluster) UserKubeconfig(user string) (string, error) {
+	file := "user-" + user
+	if err := c.pki.issue(identity{file: file, cn: user}, time.Now().UnixNano()); err != nil {
+		return "", err
+	}
+	return c.pki.kubeconfig(file, c.Server)
+}

@@ -1,0 +1,260 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/internal/k8stest"
+	"github.com/agentsandbox/sandbox/internal/s3test"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+)
+
+// kubeImage is the fake agent's image in the test cluster, tagged for this
+// test process (docker import makes it, beside other tests' images).
+var kubeImage = fmt.Sprintf("localhost/sandbox-fakeagent:test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+
+// kubeEnv starts a cluster with the fake agent's image (and busybox), and
+// a hermetic harness environment whose kubeconfig is the cluster's admin's;
+// it returns a client of the cluster too, for the test's own checks.
+func kubeEnv(t *testing.T) (*k8stest.Cluster, *harnessEnv, kubernetes.Interface) {
+	c := k8stest.Start(t)
+	bin, err := os.ReadFile(filepath.Join(buildFakeAgent(t), "claude"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ImportImage(kubeImage, map[string][]byte{"bin/claude": bin}); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarnessEnv(t, "--runtime", "kubernetes", "--image", kubeImage)
+	h.env = append(h.env, "KUBECONFIG="+c.Kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, h, cs
+}
+
+// TestHarnessKubernetes runs sessions on a real single-node cluster: the
+// harness scenario every runtime passes (the agent's files come back to
+// the project, the transcript to the store, resume, recover --session,
+// snapshot, rm, restore, exit 3), then what a cluster adds: the exit kept
+// on the session's volume and in ps, an OOM kill recorded after its pod is
+// gone, stop with a grace period, a pod deleted behind the harness's back,
+// exec, labels and owner references, snapshot to MinIO and restore onto a
+// new volume, gc, and the Role the docs give.
+func TestHarnessKubernetes(t *testing.T) {
+	c, h, cs := kubeEnv(t)
+	ctx := context.Background()
+	harnessBasics(t, h)
+
+	// The issue's own example: exit 3, in ps, the volume keeps the note,
+	// and a resumed run sees it.
+	out, errOut, code := h.sandbox(nil, "run", "--name", "note", "--runtime", "kubernetes", "--image", kubeImage, "--",
+		"sh", "-c", `echo hi > ~/note; claude -p "remember AURORA-42" >/dev/null; exit 3`)
+	if code != 3 {
+		t.Fatalf("run: exit %d, want 3\n%s%s", code, out, errOut)
+	}
+	if st := psState(t, h, "note"); st.ExitCode != 3 || st.State != "exited" {
+		t.Errorf("ps says %+v, want exited 3", st)
+	}
+	out, errOut, code = h.sandbox(nil, "run", "--name", "note", "--resume", "--", "sh", "-c", `cat ~/note; echo "resume=$SANDBOX_RESUME_ID"`)
+	if code != 0 {
+		t.Fatalf("run --resume: exit %d\n%s%s", code, out, errOut)
+	}
+	mustContain(t, "the resumed run", out, "hi\n")
+	mustContain(t, "the resumed run", out, "resume="+h.session("note").AgentSessionID)
+
+	// OOM: recorded as OOMKilled in the runtime log and in ps, with the
+	// pod already gone.
+	_, _, code = h.sandbox(nil, "run", "--name", "oom", "--runtime", "kubernetes", "--image", kubeImage, "--memory", "64m", "--", "claude", "--oom")
+	if code != 137 {
+		t.Errorf("OOM run exited %d, want 137", code)
+	}
+	ev := h.lastEvent("oom", "sandbox_stopped")
+	if ev["oom"] != true || ev["state"] != "oom" || ev["reason"] != "OOMKilled" || ev["node"] != k8stest.NodeName {
+		t.Errorf("OOM recorded as %v", ev)
+	}
+	if st := psState(t, h, "oom"); st.State != "oom" {
+		t.Errorf("ps says %+v after the OOM kill", st)
+	}
+	if _, err := cs.CoreV1().Pods("default").Get(ctx, fmt.Sprint(ev["container"]), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the OOM-killed pod %s is still there: %v", ev["container"], err)
+	}
+
+	// stop: a graceful delete; the agent's TERM exit is recorded.
+	cmd, _ := h.start("st", "--sleep", "120s")
+	if out, errOut, code := h.sandbox(nil, "exec", "st", "--", "sh", "-c", "echo $HOME; pwd; ls ~/.claude"); code != 0 || !strings.Contains(out, "/home/sandbox\n/workspace\nprojects") {
+		t.Errorf("exec: exit %d\n%s%s", code, out, errOut)
+	}
+	began := time.Now()
+	if out, errOut, code := h.sandbox(nil, "stop", "st", "--grace", "5s"); code != 0 {
+		t.Fatalf("stop: exit %d\n%s%s", code, out, errOut)
+	}
+	if code := exitCode(cmd.Wait()); code != 143 {
+		t.Errorf("stopped run exited %d, want 143", code)
+	}
+	if ev := h.lastEvent("st", "sandbox_stopped"); ev["signal"] != "SIGTERM" || ev["state"] != "killed" {
+		t.Errorf("stop recorded as %v", ev)
+	}
+	t.Logf("stop took %s", time.Since(began).Round(10*time.Millisecond))
+
+	// A pod deleted by someone else: a drop, with the evidence.
+	cmd, s := h.start("gone", "--sleep", "120s")
+	if err := cs.CoreV1().Pods("default").Delete(ctx, s.Container, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	ev = h.lastEvent("gone", "session_drop")
+	mustContain(t, "the drop of a deleted pod", fmt.Sprint(ev["error"]), "deleted by someone other than sandbox")
+	mustContain(t, "the drop's events", fmt.Sprint(ev["events"]), "Killing")
+	if h.session("gone").State != harness.StateDropped {
+		t.Errorf("a deleted pod's session is %s", h.session("gone").State)
+	}
+
+	// Everything is labelled, and the session's ConfigMap owns the rest.
+	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sandbox"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		t.Errorf("pod %s is left after the runs (%s)", p.Name, p.Status.Phase)
+	}
+	pvcs, err := cs.CoreV1().PersistentVolumeClaims("default").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sandbox"})
+	if err != nil || len(pvcs.Items) == 0 {
+		t.Fatalf("no volumes by label: %v", err)
+	}
+	for _, p := range pvcs.Items {
+		if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].Kind != "ConfigMap" || p.OwnerReferences[0].Name != p.Name {
+			t.Errorf("volume %s is owned by %v", p.Name, p.OwnerReferences)
+		}
+	}
+
+	// Snapshot into MinIO; another machine restores it and resumes on a
+	// new volume, which its HOME seeds.
+	srv := s3test.Start(t)
+	if err := srv.MakeBucket(ctx, "snaps"); err != nil {
+		t.Fatal(err)
+	}
+	aws := s3Env(t, srv)
+	h.env = append(h.env, aws...)
+	const url = "s3://snaps/k8s/note.tar.gz"
+	if out, errOut, code := h.sandbox(nil, "snapshot", "note", "-o", url); code != 0 {
+		t.Fatalf("snapshot: exit %d\n%s%s", code, out, errOut)
+	}
+	two, _ := newKubeHarness(t, c)
+	two.env = append(two.env, aws...)
+	two.restoreAndResume(t, url, "note2", h.session("note").AgentSessionID, "what did I ask you to remember?")
+	out, errOut, code = two.sandbox(nil, "run", "--name", "note2", "--", "cat", "/home/sandbox/note")
+	if code != 0 || out != "hi\n" {
+		t.Errorf("the restored volume: exit %d, %q\n%s", code, out, errOut)
+	}
+
+	// gc removes idle sessions and their objects on the cluster.
+	if out, errOut, code := h.sandbox(nil, "gc", "--idle", "0", "--ttl", "1ms"); code != 0 {
+		t.Fatalf("gc: exit %d\n%s%s", code, out, errOut)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		pvcs, _ := cs.CoreV1().PersistentVolumeClaims("default").List(ctx, metav1.ListOptions{LabelSelector: "agentsandbox.io/session=oom"})
+		cms, _ := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{LabelSelector: "agentsandbox.io/session=oom"})
+		if len(pvcs.Items) == 0 && len(cms.Items) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gc left %d volumes and %d configmaps of session oom", len(pvcs.Items), len(cms.Items))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+
+	// A user without the Role is told which permission, context and
+	// namespace; with the Role the docs give, the run works.
+	kc, err := c.UserKubeconfig("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice, _ := newKubeHarness(t, c)
+	alice.env = append(alice.env, "KUBECONFIG="+kc)
+	_, errOut, code = alice.run("a1", "-p", "hello")
+	if code == 0 || !strings.Contains(errOut, `kubernetes context "sandbox-k8stest", namespace "default": not allowed to create configmaps`) {
+		t.Errorf("a run without rights: exit %d\n%s", code, errOut)
+	}
+	bindRole(t, cs, "alice")
+	if out, errOut, code := alice.run("a2", "-p", "hello", "--write", "a.txt=from alice"); code != 0 {
+		t.Errorf("a run with the documented Role: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// newKubeHarness is another machine's harness environment on cluster c.
+func newKubeHarness(t *testing.T, c *k8stest.Cluster) (*harnessEnv, string) {
+	h := newHarnessEnv(t, "--runtime", "kubernetes", "--image", kubeImage)
+	h.env = append(h.env, "KUBECONFIG="+c.Kubeconfig)
+	return h, h.root
+}
+
+// psState is how sandbox ps --json shows a session.
+func psState(t *testing.T, h *harnessEnv, name string) struct {
+	State    string `json:"state"`
+	ExitCode int    `json:"exit_code"`
+} {
+	t.Helper()
+	out, errOut, code := h.sandbox(nil, "ps", "--json")
+	if code != 0 {
+		t.Fatalf("ps: exit %d\n%s", code, errOut)
+	}
+	var ps struct {
+		Sessions []struct {
+			ID       string `json:"id"`
+			State    string `json:"state"`
+			ExitCode int    `json:"exit_code"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(out), &ps); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ps.Sessions {
+		if s.ID == name {
+			return struct {
+				State    string `json:"state"`
+				ExitCode int    `json:"exit_code"`
+			}{s.State, s.ExitCode}
+		}
+	}
+	t.Fatalf("ps does not list %s:\n%s", name, out)
+	panic("unreachable")
+}
+
+// bindRole creates the Role of docs/kubernetes/role.yaml in the default
+// namespace and binds it to user.
+func bindRole(t *testing.T, cs kubernetes.Interface, user string) {
+	t.Helper()
+	var role rbacv1.Role
+	if err := yaml.Unmarshal(readFile("../docs/kubernetes/role.yaml"), &role); err != nil || len(role.Rules) == 0 {
+		t.Fatalf("docs/kubernetes/role.yaml: %v", err)
+	}
+	ctx := context.Background()
+	if _, err := cs.RbacV1().Roles("default").Create(ctx, &role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "sandbox-" + user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}
+	if _, err := cs.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
