@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -97,8 +98,60 @@ func TestHarnessKubernetes(t *testing.T) {
 		t.Errorf("the OOM-killed pod %s is still there: %v", ev["container"], err)
 	}
 
+	out, errOut, code = h.sandbox(nil, "ps", "-A", "--json")
+	if code != 0 {
+		t.Fatalf("ps -A: exit %d\n%s", code, errOut)
+	}
+	var psa struct {
+		Cluster []struct{ Namespace, Session, State, Reason, Host string } `json:"cluster"`
+	}
+	if err := json.Unmarshal([]byte(out), &psa); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range psa.Cluster {
+		if r.Session == "oom" {
+			found = r.Namespace == "default" && r.State == "oom" && r.Reason == "OOMKilled" && r.Host != ""
+		}
+	}
+	if !found {
+		t.Errorf("ps -A does not show the OOM kill:\n%s", out)
+	}
+
+	// kill -9 of the harness while its pod runs: ps finds the session
+	// dropped, stop stops the pod and records its end, and the next run
+	// first brings back what the dropped one wrote in the project.
+	cmd, _ := h.start("hk", "--write", "hk.txt=from the pod", "--sleep", "120s")
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if st := psState(t, h, "hk"); st.State != "dropped" {
+		t.Errorf("after kill -9 of the harness, ps says %s", st.State)
+	}
+	if ev := h.lastEvent("hk", "session_drop"); ev["container_state"] != "running" {
+		t.Errorf("session_drop: %v", ev)
+	}
+	if out, errOut, code := h.sandbox(nil, "stop", "hk", "--grace", "2s"); code != 0 {
+		t.Fatalf("stop of a dropped session: exit %d\n%s%s", code, out, errOut)
+	}
+	if ev := h.lastEvent("hk", "sandbox_stopped"); ev["signal"] != "SIGTERM" {
+		t.Errorf("the stop of a dropped session recorded as %v", ev)
+	}
+	if _, err := os.Stat(filepath.Join(h.project, "hk.txt")); err == nil {
+		t.Fatalf("hk.txt is in the project before any run brought it back")
+	}
+	out, errOut, code = h.run("hk", "-p", "again")
+	if code != 0 {
+		t.Fatalf("the run after a drop: exit %d\n%s%s", code, out, errOut)
+	}
+	mustContain(t, "the run after a drop", errOut, "copying it back now")
+	if got := string(readFile(filepath.Join(h.project, "hk.txt"))); got != "from the pod\n" {
+		t.Errorf("the dropped run's file: %q", got)
+	}
+
 	// stop: a graceful delete; the agent's TERM exit is recorded.
-	cmd, _ := h.start("st", "--sleep", "120s")
+	cmd, _ = h.start("st", "--sleep", "120s")
 	if out, errOut, code := h.sandbox(nil, "exec", "st", "--", "sh", "-c", "echo $HOME; pwd; ls ~/.claude"); code != 0 || !strings.Contains(out, "/home/sandbox\n/workspace\nprojects") {
 		t.Errorf("exec: exit %d\n%s%s", code, out, errOut)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/harness/kube"
 )
 
 func (a *app) psCommand() *cobra.Command {
@@ -20,6 +21,8 @@ func (a *app) psCommand() *cobra.Command {
 		format  string
 		quiet   bool
 		wide    bool
+		all     bool
+		kctx    string
 	)
 	c := &cobra.Command{
 		Use:   "ps [--filter KEY=VALUE]... [--format TEMPLATE] [-q]",
@@ -70,9 +73,24 @@ piped; times are in your local zone in --json as RFC 3339.`,
 			for _, d := range damaged {
 				a.log.Warn().Msgf("skipped a damaged session record: %v", d)
 			}
+			var cluster []kube.Remote
+			if all {
+				var where string
+				cluster, where, err = kube.List(cmd.Context(), a.env, kctx, true)
+				if err != nil {
+					return fmt.Errorf("ps -A: %w", err)
+				}
+				if !a.json && !quiet && tmpl == nil {
+					defer a.clusterTable(cluster, where, wide)
+				}
+			}
 			switch {
 			case a.json:
-				return a.writeJSON(map[string]any{"schema": "sandbox.ps/v1", "sessions": rows})
+				doc := map[string]any{"schema": "sandbox.ps/v1", "sessions": rows}
+				if all {
+					doc["cluster"] = cluster
+				}
+				return a.writeJSON(doc)
 			case quiet:
 				for _, r := range rows {
 					fmt.Fprintln(a.stdout, r.ID)
@@ -116,6 +134,8 @@ piped; times are in your local zone in --json as RFC 3339.`,
 	f.StringArrayVar(&filters, "filter", nil, "keep sessions where `KEY=VALUE` (state, runtime, name, agent, image, project; repeatable)")
 	f.StringVar(&format, "format", "", "print each session with a Go `TEMPLATE`")
 	f.BoolVarP(&quiet, "quiet", "q", false, "print only session names")
+	f.BoolVarP(&all, "all-namespaces", "A", false, "also list the sessions on the Kubernetes cluster, in every namespace, whichever machine made them")
+	f.StringVar(&kctx, "kube-context", "", "with -A, the kubeconfig `CONTEXT` (default the current one)")
 	f.BoolVar(&wide, "wide", false, "on a terminal, show every cell whole (default: cut PROJECT to the terminal's width, COMMAND to 40)")
 	return c
 }
@@ -176,4 +196,26 @@ func shortDur(sec float64) string {
 func jsonString(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
+}
+
+// clusterTable prints the sessions a cluster holds (ps -A).
+func (a *app) clusterTable(rs []kube.Remote, where string, wide bool) {
+	fmt.Fprintf(a.stdout, "\non the cluster of context %s:\n", printable(where))
+	if len(rs) == 0 {
+		fmt.Fprintln(a.stdout, "no sessions")
+		return
+	}
+	table := [][]string{{"NAMESPACE", "SESSION", "STATE", "RUN", "REASON", "NODE", "POD", "HOST", "AGE"}}
+	for _, r := range rs {
+		state := r.State
+		switch r.State {
+		case "exited", "killed", "oom", "error", "dropped":
+			if r.ExitCode != 0 || r.State == "exited" {
+				state += " (" + strconv.Itoa(r.ExitCode) + ")"
+			}
+		}
+		table = append(table, []string{r.Namespace, printable(r.Session), state, strconv.Itoa(r.Run), orDash(r.Reason), orDash(r.Node),
+			orDash(r.Pod), orDash(printable(r.Host)), shortDur(a.now().Sub(r.Created).Seconds())})
+	}
+	_ = a.writeTable(table, -1, wide)
 }

@@ -506,7 +506,12 @@ func (s *Store) Stop(ctx context.Context, sess *Session, grace time.Duration) (*
 		if err := rt.Stop(ctx, sess, grace); err != nil {
 			return nil, err
 		}
-		res, _, _ := rt.Inspect(ctx, sess)
+		// A container's stop waits for its end; a pod's delete does not.
+		res, running, _ := rt.Inspect(ctx, sess)
+		for deadline := time.Now().Add(grace + 30*time.Second); running && time.Now().Before(deadline); {
+			time.Sleep(200 * time.Millisecond)
+			res, running, _ = rt.Inspect(ctx, sess)
+		}
 		s.finish(sess, res, "sandbox_stopped", nil)
 		sess.State = StateDropped
 		if err := rt.Remove(ctx, sess); err == nil {

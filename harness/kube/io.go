@@ -51,6 +51,9 @@ type sent struct {
 	Project string           `json:"project"`
 	Files   map[string]entry `json:"files"`
 	Home    bool             `json:"home,omitempty"` // HOME was seeded from the store
+	// Returned says the project's changes were brought back; a copy-in
+	// that was not (its harness died) is brought back before the next.
+	Returned bool `json:"returned,omitempty"`
 }
 
 // Summary says how much was copied.
@@ -438,6 +441,7 @@ func (r *Runtime) Finish(ctx context.Context, spec *harness.Spec, res harness.Re
 		return err
 	}
 	k.note = spec.Note
+	k.record(ctx, endFields(res))
 	name := ioPodName(k.sess)
 	defer k.deletePod(name, 0)
 	if p, err := k.cs.CoreV1().Pods(k.namespace).Get(ctx, name, metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodRunning {
@@ -446,39 +450,54 @@ func (r *Runtime) Finish(ctx context.Context, spec *harness.Spec, res harness.Re
 			return err
 		}
 	}
+	return k.bringBack(ctx, spec, name)
+}
+
+// bringBack copies the last run's work back through the io pod iop: HOME
+// into the store and, unless that was done, the project's changes onto
+// the project through the journaled apply.
+func (k *session) bringBack(ctx context.Context, spec *harness.Spec, iop string) error {
 	was, err := loadSent(spec.Store, k.sess.ID)
-	if err != nil {
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("the record of what was copied in: %w", err)
 	}
+	project := was
+	if was != nil && was.Returned {
+		project = nil
+	}
 	began := time.Now()
-	files, err := k.copyOut(ctx, name, spec.Store, was)
+	files, err := k.copyOut(ctx, iop, spec.Store, project)
 	if err != nil {
 		return err
 	}
 	if len(files) == 0 {
 		k.say("kubernetes: copied HOME back in %s; the project is unchanged", time.Since(began).Round(10*time.Millisecond))
-		return nil
+	} else {
+		if spec.ApplyProject == nil {
+			return errors.New("the project's changes were read, but this program cannot apply them")
+		}
+		mf, err := spec.Store.OpenSessionFile(k.sess.ID, "kube-project.json", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+		if err != nil {
+			return err
+		}
+		w := manifest.NewWriter(mf)
+		err = w.Close([]manifest.Session{{ID: k.sess.ID, Agent: "sandbox", Cwd: harness.GuestWorkspace}}, files, nil)
+		if cerr := mf.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		said, err := spec.ApplyProject(ctx, mf.Name(), was.Project)
+		if err != nil {
+			return fmt.Errorf("applying the project's changes (kept in %s): %w", mf.Name(), err)
+		}
+		k.say("kubernetes: copied HOME back, and the project's %d changed files: %s", len(files), said)
 	}
-	if spec.ApplyProject == nil {
-		return errors.New("the project's changes were read, but this program cannot apply them")
+	if project != nil {
+		project.Returned = true
+		return saveSent(spec.Store, k.sess.ID, project)
 	}
-	mf, err := spec.Store.OpenSessionFile(k.sess.ID, "kube-project.json", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
-	if err != nil {
-		return err
-	}
-	w := manifest.NewWriter(mf)
-	err = w.Close([]manifest.Session{{ID: k.sess.ID, Agent: "sandbox", Cwd: harness.GuestWorkspace}}, files, nil)
-	if cerr := mf.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	said, err := spec.ApplyProject(ctx, mf.Name(), was.Project)
-	if err != nil {
-		return fmt.Errorf("applying the project's changes (kept in %s): %w", mf.Name(), err)
-	}
-	k.say("kubernetes: copied HOME back, and the project's %d changed files: %s", len(files), said)
 	return nil
 }
 

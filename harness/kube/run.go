@@ -226,6 +226,15 @@ func (r *Runtime) Run(ctx context.Context, spec *harness.Spec) (harness.Result, 
 	if err != nil {
 		return harness.Result{}, err
 	}
+	if was, err := loadSent(spec.Store, spec.Session.ID); err == nil && !was.Returned && !newVolume {
+		// The last run's harness died before it brought the project back:
+		// that comes first, or this copy-in would replace it.
+		k.say("kubernetes: the last run's project was not copied back (its harness stopped first); copying it back now")
+		if err := k.bringBack(ctx, spec, iop.Name); err != nil {
+			k.deletePod(iop.Name, 0)
+			return harness.Result{}, err
+		}
+	}
 	began := time.Now()
 	sent, err := k.copyIn(ctx, iop, spec, newVolume)
 	if err == nil {
@@ -245,6 +254,8 @@ func (r *Runtime) Run(ctx context.Context, spec *harness.Spec) (harness.Result, 
 	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		return harness.Result{}, k.denied(err, "create", "pods")
 	}
+	k.record(ctx, map[string]string{"state": "running", "run": strconv.Itoa(k.sess.Runs), "pod": pod.Name,
+		"started": time.Now().UTC().Format(time.RFC3339), "exit_code": "", "signal": "", "reason": "", "error": "", "ended": ""})
 	return k.follow(ctx, spec, pod.Name), nil
 }
 

@@ -2,13 +2,18 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sort"
+	"strconv"
 	"time"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/internal/osenv"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Inspect reads a session's last pod: its end, or that it still runs.
@@ -122,4 +127,102 @@ func (r *Runtime) Exec(ctx context.Context, sess *harness.Session, o *harness.Ex
 		r2.Signal = harness.SignalName(code - 128)
 	}
 	return r2, nil
+}
+
+// record writes a run's state into the session's ConfigMap, where every
+// machine that sees the cluster reads it (sandbox ps -A).
+func (k *session) record(ctx context.Context, fields map[string]string) {
+	data := map[string]any{}
+	for key, v := range fields {
+		data[key] = v
+	}
+	patch, _ := json.Marshal(map[string]any{"data": data})
+	_, _ = k.cs.CoreV1().ConfigMaps(k.namespace).Patch(ctx, objectName(k.sess.ID), types.MergePatchType, patch, metav1.PatchOptions{})
+}
+
+// endFields are a run's end as ConfigMap data.
+func endFields(res harness.Result) map[string]string {
+	state := "exited"
+	switch {
+	case res.Dropped:
+		state = "dropped"
+	case res.OOM:
+		state = "oom"
+	case res.Signal != "":
+		state = "killed"
+	case res.Error != "" && res.ExitCode >= 125 && res.ExitCode <= 127:
+		state = "error"
+	}
+	return map[string]string{"state": state, "exit_code": strconv.Itoa(res.ExitCode), "signal": res.Signal,
+		"reason": res.Reason, "node": res.Node, "error": res.Error, "ended": time.Now().UTC().Format(time.RFC3339)}
+}
+
+// Remote is a session as its cluster shows it: sandbox ps -A.
+type Remote struct {
+	Namespace string    `json:"namespace"`
+	Session   string    `json:"session"`
+	Host      string    `json:"host,omitempty"`  // the machine that made it
+	Store     string    `json:"store,omitempty"` // its SANDBOX_HOME there
+	State     string    `json:"state"`
+	Run       int       `json:"run,omitempty"`
+	ExitCode  int       `json:"exit_code"`
+	Signal    string    `json:"signal,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Node      string    `json:"node,omitempty"`
+	Pod       string    `json:"pod,omitempty"`
+	Created   time.Time `json:"created"`
+}
+
+// List lists the sessions on the cluster of the kubeconfig's context (or
+// kubeContext): in its namespace, or every namespace with all.
+func List(ctx context.Context, env osenv.Env, kubeContext string, all bool) ([]Remote, string, error) {
+	r := &Runtime{env: env}
+	c, err := r.connect(&harness.KubeTarget{Context: kubeContext})
+	if err != nil {
+		return nil, "", err
+	}
+	ns := c.namespace
+	if all {
+		ns = ""
+	}
+	sel := metav1.ListOptions{LabelSelector: Selector}
+	cms, err := c.cs.CoreV1().ConfigMaps(ns).List(ctx, sel)
+	if err != nil {
+		return nil, c.context, c.denied(err, "list", "configmaps")
+	}
+	pods, err := c.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: Selector + "," + labelComponent + "=" + agentName})
+	if err != nil {
+		return nil, c.context, c.denied(err, "list", "pods")
+	}
+	running := map[string]corev1.Pod{}
+	for _, p := range pods.Items {
+		if ended(&p) == nil && p.DeletionTimestamp == nil {
+			running[p.Namespace+"/"+p.Annotations[annSession]] = p
+		}
+	}
+	var out []Remote
+	for _, cm := range cms.Items {
+		id := cm.Annotations[annSession]
+		x := Remote{Namespace: cm.Namespace, Session: id, Host: cm.Annotations[annHost], Store: cm.Annotations[annStore],
+			State: cm.Data["state"], Signal: cm.Data["signal"], Reason: cm.Data["reason"], Node: cm.Data["node"],
+			Pod: cm.Data["pod"], Created: cm.CreationTimestamp.UTC()}
+		x.ExitCode, _ = strconv.Atoi(cm.Data["exit_code"])
+		x.Run, _ = strconv.Atoi(cm.Data["run"])
+		if p, ok := running[cm.Namespace+"/"+id]; ok {
+			x.State, x.Pod, x.Node = "running", p.Name, p.Spec.NodeName
+		} else if x.State == "running" {
+			x.State = "dropped" // its pod is gone, and no end was recorded
+		}
+		if x.State == "" {
+			x.State = "created"
+		}
+		out = append(out, x)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Session < out[j].Session
+	})
+	return out, c.context, nil
 }
