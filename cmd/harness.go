@@ -63,11 +63,18 @@ of docker, podman and bwrap that works here; local runs without any
 isolation and is only used when asked for. A session keeps its runtime: if
 it is unavailable later, run fails rather than run unsandboxed.
 
+--runtime kubernetes runs it on a cluster (kubeconfig as kubectl finds it,
+--kube-context, --namespace): the workspace is a volume, a pod runs each run,
+the project is copied in before it and the agent's changes are applied back
+after it through the journaled apply (sandbox undo reverses them), and the
+exit is recorded before the pod is let go. See docs/scale.md.
+
 run exits with the agent's exit code, or 128 + the signal number when it was
 killed (137 for an OOM kill).`),
 		Example: `  sandbox run --name fix-tests --image my-agent:latest -- claude -p "fix the failing tests"
   sandbox run --name fix-tests --resume -- claude -p "carry on"
-  sandbox run --runtime bwrap --project ~/src/app -- codex exec "add a README"`,
+  sandbox run --runtime bwrap --project ~/src/app -- codex exec "add a README"
+  sandbox run --runtime kubernetes --image my-agent:latest --namespace agents -- claude -p "fix it"`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Command = args

@@ -167,6 +167,29 @@ func TestHarnessKubernetes(t *testing.T) {
 	}
 	t.Logf("stop took %s", time.Since(began).Round(10*time.Millisecond))
 
+	// ^C of the run: TERM through a graceful delete, recorded as an
+	// interrupt.
+	cmd, _ = h.start("int", "--sleep", "120s")
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(cmd.Wait()); code != 130 && code != 143 {
+		t.Errorf("an interrupted run exited %d", code)
+	}
+	if ev := h.lastEvent("int", "sandbox_stopped"); ev["interrupted"] != true || ev["signal"] != "SIGTERM" {
+		t.Errorf("^C recorded as %v", ev)
+	}
+
+	// An image the node cannot get: a clear error and exit 125, not a
+	// wait without end; nothing is kept.
+	_, errOut, code = h.sandbox(nil, "run", "--name", "noimage", "--runtime", "kubernetes", "--image", "localhost/not-there:1", "--", "true")
+	if code != 125 || !strings.Contains(errOut, "ErrImagePull") && !strings.Contains(errOut, "ImagePullBackOff") {
+		t.Errorf("a run of a missing image: exit %d\n%s", code, errOut)
+	}
+	if cms, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{LabelSelector: "agentsandbox.io/session=noimage"}); err != nil || len(cms.Items) != 0 {
+		t.Errorf("the session that never ran left %d configmaps (%v)", len(cms.Items), err)
+	}
+
 	// A pod deleted by someone else: a drop, with the evidence.
 	cmd, s := h.start("gone", "--sleep", "120s")
 	if err := cs.CoreV1().Pods("default").Delete(ctx, s.Container, metav1.DeleteOptions{}); err != nil {

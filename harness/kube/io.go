@@ -115,7 +115,7 @@ func (k *session) startIO(ctx context.Context, spec *harness.Spec, name string) 
 			if why == "" {
 				why = fmt.Sprintf("it ended (%s): the image %s needs sh and tar", p.Status.Phase, k.sess.Image)
 			}
-			return nil, fmt.Errorf("the pod that copies the session's files (%s) could not run: %s", name, why)
+			return nil, &cannotStart{fmt.Sprintf("the pod that copies the session's files (%s) could not run: %s", name, why)}
 		}
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" && !seen[c.Message] && k.note != nil {
@@ -131,6 +131,13 @@ func (k *session) startIO(ctx context.Context, spec *harness.Spec, name string) 
 		}
 	}
 }
+
+// cannotStart is a pod that can never run here (its image cannot be
+// pulled, its command is not in it): the run ends as one whose sandbox
+// could not start, not as the harness's own failure.
+type cannotStart struct{ msg string }
+
+func (e *cannotStart) Error() string { return e.msg }
 
 // exec runs a command in a pod's container, with the streams given (nil:
 // none), and says its exit code.

@@ -190,6 +190,9 @@ func (k *session) agentPod(spec *harness.Spec) (*corev1.Pod, error) {
 		Containers: []corev1.Container{{
 			Name: agentName, Image: k.sess.Image, ImagePullPolicy: corev1.PullIfNotPresent,
 			Command: spec.Command, WorkingDir: harness.GuestWorkspace, Env: env, Resources: res,
+			// The last lines of output are kept in the container's status
+			// too, should the log stream have been lost.
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			VolumeMounts: []corev1.VolumeMount{
 				{Name: "workspace", MountPath: harness.GuestHome, SubPath: volHome},
 				{Name: "workspace", MountPath: harness.GuestWorkspace, SubPath: volProject}},
@@ -223,6 +226,10 @@ func (r *Runtime) Run(ctx context.Context, spec *harness.Spec) (harness.Result, 
 		return harness.Result{}, err
 	}
 	iop, err := k.startIO(ctx, spec, ioPodName(k.sess))
+	var never *cannotStart
+	if errors.As(err, &never) {
+		return harness.Result{ExitCode: 125, Error: never.msg, Reason: "ContainerCannotRun"}, nil
+	}
 	if err != nil {
 		return harness.Result{}, err
 	}
