@@ -317,41 +317,11 @@ func (k *session) copyOut(ctx context.Context, iop string, st *harness.Store, wa
 		errc <- err
 	}()
 	var files []manifest.File
-	seen := map[string]bool{}
+	var skipped []string
 	err := st.ReplaceHome(k.sess.ID, func(root *os.Root) error {
-		tr := tar.NewReader(pr)
-		for {
-			hdr, err := tr.Next()
-			if err == io.EOF {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			name := strings.TrimPrefix(path.Clean("/"+hdr.Name), "/")
-			top, rel, _ := strings.Cut(name, "/")
-			if rel == "" {
-				continue
-			}
-			switch top {
-			case volHome:
-				if err := extract(root, rel, hdr, tr); err != nil {
-					return fmt.Errorf("HOME %s: %w", rel, err)
-				}
-			case volProject:
-				if was == nil {
-					continue
-				}
-				seen[rel] = true
-				f, err := changed(rel, hdr, tr, was)
-				if err != nil {
-					return fmt.Errorf("project %s: %w", rel, err)
-				}
-				if f != nil {
-					files = append(files, *f)
-				}
-			}
-		}
+		var err error
+		files, skipped, err = readBack(pr, root, was)
+		return err
 	})
 	pr.CloseWithError(errors.New("read no further"))
 	if xerr := <-errc; err == nil && xerr != nil {
@@ -359,6 +329,53 @@ func (k *session) copyOut(ctx context.Context, iop string, st *harness.Store, wa
 	}
 	if err != nil {
 		return nil, fmt.Errorf("copying the session's files out: %w", err)
+	}
+	if len(skipped) > 0 {
+		k.say("kubernetes: %d entries of HOME were not copied back: %s", len(skipped), strings.Join(skipped[:min(len(skipped), 5)], "; "))
+	}
+	return files, nil
+}
+
+// readBack reads the volume's tar stream (home/ and project/): HOME's
+// entries are written into root (an entry that cannot be is skipped, and
+// said), and, given what was copied in, the project's changes are returned
+// as manifest entries. Only a stream that cannot be read is an error.
+func readBack(r io.Reader, root *os.Root, was *sent) ([]manifest.File, []string, error) {
+	var files []manifest.File
+	var skipped []string
+	seen := map[string]bool{}
+	tr := tar.NewReader(r)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, skipped, err
+		}
+		name := strings.TrimPrefix(path.Clean("/"+hdr.Name), "/")
+		top, rel, _ := strings.Cut(name, "/")
+		if rel == "" {
+			continue
+		}
+		switch top {
+		case volHome:
+			if err := extract(root, rel, hdr, tr); err != nil {
+				skipped = append(skipped, fmt.Sprintf("%s: %v", rel, err))
+			}
+		case volProject:
+			if was == nil {
+				continue
+			}
+			seen[rel] = true
+			f, err := changed(rel, hdr, tr, was)
+			if err != nil {
+				return nil, skipped, fmt.Errorf("project %s: %w", rel, err)
+			}
+			if f != nil {
+				files = append(files, *f)
+			}
+		}
 	}
 	if was != nil {
 		// What the agent deleted.
@@ -370,7 +387,7 @@ func (k *session) copyOut(ctx context.Context, iop string, st *harness.Store, wa
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return files, nil
+	return files, skipped, nil
 }
 
 // extract writes one entry of HOME into root.
@@ -387,7 +404,8 @@ func extract(root *os.Root, rel string, hdr *tar.Header, r io.Reader) error {
 	case tar.TypeSymlink:
 		return root.Symlink(hdr.Linkname, rel)
 	case tar.TypeReg:
-		f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+		// A later entry of one name wins, as with tar.
+		f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
 		if err != nil {
 			return err
 		}
