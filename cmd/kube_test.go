@@ -81,6 +81,62 @@ func TestHarnessKubernetes(t *testing.T) {
 	mustContain(t, "the resumed run", out, "hi\n")
 	mustContain(t, "the resumed run", out, "resume="+h.session("note").AgentSessionID)
 
+	// The project's changes come back through the journaled apply: a
+	// deletion, a new file, bytes that are not text; undo reverses them.
+	for n, text := range map[string]string{"del.txt": "delete me\n", "keep.txt": "one\n"} {
+		if err := os.WriteFile(filepath.Join(h.project, n), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code = h.sandbox(nil, "run", "--name", "edits", "--runtime", "kubernetes", "--image", kubeImage, "--",
+		"sh", "-c", `rm del.txt && echo two >> keep.txt && echo made > made.txt && printf '\000\377\r\n' > bin.dat`)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(h.project, "del.txt")); !os.IsNotExist(err) {
+		t.Errorf("the agent's deletion did not come back: %v", err)
+	}
+	if got := string(readFile(filepath.Join(h.project, "keep.txt"))); got != "one\ntwo\n" {
+		t.Errorf("keep.txt = %q", got)
+	}
+	if got := string(readFile(filepath.Join(h.project, "made.txt"))); got != "made\n" {
+		t.Errorf("made.txt = %q", got)
+	}
+	if got := readFile(filepath.Join(h.project, "bin.dat")); string(got) != "\x00\xff\r\n" {
+		t.Errorf("bin.dat = %q", got)
+	}
+	if out, errOut, code := h.sandbox(nil, "undo", "--dest", h.project); code != 0 {
+		t.Fatalf("undo: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := string(readFile(filepath.Join(h.project, "del.txt"))) + string(readFile(filepath.Join(h.project, "keep.txt"))); got != "delete me\none\n" {
+		t.Errorf("after undo, del.txt and keep.txt hold %q", got)
+	}
+	for _, n := range []string{"made.txt", "bin.dat"} {
+		if _, err := os.Stat(filepath.Join(h.project, n)); !os.IsNotExist(err) {
+			t.Errorf("after undo, %s is still there", n)
+		}
+	}
+
+	// A file changed on the host while the agent ran keeps the host's
+	// edit; the agent's version is written beside it.
+	if err := os.WriteFile(filepath.Join(h.project, "conf.txt"), []byte("base\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := h.start("cf", "--write", "conf.txt=from the agent", "--sleep", "120s")
+	if err := os.WriteFile(filepath.Join(h.project, "conf.txt"), []byte("host edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := h.sandbox(nil, "stop", "cf", "--grace", "2s"); code != 0 {
+		t.Fatalf("stop: exit %d\n%s%s", code, out, errOut)
+	}
+	_ = cmd.Wait()
+	if got := string(readFile(filepath.Join(h.project, "conf.txt"))); got != "host edit\n" {
+		t.Errorf("the host's edit was not kept: %q", got)
+	}
+	if got := string(readFile(filepath.Join(h.project, "conf.txt.recovered"))); got != "from the agent\n" {
+		t.Errorf("the agent's version beside it: %q", got)
+	}
+
 	// OOM: recorded as OOMKilled in the runtime log and in ps, with the
 	// pod already gone.
 	_, _, code = h.sandbox(nil, "run", "--name", "oom", "--runtime", "kubernetes", "--image", kubeImage, "--memory", "64m", "--", "claude", "--oom")
@@ -121,7 +177,7 @@ func TestHarnessKubernetes(t *testing.T) {
 	// kill -9 of the harness while its pod runs: ps finds the session
 	// dropped, stop stops the pod and records its end, and the next run
 	// first brings back what the dropped one wrote in the project.
-	cmd, _ := h.start("hk", "--write", "hk.txt=from the pod", "--sleep", "120s")
+	cmd, _ = h.start("hk", "--write", "hk.txt=from the pod", "--sleep", "120s")
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -390,6 +390,32 @@ func readBack(r io.Reader, root *os.Root, was *sent) ([]manifest.File, []string,
 	return files, skipped, nil
 }
 
+// pinStarts gives each change whose start is known only by its digest
+// the host's copy as its start, when the host still holds what was copied
+// in: apply then writes (or deletes) it. A host copy that changed
+// meanwhile keeps the unknown start, and apply keeps the host's.
+func pinStarts(files []manifest.File, project string) {
+	root, err := os.OpenRoot(project)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	for i := range files {
+		f := &files[i]
+		if f.Start.State != manifest.StateContent || f.Start.Content != nil {
+			continue
+		}
+		rel := strings.TrimPrefix(f.Path, harness.GuestWorkspace+"/")
+		if fi, err := root.Lstat(rel); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		b, err := root.ReadFile(rel)
+		if err == nil && sha(string(b)) == f.Start.SHA256 {
+			f.Start = manifest.NewState(true, true, string(b), true, sha)
+		}
+	}
+}
+
 // extract writes one entry of HOME into root.
 func extract(root *os.Root, rel string, hdr *tar.Header, r io.Reader) error {
 	if dir := path.Dir(rel); dir != "." {
@@ -501,6 +527,7 @@ func (k *session) bringBack(ctx context.Context, spec *harness.Spec, iop string)
 		if spec.ApplyProject == nil {
 			return errors.New("the project's changes were read, but this program cannot apply them")
 		}
+		pinStarts(files, was.Project)
 		mf, err := spec.Store.OpenSessionFile(k.sess.ID, "kube-project.json", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 		if err != nil {
 			return err
