@@ -1,10 +1,12 @@
 package cmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -135,6 +137,28 @@ func TestHarnessKubernetes(t *testing.T) {
 	}
 	if got := string(readFile(filepath.Join(h.project, "conf.txt.recovered"))); got != "from the agent\n" {
 		t.Errorf("the agent's version beside it: %q", got)
+	}
+
+	// Two sessions at once, one whose name is not a DNS label.
+	var runs [2]*exec.Cmd
+	var outs [2]bytes.Buffer
+	for i, n := range []string{"par", "Par_Two.2"} {
+		runs[i] = h.command(nil, "run", "--name", n, "--runtime", "kubernetes", "--image", kubeImage, "--", "claude", "-p", "parallel "+n, "--write", n+".txt="+n)
+		runs[i].Stdout, runs[i].Stderr = &outs[i], &outs[i]
+		if err := runs[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, n := range []string{"par", "Par_Two.2"} {
+		if err := runs[i].Wait(); err != nil {
+			t.Errorf("parallel run %s: %v\n%s", n, err, outs[i].String())
+		}
+		if got := string(readFile(filepath.Join(h.project, n+".txt"))); got != n+"\n" {
+			t.Errorf("parallel run %s wrote %q", n, got)
+		}
+	}
+	if _, err := cs.NetworkingV1().NetworkPolicies("default").Get(ctx, "sandbox-par", metav1.GetOptions{}); err != nil {
+		t.Errorf("--network none made no NetworkPolicy: %v", err)
 	}
 
 	// OOM: recorded as OOMKilled in the runtime log and in ps, with the
