@@ -360,23 +360,8 @@ func harnessProcesses(t *testing.T, h *harnessEnv) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	out, errOut, code = h.sandbox(nil, "ps", "--json")
-	if code != 0 {
-		t.Fatalf("ps: exit %d\n%s", code, errOut)
-	}
-	var ps struct {
-		Sessions []struct {
-			ID    string `json:"id"`
-			State string `json:"state"`
-		} `json:"sessions"`
-	}
-	if err := json.Unmarshal([]byte(out), &ps); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range ps.Sessions {
-		if s.ID == "busy" && s.State != "dropped" {
-			t.Errorf("after kill -9 of the harness, ps says %s", s.State)
-		}
+	if st := psState(t, h, "busy"); st.State != "dropped" {
+		t.Errorf("after kill -9 of the harness, ps says %s", st.State)
 	}
 	ev = h.lastEvent("busy", "session_drop")
 	if ev["harness_alive"] != false {
@@ -591,4 +576,33 @@ func TestHarnessAsAnotherUser(t *testing.T) {
 		buildImage(t)
 		check(t, "ud", []uint32{st.Sys().(*syscall.Stat_t).Gid}, "--runtime", "docker", "--image", testImage)
 	})
+}
+
+// psRow is a session as sandbox ps --json shows it.
+type psRow struct {
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	ExitCode int    `json:"exit_code"`
+}
+
+// psState is how sandbox ps --json shows session name.
+func psState(t *testing.T, h *harnessEnv, name string) psRow {
+	t.Helper()
+	out, errOut, code := h.sandbox(nil, "ps", "--json")
+	if code != 0 {
+		t.Fatalf("ps: exit %d\n%s", code, errOut)
+	}
+	var ps struct {
+		Sessions []psRow `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(out), &ps); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ps.Sessions {
+		if s.ID == name {
+			return s
+		}
+	}
+	t.Fatalf("ps does not list %s:\n%s", name, out)
+	return psRow{}
 }

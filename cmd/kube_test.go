@@ -40,8 +40,7 @@ func kubeEnv(t *testing.T) (*k8stest.Cluster, *harnessEnv, kubernetes.Interface)
 	if err := c.ImportImage(kubeImage, map[string][]byte{"bin/claude": bin}); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarnessEnv(t, "--runtime", "kubernetes", "--image", kubeImage)
-	h.env = append(h.env, "KUBECONFIG="+c.Kubeconfig)
+	h := newKubeHarness(t, c)
 	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +312,7 @@ func TestHarnessKubernetes(t *testing.T) {
 	if out, errOut, code := h.sandbox(nil, "snapshot", "note", "-o", url); code != 0 {
 		t.Fatalf("snapshot: exit %d\n%s%s", code, out, errOut)
 	}
-	two, _ := newKubeHarness(t, c)
+	two := newKubeHarness(t, c)
 	two.env = append(two.env, aws...)
 	two.restoreAndResume(t, url, "note2", h.session("note").AgentSessionID, "what did I ask you to remember?")
 	out, errOut, code = two.sandbox(nil, "run", "--name", "note2", "--", "cat", "/home/sandbox/note")
@@ -344,7 +343,7 @@ func TestHarnessKubernetes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice, _ := newKubeHarness(t, c)
+	alice := newKubeHarness(t, c)
 	alice.env = append(alice.env, "KUBECONFIG="+kc)
 	_, errOut, code = alice.run("a1", "-p", "hello")
 	if code == 0 || !strings.Contains(errOut, `kubernetes context "sandbox-k8stest", namespace "default": not allowed to create configmaps`) {
@@ -357,42 +356,10 @@ func TestHarnessKubernetes(t *testing.T) {
 }
 
 // newKubeHarness is another machine's harness environment on cluster c.
-func newKubeHarness(t *testing.T, c *k8stest.Cluster) (*harnessEnv, string) {
+func newKubeHarness(t *testing.T, c *k8stest.Cluster) *harnessEnv {
 	h := newHarnessEnv(t, "--runtime", "kubernetes", "--image", kubeImage)
 	h.env = append(h.env, "KUBECONFIG="+c.Kubeconfig)
-	return h, h.root
-}
-
-// psState is how sandbox ps --json shows a session.
-func psState(t *testing.T, h *harnessEnv, name string) struct {
-	State    string `json:"state"`
-	ExitCode int    `json:"exit_code"`
-} {
-	t.Helper()
-	out, errOut, code := h.sandbox(nil, "ps", "--json")
-	if code != 0 {
-		t.Fatalf("ps: exit %d\n%s", code, errOut)
-	}
-	var ps struct {
-		Sessions []struct {
-			ID       string `json:"id"`
-			State    string `json:"state"`
-			ExitCode int    `json:"exit_code"`
-		} `json:"sessions"`
-	}
-	if err := json.Unmarshal([]byte(out), &ps); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range ps.Sessions {
-		if s.ID == name {
-			return struct {
-				State    string `json:"state"`
-				ExitCode int    `json:"exit_code"`
-			}{s.State, s.ExitCode}
-		}
-	}
-	t.Fatalf("ps does not list %s:\n%s", name, out)
-	panic("unreachable")
+	return h
 }
 
 // bindRole creates the Role of docs/kubernetes/role.yaml in the default
