@@ -61,6 +61,12 @@ func kubeEnv(t *testing.T) (*k8stest.Cluster, *harnessEnv, kubernetes.Interface)
 // exec, labels and owner references, snapshot to MinIO and restore onto a
 // new volume, gc, and the Role the docs give.
 func TestHarnessKubernetes(t *testing.T) {
+	netns := map[string]bool{}
+	if entries, err := os.ReadDir("/run/netns"); err == nil {
+		for _, e := range entries {
+			netns[e.Name()] = true
+		}
+	}
 	c, h, cs := kubeEnv(t)
 	ctx := context.Background()
 	harnessBasics(t, h)
@@ -170,11 +176,17 @@ func TestHarnessKubernetes(t *testing.T) {
 	if ev["oom"] != true || ev["state"] != "oom" || ev["reason"] != "OOMKilled" || ev["node"] != k8stest.NodeName {
 		t.Errorf("OOM recorded as %v", ev)
 	}
-	if st := psState(t, h, "oom"); st.State != "oom" {
-		t.Errorf("ps says %+v after the OOM kill", st)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		_, err := cs.CoreV1().Pods("default").Get(ctx, fmt.Sprint(ev["container"]), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the OOM-killed pod %s is still there: %v", ev["container"], err)
+		}
 	}
-	if _, err := cs.CoreV1().Pods("default").Get(ctx, fmt.Sprint(ev["container"]), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Errorf("the OOM-killed pod %s is still there: %v", ev["container"], err)
+	if st := psState(t, h, "oom"); st.State != "oom" || st.ExitCode != 137 {
+		t.Errorf("ps says %+v after the OOM kill, with its pod gone", st)
 	}
 
 	out, errOut, code = h.sandbox(nil, "ps", "-A", "--json")
@@ -283,12 +295,21 @@ func TestHarnessKubernetes(t *testing.T) {
 	}
 
 	// Everything is labelled, and the session's ConfigMap owns the rest.
-	pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sandbox"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range pods.Items {
-		t.Errorf("pod %s is left after the runs (%s)", p.Name, p.Status.Phase)
+	// (An io pod goes with a second's grace.)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sandbox"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pods.Items) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, p := range pods.Items {
+				t.Errorf("pod %s is left after the runs (%s, deleted: %v)", p.Name, p.Status.Phase, p.DeletionTimestamp != nil)
+			}
+			break
+		}
 	}
 	pvcs, err := cs.CoreV1().PersistentVolumeClaims("default").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=sandbox"})
 	if err != nil || len(pvcs.Items) == 0 {
@@ -352,6 +373,16 @@ func TestHarnessKubernetes(t *testing.T) {
 	bindRole(t, cs, "alice")
 	if out, errOut, code := alice.run("a2", "-p", "hello", "--write", "a.txt=from alice"); code != 0 {
 		t.Errorf("a run with the documented Role: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// The cluster stops with no pod's network left behind, though the
+	// last run's pods went a moment ago.
+	c.Stop()
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if !netns[e.Name()] {
+			t.Errorf("/run/netns/%s is left after the cluster stopped", e.Name())
+		}
 	}
 }
 

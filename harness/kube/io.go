@@ -88,7 +88,7 @@ func (k *session) startIO(ctx context.Context, spec *harness.Spec, name string) 
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: objectName(k.sess.ID)}}}},
 	}}
 	pods := k.cs.CoreV1().Pods(k.namespace)
-	k.deletePod(name, 0) // a leftover of a run that was dropped
+	k.dropIO(name) // a leftover of a run that was dropped
 	var err error
 	for try := 0; try < 100; try++ {
 		_, err = pods.Create(ctx, pod, metav1.CreateOptions{})
@@ -104,14 +104,14 @@ func (k *session) startIO(ctx context.Context, spec *harness.Spec, name string) 
 	for {
 		p, err := pods.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			k.deletePod(name, 0)
+			k.dropIO(name)
 			return nil, k.denied(err, "get", "pods")
 		}
 		if p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].Ready {
 			return p, nil
 		}
 		if why := cannotRun(p); why != "" || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
-			k.deletePod(name, 0)
+			k.dropIO(name)
 			if why == "" {
 				why = fmt.Sprintf("it ended (%s): the image %s needs sh and tar", p.Status.Phase, k.sess.Image)
 			}
@@ -125,7 +125,7 @@ func (k *session) startIO(ctx context.Context, spec *harness.Spec, name string) 
 		}
 		select {
 		case <-ctx.Done():
-			k.deletePod(name, 0)
+			k.dropIO(name)
 			return nil, ctx.Err()
 		case <-time.After(poll):
 		}
@@ -494,7 +494,7 @@ func (r *Runtime) Finish(ctx context.Context, spec *harness.Spec, res harness.Re
 	k.note = spec.Note
 	k.record(ctx, endFields(res))
 	name := ioPodName(k.sess)
-	defer k.deletePod(name, 0)
+	defer k.dropIO(name)
 	if p, err := k.cs.CoreV1().Pods(k.namespace).Get(ctx, name, metav1.GetOptions{}); err != nil || p.Status.Phase != corev1.PodRunning {
 		// Lost during the run (its node, or someone): start another.
 		if _, err := k.startIO(ctx, spec, name); err != nil {
@@ -574,7 +574,7 @@ func (r *Runtime) Pull(ctx context.Context, st *harness.Store, sess *harness.Ses
 	if _, err := k.startIO(ctx, spec, name); err != nil {
 		return err
 	}
-	defer k.deletePod(name, 0)
+	defer k.dropIO(name)
 	_, err = k.copyOut(ctx, name, st, nil)
 	return err
 }

@@ -238,7 +238,7 @@ func (r *Runtime) Run(ctx context.Context, spec *harness.Spec) (harness.Result, 
 		// that comes first, or this copy-in would replace it.
 		k.say("kubernetes: the last run's project was not copied back (its harness stopped first); copying it back now")
 		if err := k.bringBack(ctx, spec, iop.Name); err != nil {
-			k.deletePod(iop.Name, 0)
+			k.dropIO(iop.Name)
 			return harness.Result{}, err
 		}
 	}
@@ -248,7 +248,7 @@ func (r *Runtime) Run(ctx context.Context, spec *harness.Spec) (harness.Result, 
 		err = saveSent(spec.Store, spec.Session.ID, sent)
 	}
 	if err != nil {
-		k.deletePod(iop.Name, 0)
+		k.dropIO(iop.Name)
 		return harness.Result{}, err
 	}
 	k.say("kubernetes: context %s, namespace %s: copied %s in %s", k.context, k.namespace, sent.Summary(), time.Since(began).Round(10*time.Millisecond))
@@ -499,6 +499,12 @@ func (k *session) stop(ctx context.Context, name string, grace time.Duration) {
 	k.deletePod(name, grace)
 }
 
+// dropIO deletes an io pod. Its sleep ends at TERM, so a second's grace
+// costs nothing, and the pod goes the orderly way: the kubelet stops it
+// and tears its network down before the API forgets it (a force delete
+// leaves that to the kubelet's housekeeping).
+func (k *session) dropIO(name string) { k.deletePod(name, time.Second) }
+
 // deletePod deletes a pod, with grace (0: at once).
 func (k *session) deletePod(name string, grace time.Duration) {
 	g := int64(grace / time.Second)
@@ -521,8 +527,8 @@ func (k *session) release(ctx context.Context, name string) error {
 			return k.denied(err, "patch", "pods")
 		}
 	}
-	zero := int64(0)
-	if err := pods.Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !apierrors.IsNotFound(err) {
+	// The pod has ended: its own grace is no wait.
+	if err := pods.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return k.denied(err, "delete", "pods")
 	}
 	return nil

@@ -58,7 +58,7 @@ func (r *Runtime) Remove(ctx context.Context, sess *harness.Session) error {
 	if err != nil {
 		return err
 	}
-	k.deletePod(ioPodName(sess), 0)
+	k.dropIO(ioPodName(sess))
 	if sess.Container == "" {
 		return nil
 	}

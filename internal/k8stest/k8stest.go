@@ -60,7 +60,8 @@ type Cluster struct {
 	Server string
 
 	pki    *pki
-	sock   string // containerd's
+	sock   string          // containerd's
+	netns  map[string]bool // the network namespaces before it started
 	procs  []*proc
 	unlock func()
 	client *http.Client
@@ -148,7 +149,12 @@ func start(ctx context.Context) (*Cluster, error) {
 		unlock()
 		return nil, err
 	}
-	c := &Cluster{Dir: dir, unlock: unlock}
+	c := &Cluster{Dir: dir, unlock: unlock, netns: map[string]bool{}}
+	if entries, err := os.ReadDir("/run/netns"); err == nil {
+		for _, e := range entries {
+			c.netns[e.Name()] = true
+		}
+	}
 	nodeIP, err := hostIP()
 	if err != nil {
 		return c, err

@@ -24,6 +24,9 @@ func (c *Cluster) Stop() {
 	if c.client != nil && c.alive("kubelet") && c.alive("kube-apiserver") {
 		c.deletePods()
 	}
+	if c.alive("kubelet") {
+		c.waitNetworks(20 * time.Second)
+	}
 	c.kill("kubelet", 20*time.Second)
 	sock := filepath.Join(c.Dir, "run", "containerd", "containerd.sock")
 	if c.alive("containerd") {
@@ -142,6 +145,27 @@ func (c *Cluster) deletePods() {
 	}
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && len(list()) > 0; {
 		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitNetworks waits (up to limit) for the kubelet to tear down the
+// networks of pods the API no longer holds: a pod deleted at once (grace
+// 0) leaves its sandbox to the kubelet's housekeeping, every 2 s. The
+// cluster's are the cni- network namespaces made since it started (one
+// cluster runs at a time).
+func (c *Cluster) waitNetworks(limit time.Duration) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		left := false
+		entries, _ := os.ReadDir("/run/netns")
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), "cni-") && !c.netns[e.Name()] {
+				left = true
+				break
+			}
+		}
+		if !left {
+			return
+		}
 	}
 }
 
