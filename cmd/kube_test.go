@@ -189,6 +189,9 @@ func TestHarnessKubernetes(t *testing.T) {
 		t.Errorf("ps says %+v after the OOM kill, with its pod gone", st)
 	}
 
+	// What a user sees (go test -v shows it).
+	out, _, _ = h.sandbox(nil, "ps", "-A")
+	t.Logf("sandbox ps -A:\n%s", out)
 	out, errOut, code = h.sandbox(nil, "ps", "-A", "--json")
 	if code != 0 {
 		t.Fatalf("ps -A: exit %d\n%s", code, errOut)

@@ -210,11 +210,13 @@ func (k *session) agentPod(spec *harness.Spec) (*corev1.Pod, error) {
 // its finalizer keeps until Remove, after the end is recorded and Finish
 // has copied the work back.
 func (r *Runtime) Run(ctx context.Context, spec *harness.Spec) (harness.Result, error) {
+	// What this runtime cannot give ends the run as one whose sandbox could
+	// not start (125), before anything is made on the cluster.
 	if spec.TTY {
-		return harness.Result{}, errors.New("runtime kubernetes runs agents without a terminal: give the agent its task on the command line (sandbox exec -it enters a running one)")
+		return harness.Result{ExitCode: 125, Error: "runtime kubernetes runs agents without a terminal: give the agent its task on the command line"}, nil
 	}
 	if len(spec.Mounts) > 0 {
-		return harness.Result{}, errors.New("runtime kubernetes cannot mount this machine's paths")
+		return harness.Result{ExitCode: 125, Error: "runtime kubernetes cannot mount this machine's paths"}, nil
 	}
 	k, err := r.open(spec.Session)
 	if err != nil {
