@@ -535,6 +535,8 @@ func LatestJournal(fsys FS, root string) (string, error) {
 // rolled back already (or there is none).
 var ErrNothingToUndo = errors.New("nothing to undo")
 
-func isJournalPath(rel string) bool {
+// IsJournalPath says a path relative to a destination is the tool's own
+// (.sandbox/: journals, locks), never a file of the project.
+func IsJournalPath(rel string) bool {
 	return rel == ".sandbox" || strings.HasPrefix(rel, ".sandbox/")
 }

@@ -55,7 +55,7 @@ func (m *Mapper) Map(agent string) (Target, bool) {
 		}
 		if rel, ok := strings.CutPrefix(p, prefix); ok {
 			// sandbox's own journals live under .sandbox: no transcript writes there.
-			if !filepath.IsLocal(filepath.FromSlash(rel)) || isJournalPath(rel) {
+			if !filepath.IsLocal(filepath.FromSlash(rel)) || IsJournalPath(rel) {
 				return Target{}, false
 			}
 			return Target{Root: r.To, Rel: rel}, true

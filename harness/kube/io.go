@@ -21,6 +21,7 @@ import (
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/manifest"
+	recov "github.com/agentsandbox/sandbox/recover"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -187,8 +188,8 @@ func (k *session) copyIn(ctx context.Context, iop *corev1.Pod, spec *harness.Spe
 	go func() {
 		tw := tar.NewWriter(pw)
 		err := writeTree(tw, k.sess.Project, volProject, spec, func(rel string, e entry) bool {
-			if hide && (rel == hidden || strings.HasPrefix(rel, hidden+"/")) {
-				return false
+			if hide && (rel == hidden || strings.HasPrefix(rel, hidden+"/")) || recov.IsJournalPath(rel) {
+				return false // the harness's store; the apply's journals
 			}
 			s.Files[rel] = e
 			return true
@@ -364,7 +365,7 @@ func readBack(r io.Reader, root *os.Root, was *sent) ([]manifest.File, []string,
 				skipped = append(skipped, fmt.Sprintf("%s: %v", rel, err))
 			}
 		case volProject:
-			if was == nil {
+			if was == nil || recov.IsJournalPath(rel) {
 				continue
 			}
 			seen[rel] = true

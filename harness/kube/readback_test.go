@@ -60,7 +60,7 @@ func TestReadBack(t *testing.T) {
 		[2]string{"home/out", "->" + outside}, [2]string{"home/out/planted", "no"},
 		[2]string{"home/../escape", "no"},
 		[2]string{"project/same.txt", "same\n"}, [2]string{"project/edit.txt", "new\n"}, [2]string{"project/add.txt", "add\n"},
-		[2]string{"project/link", "->/etc/passwd"})
+		[2]string{"project/link", "->/etc/passwd"}, [2]string{"project/.sandbox/journal/x/journal.jsonl", "not the project's"})
 	files, skipped, err := readBack(bytes.NewReader(stream), root, was)
 	if err != nil {
 		t.Fatal(err)
