@@ -85,7 +85,7 @@ func (s *Store) Open(ctx context.Context, o *RunOptions) (*Session, bool, error)
 		id = newID(now)
 	}
 	sess = &Session{ID: id, Name: id, Runtime: rt.Name(), Image: o.Image, Project: proj, Created: now, State: StateCreated}
-	if _, ok := rt.(Imager); ok && rt.Name() == "kubernetes" {
+	if rt.Name() == "kubernetes" {
 		k := o.Kube
 		sess.Kube = &k
 	}
@@ -350,18 +350,7 @@ func orDiscard(w io.Writer) io.Writer {
 func (s *Store) finish(sess *Session, res Result, event string, extra map[string]any) {
 	sess.Ended = time.Now().UTC()
 	sess.ExitCode, sess.Signal, sess.OOM, sess.Error = res.ExitCode, res.Signal, res.OOM, res.Error
-	switch {
-	case res.Dropped:
-		sess.State = StateDropped
-	case res.OOM:
-		sess.State = StateOOM
-	case res.Signal != "":
-		sess.State = StateKilled
-	case res.Error != "" && res.ExitCode >= 125 && res.ExitCode <= 127:
-		sess.State = StateError
-	default:
-		sess.State = StateExited
-	}
+	sess.State = res.State()
 	fields := map[string]any{"run": sess.Runs, "state": string(sess.State), "exit_code": res.ExitCode, "oom": res.OOM,
 		"duration_ms": sess.Ended.Sub(sess.Started).Milliseconds(), "last_output": s.lastOutput(sess)}
 	if res.Signal != "" {
@@ -385,6 +374,21 @@ func (s *Store) finish(sess *Session, res Result, event string, extra map[string
 		fields[k] = v
 	}
 	_ = s.Event(sess.ID, event, fields)
+}
+
+// State is the state a run that ended so leaves its session in.
+func (res Result) State() State {
+	switch {
+	case res.Dropped:
+		return StateDropped
+	case res.OOM:
+		return StateOOM
+	case res.Signal != "":
+		return StateKilled
+	case res.Error != "" && res.ExitCode >= 125 && res.ExitCode <= 127:
+		return StateError
+	}
+	return StateExited
 }
 
 // ExitStatus is the exit code sandbox run gives back: the agent's, or 128 +

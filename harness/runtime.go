@@ -231,12 +231,16 @@ func fromWait(err error) (Result, error) {
 		n := int(ws.Signal())
 		return Result{ExitCode: 128 + n, Signal: SignalName(n)}, nil
 	}
-	code := ee.ExitCode()
+	return CodeResult(ee.ExitCode()), nil
+}
+
+// CodeResult is the end a shell-style exit code says: 128+n is signal n.
+func CodeResult(code int) Result {
 	r := Result{ExitCode: code}
 	if code > 128 && code < 160 {
 		r.Signal = SignalName(code - 128)
 	}
-	return r, nil
+	return r
 }
 
 // guestEnv is the environment every runtime gives the agent.
@@ -532,10 +536,8 @@ func (c *containerRuntime) inspect(ctx context.Context, name string) (Result, bo
 		return Result{}, false, false
 	}
 	code, _ := strconv.Atoi(parts[1])
-	r := Result{ExitCode: code, OOM: parts[2] == "true", Error: parts[3], Container: name}
-	if code > 128 && code < 160 {
-		r.Signal = SignalName(code - 128)
-	}
+	r := CodeResult(code)
+	r.OOM, r.Error, r.Container = parts[2] == "true", parts[3], name
 	if parts[0] == "created" && r.Error != "" && code == 0 {
 		r.ExitCode = 125 // never started
 	}

@@ -393,12 +393,10 @@ func cannotRun(pod *corev1.Pod) string {
 func (k *session) result(ctx context.Context, pod *corev1.Pod, t *corev1.ContainerStateTerminated) harness.Result {
 	r := harness.Result{Container: pod.Name, Node: pod.Spec.NodeName, Events: k.events(ctx, pod.Name)}
 	if t != nil {
-		r.ExitCode, r.Reason = int(t.ExitCode), t.Reason
-		switch {
-		case t.Signal > 0:
+		c := harness.CodeResult(int(t.ExitCode))
+		r.ExitCode, r.Signal, r.Reason = c.ExitCode, c.Signal, t.Reason
+		if t.Signal > 0 {
 			r.Signal = harness.SignalName(int(t.Signal))
-		case t.ExitCode > 128 && t.ExitCode < 160:
-			r.Signal = harness.SignalName(int(t.ExitCode - 128))
 		}
 		r.OOM = t.Reason == "OOMKilled"
 		if t.Reason != "" && t.Reason != "Completed" && t.Reason != "Error" && t.Reason != "OOMKilled" {

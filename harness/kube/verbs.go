@@ -122,11 +122,7 @@ func (r *Runtime) Exec(ctx context.Context, sess *harness.Session, o *harness.Ex
 	if err != nil {
 		return harness.Result{}, err
 	}
-	r2 := harness.Result{ExitCode: code}
-	if code > 128 && code < 160 {
-		r2.Signal = harness.SignalName(code - 128)
-	}
-	return r2, nil
+	return harness.CodeResult(code), nil
 }
 
 // record writes a run's state into the session's ConfigMap, where every
@@ -142,18 +138,7 @@ func (k *session) record(ctx context.Context, fields map[string]string) {
 
 // endFields are a run's end as ConfigMap data.
 func endFields(res harness.Result) map[string]string {
-	state := "exited"
-	switch {
-	case res.Dropped:
-		state = "dropped"
-	case res.OOM:
-		state = "oom"
-	case res.Signal != "":
-		state = "killed"
-	case res.Error != "" && res.ExitCode >= 125 && res.ExitCode <= 127:
-		state = "error"
-	}
-	return map[string]string{"state": state, "exit_code": strconv.Itoa(res.ExitCode), "signal": res.Signal,
+	return map[string]string{"state": string(res.State()), "exit_code": strconv.Itoa(res.ExitCode), "signal": res.Signal,
 		"reason": res.Reason, "node": res.Node, "error": res.Error, "ended": time.Now().UTC().Format(time.RFC3339)}
 }
 
