@@ -112,9 +112,12 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 	}
 	// The files of a file store are read together, as the store.
 	stores := map[string]map[string]func() (io.ReadCloser, error){}
+	none, most := 0, 0
 	for i, s := range srcs {
 		p := picks[i]
 		if p.none {
+			none++
+			most = max(most, len(s.Versions))
 			continue
 		}
 		for j, d := range p.damaged {
@@ -172,6 +175,15 @@ func (v *Vault) Candidates(ctx context.Context, f *discover.Finder, sel Selector
 			continue
 		}
 		out = append(out, c...)
+	}
+	if none > 0 {
+		// Never silent: a file the selector takes nothing of is said, once
+		// for all of them.
+		why := fmt.Sprintf("--version %d: %s no version %d (the most any holds is %d): not read", sel.N, filesText(none, "holds", "hold"), sel.N, most)
+		if sel.N == 0 {
+			why = fmt.Sprintf("--version %s: %s first kept after that time: not read", sel.At.UTC().Format(time.RFC3339), filesText(none, "was", "were"))
+		}
+		skipped = append(skipped, discover.Skipped{Name: v.where, Why: why})
 	}
 	names := make([]string, 0, len(stores))
 	for n := range stores {
@@ -323,4 +335,13 @@ func sizeText(n int64) string {
 		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// filesText says how many files, as the subject of a sentence, with its
+// verb in the singular or the plural.
+func filesText(n int, one, many string) string {
+	if n == 1 {
+		return "1 file " + one
+	}
+	return fmt.Sprintf("%d files %s", n, many)
 }

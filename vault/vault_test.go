@@ -185,6 +185,14 @@ func TestEveryVersionKept(t *testing.T) {
 	if !bytes.Equal(got, full) {
 		t.Fatalf("the vault read as a source gives %d bytes, want the longest (%d)", len(got), len(full))
 	}
+	// A version the file does not hold, by number or by time, is said,
+	// not silently nothing.
+	for _, sel := range []Selector{{N: 5}, {At: srcs[0].Versions[0].Seen.Add(-time.Hour)}} {
+		cands, skipped, err := v.Candidates(context.Background(), f, sel)
+		if err != nil || len(cands) != 0 || len(skipped) != 1 || !strings.Contains(skipped[0].Why, "1 file") {
+			t.Errorf("%+v: %v %+v %v", sel, cands, skipped, err)
+		}
+	}
 }
 
 // TestSyncAfterCacheLoss: a sync that lost its cache reads the files again
