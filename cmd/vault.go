@@ -85,7 +85,8 @@ point leaves the vault readable, with nothing half-written.
 
 --watch keeps running: it syncs within a second of a change in the agents'
 folders (file system events), and rescans everything at start and every
---rescan (default 5m) to catch what events missed.`,
+--rescan (default 5m) to catch what events missed. It prints the first sync's
+line, then one for each sync that stored a version or saw a file deleted.`,
 		Example: `  sandbox vault sync
   sandbox vault sync --to /mnt/backup/vault --agent claude --agent codex
   sandbox vault sync --watch --to s3://backups/agents --s3-endpoint http://127.0.0.1:9000`,
@@ -138,7 +139,7 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 	}
 	so := vault.SyncOptions{Env: a.env, Agents: o.Agents, Host: o.Host}
 	if o.Watch {
-		said := map[string]bool{}
+		said, first := map[string]bool{}, true
 		return vault.Watch(ctx, v, so, vault.WatchOptions{Rescan: o.Rescan, After: func(st vault.SyncStats, err error) {
 			if err != nil {
 				a.log.Error().Err(err).Msg("sync")
@@ -154,9 +155,12 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 					a.log.Warn().Msg(printable(p))
 				}
 			}
-			if st.Versions > 0 || st.Gone > 0 {
-				a.log.Info().Int("versions", st.Versions).Int("gone", st.Gone).Str("stored", bytesize.Human(st.Stored)).Msg("synced")
+			// The first sync says what is watched; later ones, what they
+			// stored (a terminal or the service's journal shows each).
+			if first || st.Versions > 0 || st.Gone > 0 {
+				fmt.Fprintf(a.stdout, "%s %s\n", time.Now().Format(time.TimeOnly), syncLine(v, st))
 			}
+			first = false
 		}})
 	}
 	st, err := v.Sync(ctx, so)
@@ -172,16 +176,21 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 	if a.json {
 		return a.writeJSON(vaultSyncReport{Schema: "sandbox.vault.sync/v1", Vault: v.Where(), SyncStats: st})
 	}
+	fmt.Fprintln(a.stdout, syncLine(v, st))
+	if len(st.Problems) > 0 {
+		return fmt.Errorf("%s could not be synced (the rest were)", count(len(st.Problems), "file"))
+	}
+	return nil
+}
+
+// syncLine is what a sync did, in one line.
+func syncLine(v *vault.Vault, st vault.SyncStats) string {
 	line := fmt.Sprintf("%s: %s, %d unchanged, %d read (%s); %s, %s stored; %d gone at the source",
 		v.Where(), count(st.Files, "file"), st.Unchanged, st.Read, bytesize.Human(st.ReadBytes), count(st.Versions, "new version"), bytesize.Human(st.Stored), st.Gone)
 	if len(st.Skipped) > 0 {
 		line += fmt.Sprintf("; %d not copied (named above)", len(st.Skipped))
 	}
-	fmt.Fprintln(a.stdout, line)
-	if len(st.Problems) > 0 {
-		return fmt.Errorf("%s could not be synced (the rest were)", count(len(st.Problems), "file"))
-	}
-	return nil
+	return line
 }
 
 func (a *app) vaultLsCommand() *cobra.Command {
