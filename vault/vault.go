@@ -202,11 +202,20 @@ func Create(ctx context.Context, where string, o Options) (*Vault, error) {
 			return nil, fmt.Errorf("%s holds files but no vault (no %s): name a new or empty folder for a vault", where, markerKey)
 		}
 	}
+	// The marker is written under the vault's lock, like every other
+	// object: a sync taking the lock clears the temporary files it finds
+	// as a killed sync's, and would clear this one's mid-write.
+	unlock, err := b.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var id [16]byte
 	_, _ = rand.Read(id[:])
 	m := Marker{Format: Format, Version: FormatVersion, ID: hex.EncodeToString(id[:]), Created: time.Now().UTC()}
 	data, _ := json.MarshalIndent(m, "", "  ")
-	if err := b.create(ctx, markerKey, append(data, '\n')); err != nil && !errors.Is(err, errExists) {
+	err = b.create(ctx, markerKey, append(data, '\n'))
+	unlock()
+	if err != nil && !errors.Is(err, errExists) {
 		return nil, fmt.Errorf("creating the vault at %s: %w", where, err)
 	}
 	// Another sync may have made it at the same moment: its marker wins.

@@ -217,6 +217,41 @@ func TestSyncAfterCacheLoss(t *testing.T) {
 	check(t, v)
 }
 
+// TestConcurrentFirstSyncs: syncs that each make a new vault in one folder
+// at once (two shells running their first sync) all succeed, into one
+// vault: none clears another's half-written marker as a killed sync's.
+func TestConcurrentFirstSyncs(t *testing.T) {
+	env, home := hermetic(t)
+	rollout(t, home, "019e5a1c-3b7d-7c21-9f4e-2a6b8d0c1e99", 50)
+	for round := range 20 {
+		where := filepath.Join(t.TempDir(), "vault")
+		ids := make([]string, 4)
+		errs := make([]error, 4)
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v, err := Create(context.Background(), where, Options{})
+				if err == nil {
+					ids[w] = v.ID()
+					_, err = v.Sync(context.Background(), SyncOptions{Env: env, Host: "box", Cache: filepath.Join(home, fmt.Sprintf("cache-%d-%d.json", round, w))})
+				}
+				errs[w] = err
+			}()
+		}
+		wg.Wait()
+		for w, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, sync %d: %v", round, w, err)
+			}
+			if ids[w] != ids[0] {
+				t.Fatalf("round %d: two vaults made in one folder (%s, %s)", round, ids[0], ids[w])
+			}
+		}
+	}
+}
+
 // TestConcurrentSyncs: syncs of one vault at once, from two caches, while
 // the transcripts grow, leave a vault whose every version reads whole.
 func TestConcurrentSyncs(t *testing.T) {
