@@ -31,6 +31,8 @@ const (
 	// --redacted apply), or it is the source of a move whose destination
 	// was not written (so its content is never left nowhere).
 	ActSkipped Action = "skipped"
+	// ActLeft is a file a review (sandbox review) chose not to write.
+	ActLeft Action = "left"
 )
 
 // ConflictPolicy says what to do with a file the host changed in a way
@@ -102,6 +104,37 @@ func (p *FilePlan) Written() bool {
 	}
 	return false
 }
+
+// Hunkable reports whether the plan's change can be taken hunk by hunk: a
+// text written over the host's copy (or where it has none), merged or not;
+// not a deletion, a move, a backup or a conflict.
+func (p *FilePlan) Hunkable() bool {
+	switch p.Action {
+	case ActCreate, ActUpdate, ActMerge:
+		return p.Mapped && p.Backup == nil && p.From == nil && p.Write.Known && p.Write.Exists && p.Host.Known
+	}
+	return false
+}
+
+// Hunks are the hunks of what the plan writes against the host's copy
+// (Hunkable), as its diff shows them; nil for another plan.
+func (p *FilePlan) Hunks() []Hunk {
+	if !p.Hunkable() {
+		return nil
+	}
+	return Hunks(p.hostText(), p.Write.Text)
+}
+
+func (p *FilePlan) hostText() string {
+	if p.Host.Exists {
+		return p.Host.Text
+	}
+	return ""
+}
+
+// Diff is the unified diff of what the plan does to the host's copy, as a
+// dry run prints it.
+func (p *FilePlan) Diff() string { return diff(p) }
 
 // SHA256 is the hex sha256 of the content the plan writes ("" for none).
 func (p *FilePlan) SHA256() string {

@@ -301,6 +301,72 @@ func (p *Prepared) Apply(ctx context.Context) (*Result, error) {
 	return out, err
 }
 
+// Choice is what a review took of one file's plan.
+type Choice struct {
+	// Take writes the file; a file not taken is left as it is on the host
+	// (reported as left).
+	Take bool
+	// Hunks, when set for a Hunkable plan, takes only the hunks of its
+	// Hunks that say yes: the file is written as the host's copy with
+	// those hunks applied.
+	Hunks []bool
+}
+
+// ApplyChosen writes the prepared recovery as a review chose it: the
+// files choices takes (some only in part), through the same journaled,
+// atomic apply as Apply; every other file that would be written is left
+// and reported as left. The source of a move is kept when its destination
+// is left.
+func (p *Prepared) ApplyChosen(ctx context.Context, choices map[*FilePlan]Choice) (*Result, error) {
+	res := *p.res
+	res.Plans = make([]*FilePlan, len(p.res.Plans))
+	byAgent := map[string]*FilePlan{}
+	for i, pl := range p.res.Plans {
+		c := *pl
+		res.Plans[i], byAgent[c.File.Path] = &c, &c
+		ch := choices[pl]
+		switch {
+		case !pl.Written():
+		case !ch.Take:
+			c.Action, c.Write, c.Backup = ActLeft, Content{}, nil
+			c.Reason = "left in review"
+		case ch.Hunks != nil && pl.Hunkable():
+			hunks := pl.Hunks()
+			taken := 0
+			for i := range hunks {
+				if i < len(ch.Hunks) && ch.Hunks[i] {
+					taken++
+				}
+			}
+			switch taken {
+			case len(hunks):
+			case 0:
+				c.Action, c.Write = ActLeft, Content{}
+				c.Reason = "left in review (no hunk taken)"
+			default:
+				c.Write = Content{Known: true, Exists: true, Text: ApplyHunks(pl.hostText(), hunks, ch.Hunks)}
+				c.Action = ActUpdate
+				if !pl.Host.Exists {
+					c.Action = ActCreate
+				}
+				c.Reason = fmt.Sprintf("%d of %d hunks taken in review: the host's copy with those hunks", taken, len(hunks))
+			}
+		}
+	}
+	keepSources(res.Plans, byAgent)
+	opts := p.opts
+	opts.DryRun = false
+	out, err := finishRun(ctx, &res, p.sessions, p.counts, p.stats, p.fsys, opts, newJournalSet(p.fsys, time.Now(), opts.JournalKey))
+	if out != nil {
+		out.Starts.report(&out.Report)
+	}
+	return out, err
+}
+
+// Plans are the prepared recovery's file plans, in path order: what
+// Preview reports and ApplyChosen's choices are keyed by.
+func (p *Prepared) Plans() []*FilePlan { return p.res.Plans }
+
 // Warnings are the replay's own warnings (ReplayWarnings of its results).
 func (p *Prepared) Warnings() []manifest.Warning { return p.res.warnings }
 
@@ -479,6 +545,8 @@ type Summary struct {
 	// Skipped counts files left alone on purpose: a change of unknown
 	// outcome, or the source of a move whose destination was not written.
 	Skipped int `json:"skipped"`
+	// Left counts files a review chose not to write (sandbox review).
+	Left int `json:"left,omitempty"`
 	// Stale counts files a shell command changed in a way that could not
 	// be replayed; UnknownOutcome those a call of unknown outcome touched;
 	// Redacted those whose content or path holds a redaction placeholder.
@@ -556,6 +624,8 @@ func addFile(r *Report, p *FilePlan) {
 		r.Summary.Unrecoverable++
 	case ActSkipped:
 		r.Summary.Skipped++
+	case ActLeft:
+		r.Summary.Left++
 	}
 	switch f.Confidence {
 	case Stale:

@@ -73,6 +73,9 @@ func WriteSummary(out io.Writer, s Summary, dry bool) {
 	if s.Skipped > 0 {
 		fmt.Fprintf(out, ", %d skipped", s.Skipped)
 	}
+	if s.Left > 0 {
+		fmt.Fprintf(out, ", %d left in review", s.Left)
+	}
 	if s.Stale+s.UnknownOutcome > 0 {
 		fmt.Fprintf(out, "; %d stale, %d of unknown outcome", s.Stale, s.UnknownOutcome)
 	}

@@ -162,13 +162,75 @@ func diffName(name string) string {
 // UnifiedDiff returns a unified diff from a to b with three lines of
 // context, "" when they are equal.
 func UnifiedDiff(oldName, newName, a, b string) string {
-	if a == b {
+	hunks := Hunks(a, b)
+	if len(hunks) == 0 {
 		return ""
+	}
+	fd := &sgdiff.FileDiff{OrigName: diffName(oldName), NewName: diffName(newName)}
+	for _, h := range hunks {
+		var body strings.Builder
+		for _, l := range h.Lines {
+			body.WriteByte(l.Kind)
+			body.WriteString(l.Text)
+			if !strings.HasSuffix(l.Text, "\n") {
+				body.WriteString("\n\\ No newline at end of file\n")
+			}
+		}
+		fd.Hunks = append(fd.Hunks, &sgdiff.Hunk{OrigStartLine: int32(h.OldStart), OrigLines: int32(h.OldLines),
+			NewStartLine: int32(h.NewStart), NewLines: int32(h.NewLines), Body: []byte(body.String())})
+	}
+	out, err := sgdiff.PrintFileDiff(fd)
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// Hunk is one hunk of a diff as UnifiedDiff prints it: the line edits
+// whose three lines of context touch, with that context. A review takes or
+// leaves each (ApplyHunks).
+type Hunk struct {
+	// OldStart and NewStart are the first lines in a and b (from 1; the
+	// line before, as diff says it, when the side has no line), OldLines
+	// and NewLines how many lines of each the hunk covers.
+	OldStart, OldLines, NewStart, NewLines int
+	Lines                                  []HunkLine
+	edits                                  []edit
+}
+
+// HunkLine is a line of a hunk: Kind is ' ' (context), '-' (a's only) or
+// '+' (b's only); Text keeps its line end, and has none at the end of a
+// file without a final newline.
+type HunkLine struct {
+	Kind byte
+	Text string
+}
+
+// Added and Removed count the hunk's lines of b and of a.
+func (h Hunk) Added() int   { return h.NewLines - h.context() }
+func (h Hunk) Removed() int { return h.OldLines - h.context() }
+
+func (h Hunk) context() int {
+	n := 0
+	for _, l := range h.Lines {
+		if l.Kind == ' ' {
+			n++
+		}
+	}
+	return n
+}
+
+// Hunks returns the hunks of the diff from a to b, three lines of context
+// each (none when they are equal).
+func Hunks(a, b string) []Hunk {
+	if a == b {
+		return nil
 	}
 	al := splitLinesKeep(a)
 	edits := lineEdits(a, b)
 	const ctx = 3
-	fd := &sgdiff.FileDiff{OrigName: diffName(oldName), NewName: diffName(newName)}
+	var out []Hunk
+	shift := 0 // the lines earlier hunks added, net
 	for k := 0; k < len(edits); {
 		// group edits whose context windows touch
 		g := k + 1
@@ -177,55 +239,65 @@ func UnifiedDiff(oldName, newName, a, b string) string {
 		}
 		from := max(0, edits[k].from-ctx)
 		to := min(len(al), edits[g-1].to+ctx)
-		var body strings.Builder
-		origLines, newLines := 0, 0
+		h := Hunk{edits: edits[k:g]}
 		pos := from
-		emit := func(prefix string, l string) {
-			body.WriteString(prefix)
-			body.WriteString(l)
-			if !strings.HasSuffix(l, "\n") {
-				body.WriteString("\n\\ No newline at end of file\n")
+		add := func(kind byte, lines []string) {
+			for _, l := range lines {
+				h.Lines = append(h.Lines, HunkLine{Kind: kind, Text: l})
+				if kind != '+' {
+					h.OldLines++
+				}
+				if kind != '-' {
+					h.NewLines++
+				}
 			}
 		}
 		for _, e := range edits[k:g] {
+			add(' ', al[pos:e.from])
+			add('-', al[e.from:e.to])
+			add('+', e.lines)
+			pos = e.to
+		}
+		add(' ', al[pos:to])
+		h.OldStart, h.NewStart = from+1, from+1+shift
+		if h.OldLines == 0 {
+			h.OldStart = from
+		}
+		if h.NewLines == 0 {
+			h.NewStart--
+		}
+		for _, e := range edits[k:g] {
+			shift += len(e.lines) - (e.to - e.from)
+		}
+		out = append(out, h)
+		k = g
+	}
+	return out
+}
+
+// ApplyHunks returns a with the hunks take says yes to applied (hunks are
+// Hunks(a, b); take[i] is hunk i): all of them give b, none give a.
+func ApplyHunks(a string, hunks []Hunk, take []bool) string {
+	al := splitLinesKeep(a)
+	var b strings.Builder
+	b.Grow(len(a))
+	pos := 0
+	for i, h := range hunks {
+		if i >= len(take) || !take[i] {
+			continue
+		}
+		for _, e := range h.edits {
 			for _, l := range al[pos:e.from] {
-				emit(" ", l)
-				origLines++
-				newLines++
-			}
-			for _, l := range al[e.from:e.to] {
-				emit("-", l)
-				origLines++
+				b.WriteString(l)
 			}
 			for _, l := range e.lines {
-				emit("+", l)
-				newLines++
+				b.WriteString(l)
 			}
 			pos = e.to
 		}
-		for _, l := range al[pos:to] {
-			emit(" ", l)
-			origLines++
-			newLines++
-		}
-		newStart := int32(from + 1)
-		// shift by the net lines added by earlier hunks
-		for _, e := range edits[:k] {
-			newStart += int32(len(e.lines) - (e.to - e.from))
-		}
-		h := &sgdiff.Hunk{OrigStartLine: int32(from + 1), OrigLines: int32(origLines), NewStartLine: newStart, NewLines: int32(newLines), Body: []byte(body.String())}
-		if origLines == 0 {
-			h.OrigStartLine = int32(from)
-		}
-		if newLines == 0 {
-			h.NewStartLine--
-		}
-		fd.Hunks = append(fd.Hunks, h)
-		k = g
 	}
-	out, err := sgdiff.PrintFileDiff(fd)
-	if err != nil {
-		return ""
+	for _, l := range al[pos:] {
+		b.WriteString(l)
 	}
-	return string(out)
+	return b.String()
 }
