@@ -136,7 +136,7 @@ number may have a fraction (1.5G), rounded down to a whole byte.`),
 		a.cmdPath = c.CommandPath()
 		return &UsageError{err}
 	})
-	root.AddCommand(a.recoverCommand())
+	root.AddCommand(a.recoverCommand(), a.reviewCommand())
 	root.AddCommand(a.diffCommand())
 	root.AddCommand(a.sessionsCommand())
 	root.AddCommand(a.undoCommand())

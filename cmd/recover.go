@@ -42,6 +42,7 @@ type recoverOptions struct {
 	At             string
 	Paths          []string
 	Format         string
+	Interactive    bool
 	against        recov.PatchAgainst
 	applyFlags
 }
@@ -190,49 +191,70 @@ diff) prints a patch for git apply and git am.`),
 		},
 	}
 	f := c.Flags()
-	o.selectOptions.register(f)
+	o.register(f)
 	f.BoolVarP(&o.Yes, "yes", "y", false, "write into the sessions' own directories without asking")
+	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
+	f.StringVar(&o.ToBranch, "to-branch", "", "write the recovered session as history on a new git branch `NAME` (one commit per turn, from the start commit); the work tree, index and HEAD are left alone")
+	f.BoolVar(&o.Force, "force", false, "with --to-branch, replace a branch of that name")
+	f.StringVar(&o.Format, "format", "text", "the report's `FORMAT`: text, or patch (a git apply / git am-able patch of the changes against the host; writes nothing)")
+	f.BoolVarP(&o.Interactive, "interactive", "i", false, "review the recovery in a terminal UI first, taking files and hunks one by one (sandbox review)")
+	return c
+}
+
+// register registers the flags recover and review share: which sessions,
+// where their files go, what is written.
+func (o *recoverOptions) register(f *pflag.FlagSet) {
+	o.selectOptions.register(f)
 	f.StringVar(&o.Dest, "dest", "", "re-root each session's working directory onto `DIR`")
 	f.StringArrayVar(&o.Maps, "map", nil, "map an agent path prefix onto a host directory, as `FROM=TO` (repeatable)")
 	f.StringVar(&o.Base, "base", "", "read the files' starting content from `DIR` instead of the destination, or from a revision's tree as git:REV (a commit, branch, tag, HEAD~2)")
 	f.StringVar(&o.Repo, "repo", "", "look for the sessions' start commit in the git repository at `DIR` (default: the one holding the destination; a bare one works)")
-	f.BoolVarP(&o.DryRun, "dry-run", "n", false, "show each file's action and diff; write nothing")
 	f.StringVar(&o.OnConflict, "on-conflict", "skip", "what to do with a conflict (`MODE`): skip, backup, overwrite or markers")
 	f.StringVar(&o.Unknown, "unknown", "skip", "calls whose outcome is unknown (they never got a result), `MODE`: skip lists their files, apply replays them")
 	f.BoolVar(&o.IncludeUnknown, "include-unknown", false, "the same as --unknown apply")
 	_ = f.MarkDeprecated("include-unknown", "use --unknown apply")
 	f.StringVar(&o.Redacted, "redacted", "skip", redactedUsage)
 	f.BoolVar(&o.DestPerSession, "dest-per-session", false, "with --dest, put each project (sessions of one working directory) in its own folder `DIR/<session id>`")
-	f.StringVar(&o.ToBranch, "to-branch", "", "write the recovered session as history on a new git branch `NAME` (one commit per turn, from the start commit); the work tree, index and HEAD are left alone")
-	f.BoolVar(&o.Force, "force", false, "with --to-branch, replace a branch of that name")
 	f.StringVar(&o.At, "at", "", "recover the files as they were at `TIME|TURN` of the session (a time as --since takes it, or a turn number: 1 is after the first prompt's changes)")
 	f.StringArrayVar(&o.Paths, "path", nil, "recover only the files matching `GLOB` (relative to the destination; a directory takes what is below it; repeatable)")
-	f.StringVar(&o.Format, "format", "text", "the report's `FORMAT`: text, or patch (a git apply / git am-able patch of the changes against the host; writes nothing)")
 	o.applyFlags.register(f)
-	return c
 }
 
-func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
+// recoverRun is a recovery set up from its flags: the sessions selected
+// and where their files go.
+type recoverRun struct {
+	opts recov.Options
+	sel  []parse.Selected
+	at   atSpec
+	// inPlace: no --dest or --map named the destination; each session's
+	// files go back to its own working directory.
+	inPlace bool
+}
+
+// setupRecover validates recover's flags, selects the sessions and maps
+// each onto its destination. No session selected is said (or reported as
+// an empty --json report) and gives a nil run.
+func (a *app) setupRecover(ctx context.Context, o recoverOptions) (*recoverRun, error) {
 	opts, err := a.validate(o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sel, looked, err := a.selectSessions(ctx, o.selectOptions, nil, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(sel) == 0 {
 		if a.json {
-			return a.writeJSON(emptyReport(o.DryRun))
+			return nil, a.writeJSON(emptyReport(o.DryRun))
 		}
 		if !a.quiet {
 			fmt.Fprintf(a.stderr, "sandbox: no session to recover (looked in %s)\n", strings.Join(looked, ", "))
 		}
-		return nil
+		return nil, nil
 	}
 	at, err := parseAt(o.At, a.now())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if o.ToBranch != "" && opts.Dest == "" && len(opts.Maps) == 0 && o.Repo != "" {
 		opts.Dest = o.Repo // the branch's files are the repository's
@@ -242,24 +264,36 @@ func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
 		// Each session's files go back where the session ran, if that is here.
 		for _, s := range sel {
 			if s.Info.Cwd == "" {
-				return &HintError{fmt.Errorf("%s: the session's working directory is not recorded", s.Name), "give --dest DIR"}
+				return nil, &HintError{fmt.Errorf("%s: the session's working directory is not recorded", s.Name), "give --dest DIR"}
 			}
 			to, ok := a.hostDir(s)
 			if !ok {
-				return &HintError{usagef("session %s worked in %s, which is not a directory on this host", s.Info.ID, s.Info.Cwd),
+				return nil, &HintError{usagef("session %s worked in %s, which is not a directory on this host", s.Info.ID, s.Info.Cwd),
 					fmt.Sprintf("give --dest DIR, or --map %s=DIR", s.Info.Cwd)}
 			}
 			for _, r := range opts.Maps {
 				if r.From == s.Info.Cwd && r.To != to {
-					return &HintError{usagef("sessions from several harness projects are selected (%s and %s)", r.To, to), "recover them one --session at a time"}
+					return nil, &HintError{usagef("sessions from several harness projects are selected (%s and %s)", r.To, to), "recover them one --session at a time"}
 				}
 			}
 			opts.Maps = append(opts.Maps, recov.Rule{From: s.Info.Cwd, To: to})
 		}
-		if !o.DryRun && !o.Yes && o.ToBranch == "" && o.Format != "patch" {
-			// Writing where no flag named: show the plan, then ask.
-			return a.recoverAsking(ctx, sel, opts, at, o.applyFlags)
-		}
+	}
+	return &recoverRun{opts: opts, sel: sel, at: at, inPlace: inPlace}, nil
+}
+
+func (a *app) runRecover(ctx context.Context, o recoverOptions) error {
+	if o.Interactive {
+		return a.runReview(ctx, o)
+	}
+	r, err := a.setupRecover(ctx, o)
+	if r == nil {
+		return err
+	}
+	opts, sel, at := r.opts, r.sel, r.at
+	if r.inPlace && !o.DryRun && !o.Yes && o.ToBranch == "" && o.Format != "patch" {
+		// Writing where no flag named: show the plan, then ask.
+		return a.recoverAsking(ctx, sel, opts, at, o.applyFlags)
 	}
 	if o.ToBranch != "" {
 		return a.recoverToBranch(ctx, sel, opts, at, recov.BranchOptions{Name: o.ToBranch, Force: o.Force})
