@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/harness/kube/volume"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
 	corev1 "k8s.io/api/core/v1"
 	netv1 "k8s.io/api/networking/v1"
@@ -26,8 +27,8 @@ import (
 // Paths inside the pod: the volume's two folders are mounted where every
 // runtime puts HOME and the project.
 const (
-	volHome    = "home"
-	volProject = "project"
+	volHome    = volume.Home
+	volProject = volume.Project
 	agentName  = "agent"
 	// defaultStorage is the volume's size when --kube-storage is not given.
 	defaultStorage = "1Gi"

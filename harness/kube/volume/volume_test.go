@@ -1,4 +1,4 @@
-package kube
+package volume
 
 import (
 	"archive/tar"
@@ -50,10 +50,10 @@ func TestReadBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	was := &sent{Files: map[string]entry{
-		"same.txt": {Type: "file", SHA256: sha("same\n")},
-		"edit.txt": {Type: "file", SHA256: sha("old\n")},
-		"gone.txt": {Type: "file", SHA256: sha("bye\n")},
+	was := &Sent{Files: map[string]Entry{
+		"same.txt": {Type: "file", SHA256: SHA("same\n")},
+		"edit.txt": {Type: "file", SHA256: SHA("old\n")},
+		"gone.txt": {Type: "file", SHA256: SHA("bye\n")},
 	}}
 	stream := tarOf(t,
 		[2]string{"home/", ""}, [2]string{"home/.claude/projects/x.jsonl", "{}\n"},
@@ -61,7 +61,7 @@ func TestReadBack(t *testing.T) {
 		[2]string{"home/../escape", "no"},
 		[2]string{"project/same.txt", "same\n"}, [2]string{"project/edit.txt", "new\n"}, [2]string{"project/add.txt", "add\n"},
 		[2]string{"project/link", "->/etc/passwd"}, [2]string{"project/.sandbox/journal/x/journal.jsonl", "not the project's"})
-	files, skipped, err := readBack(bytes.NewReader(stream), root, was)
+	files, skipped, err := ReadBack(bytes.NewReader(stream), root, was)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +106,8 @@ func FuzzReadBack(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer root.Close()
-		was := &sent{Files: map[string]entry{"b": {Type: "file", SHA256: sha("y")}}}
-		files, _, _ := readBack(bytes.NewReader(stream), root, was)
+		was := &Sent{Files: map[string]Entry{"b": {Type: "file", SHA256: SHA("y")}}}
+		files, _, _ := ReadBack(bytes.NewReader(stream), root, was)
 		for _, f := range files {
 			if !strings.HasPrefix(f.Path, harness.GuestWorkspace+"/") || path.Clean(f.Path) != f.Path {
 				t.Fatalf("a project path %q", f.Path)
