@@ -48,7 +48,7 @@ cover:
 # to make a baseline).
 bench:
 	mkdir -p bench
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCHCOUNT) ./parse/... ./recover ./cmd ./harness ./vault | tee bench/new.txt
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(BENCHCOUNT) ./parse/... ./recover ./cmd ./harness ./vault ./review | tee bench/new.txt
 	@if [ -f bench/old.txt ]; then $(GO) run golang.org/x/perf/cmd/benchstat@latest bench/old.txt bench/new.txt; \
 	else $(GO) run golang.org/x/perf/cmd/benchstat@latest bench/new.txt; fi
 

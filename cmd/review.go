@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -97,7 +98,7 @@ func (a *app) runReview(ctx context.Context, o recoverOptions) error {
 		if preview.NotWritable != nil {
 			return &HintError{preview.NotWritable, notWritableHint}
 		}
-		out, err := review.Run(ctx, in, a.stdout, a.reviewData(preview, r.sel, o.Base))
+		out, err := review.Run(ctx, in, a.stdout, a.reviewData(preview, r, o.Base))
 		if err != nil {
 			return err
 		}
@@ -136,7 +137,8 @@ func (a *app) noTerminal(in *os.File, isFile bool) string {
 }
 
 // reviewData is what the review shows of a prepared recovery.
-func (a *app) reviewData(preview *recov.Result, sel []parse.Selected, base string) review.Data {
+func (a *app) reviewData(preview *recov.Result, r *recoverRun, base string) review.Data {
+	sel := r.sel
 	d := review.Data{Plans: preview.Plans, Color: !a.noColor && a.env.Get("NO_COLOR") == ""}
 	bySession := map[string][]parse.Selected{}
 	for _, s := range sel {
@@ -155,7 +157,7 @@ func (a *app) reviewData(preview *recov.Result, sel []parse.Selected, base strin
 			return nil, fmt.Errorf("session %s: its transcript is not among those read", id)
 		}
 		ss = append(ss, parse.SelectedCompanions(ss)...)
-		in, err := inspect.Build(ctx, ss, base, true, nil)
+		in, err := inspect.Build(ctx, ss, sessionBase(r, base, ss[0].Info.Cwd), true, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -189,6 +191,24 @@ func (a *app) reviewData(preview *recov.Result, sel []parse.Selected, base strin
 		return file, a.openInBrowser(file), nil
 	}
 	return d
+}
+
+// sessionBase is where the timeline reads a session's files from as they
+// started: --base DIR, else the destination its files go to (the host
+// copy, as recover reads it).
+func sessionBase(r *recoverRun, base, cwd string) string {
+	if base != "" && !strings.HasPrefix(base, "git:") {
+		return base
+	}
+	for _, m := range r.opts.Maps {
+		if m.From == cwd {
+			return m.To
+		}
+	}
+	if r.opts.Dest != "" && !r.opts.DestPerSession {
+		return r.opts.Dest
+	}
+	return ""
 }
 
 // openInBrowser opens file in $BROWSER, or the desktop's opener when there

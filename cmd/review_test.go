@@ -180,12 +180,17 @@ func TestReviewResizes(t *testing.T) {
 	r.keys("j", "j")
 	for _, size := range [][2]int{{80, 24}, {60, 16}, {200, 50}, {100, 30}} {
 		r.tmux("resize-window", "-x", fmt.Sprint(size[0]), "-y", fmt.Sprint(size[1]))
+		// tmux crops the old screen at once; the review's redraw follows.
+		wants := []string{"Sessions", "Files", "c.txt", "@@ -1,5 +1,5 @@", "space take"}
 		var s string
 		deadline := time.Now().Add(10 * time.Second)
 		for {
 			s = r.tmux("capture-pane", "-p")
-			rows := strings.Split(strings.TrimRight(s, "\n"), "\n")
-			if len(rows) == size[1] && strings.Contains(rows[len(rows)-1], "q quit") || time.Now().After(deadline) {
+			all := len(strings.Split(strings.TrimRight(s, "\n"), "\n")) == size[1]
+			for _, want := range wants {
+				all = all && strings.Contains(s, want)
+			}
+			if all || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
@@ -195,7 +200,7 @@ func TestReviewResizes(t *testing.T) {
 				t.Errorf("%dx%d: row %d is %d wide", size[0], size[1], i, n)
 			}
 		}
-		for _, want := range []string{"Sessions", "Files", "c.txt", "@@ -1,5 +1,5 @@"} {
+		for _, want := range wants {
 			mustContain(t, fmt.Sprintf("the screen at %dx%d", size[0], size[1]), s, want)
 		}
 	}

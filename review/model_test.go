@@ -241,18 +241,30 @@ func TestManyFiles(t *testing.T) {
 	}
 }
 
-func BenchmarkView5000(b *testing.B) {
-	d := testData()
-	d.Plans = nil
-	for i := range 5000 {
-		d.Plans = append(d.Plans, plan(fmt.Sprintf("dir/file%05d.go", i), recov.Exact, "", lines(200, nil), "s1"))
-	}
-	d.Color = true
-	m := newModel(context.Background(), d)
-	m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
-	b.ResetTimer()
-	for b.Loop() {
-		keys(m, "j")
-		_ = m.View()
+// BenchmarkView moves down onto a file not shown yet and draws the
+// screen, in a review of 500 files and of 5,000: drawing only what is
+// visible, and computing a file's diff when it is first shown, both cost
+// the same.
+func BenchmarkView(b *testing.B) {
+	for _, n := range []int{500, 5000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			d := testData()
+			d.Plans = nil
+			for i := range n {
+				d.Plans = append(d.Plans, plan(fmt.Sprintf("dir/file%05d.go", i), recov.Exact, lines(200, nil), lines(200, map[int]string{100: "x := 1\n"}), "s1"))
+			}
+			d.Color = true
+			m := newModel(context.Background(), d)
+			m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if i%n == n-1 {
+					keys(m, "g")
+				} else {
+					keys(m, "j")
+				}
+				_ = m.View()
+			}
+		})
 	}
 }

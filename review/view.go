@@ -398,7 +398,7 @@ func (m *model) statusLine() string {
 	case m.status != "":
 		s = m.status
 	default:
-		s = "j/k move · tab pane · space take file · y/n hunk · a exact · / search · t timeline · o report · enter apply · q quit · ? help"
+		s = "space take file · y/n hunk · a exact · / search · t timeline · o report · enter write · q quit · ? keys"
 	}
 	return fit(s, m.w)
 }
