@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentsandbox/sandbox/fixtures/lines"
 )
 
 // reviewRollout is a Codex session that creates a.txt and b.txt and changes
@@ -20,18 +22,6 @@ const reviewRollout = `{"timestamp":"2026-11-20T09:12:01.037Z","type":"session_m
 {"timestamp":"2026-11-20T09:12:07.259Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"call_a1","output":"Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nA a.txt\nA b.txt\nM c.txt\n"}}
 {"timestamp":"2026-11-20T09:12:22.814Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"turn-1","last_agent_message":"Done."}}
 `
-
-func numbered(n int, edit map[int]string) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		if s, ok := edit[i]; ok {
-			b.WriteString(s)
-		} else {
-			fmt.Fprintf(&b, "line %d\n", i)
-		}
-	}
-	return b.String()
-}
 
 // tmuxReview runs sandbox review in a tmux terminal of w×h and returns
 // what drives it: keys, the screen (waiting for a text), a resize.
@@ -99,7 +89,7 @@ func reviewSetup(t *testing.T) (env []string, transcript, dest string) {
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dest, "c.txt"), []byte(numbered(40, nil)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dest, "c.txt"), []byte(lines.Numbered(40, nil)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range hermeticVars(t) {
@@ -138,7 +128,7 @@ func TestReviewInTerminal(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dest, "b.txt")); !os.IsNotExist(err) {
 		t.Errorf("b.txt was written, though left: %v", err)
 	}
-	if got, want := string(readFile(filepath.Join(dest, "c.txt"))), numbered(40, map[int]string{2: "two\n"}); got != want {
+	if got, want := string(readFile(filepath.Join(dest, "c.txt"))), lines.Numbered(40, map[int]string{2: "two\n"}); got != want {
 		t.Errorf("c.txt = %q, want the host's copy with the first hunk only: %q", got, want)
 	}
 
@@ -149,7 +139,7 @@ func TestReviewInTerminal(t *testing.T) {
 		t.Fatalf("undo: %v\n%s", err, out)
 	}
 	_, err = os.Stat(filepath.Join(dest, "a.txt"))
-	if !os.IsNotExist(err) || string(readFile(filepath.Join(dest, "c.txt"))) != numbered(40, nil) {
+	if !os.IsNotExist(err) || string(readFile(filepath.Join(dest, "c.txt"))) != lines.Numbered(40, nil) {
 		t.Errorf("undo did not give the project back (a.txt: %v):\n%s", err, out)
 	}
 }
@@ -166,7 +156,7 @@ func TestReviewQuitWritesNothing(t *testing.T) {
 	mustContain(t, "the exit", s, "EXIT=0")
 	mustContain(t, "what q says", s, "nothing written")
 	entries, _ := os.ReadDir(dest)
-	if len(entries) != 1 || string(readFile(filepath.Join(dest, "c.txt"))) != numbered(40, nil) {
+	if len(entries) != 1 || string(readFile(filepath.Join(dest, "c.txt"))) != lines.Numbered(40, nil) {
 		t.Errorf("q changed the project: %v", entries)
 	}
 }

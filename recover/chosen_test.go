@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentsandbox/sandbox/fixtures/lines"
+
 	"github.com/agentsandbox/sandbox/manifest"
 )
 
@@ -16,18 +18,7 @@ import (
 // back.
 func TestApplyChosen(t *testing.T) {
 	dir := t.TempDir()
-	lines := func(edit map[int]string) string {
-		var b strings.Builder
-		for i := 1; i <= 40; i++ {
-			if s, ok := edit[i]; ok {
-				b.WriteString(s)
-			} else {
-				b.WriteString("line " + string(rune('0'+i/10)) + string(rune('0'+i%10)) + "\n")
-			}
-		}
-		return b.String()
-	}
-	host := map[string]string{"c.txt": lines(nil), "d.txt": "dee\n"}
+	host := map[string]string{"c.txt": lines.Numbered(40, nil), "d.txt": "dee\n"}
 	for name, text := range host {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
@@ -39,7 +30,7 @@ func TestApplyChosen(t *testing.T) {
 	}
 	sess := manifest.Session{ID: "s1", Agent: manifest.AgentClaude, Cwd: "/w"}
 	ops := []manifest.Op{writeOp(1, "/w/a.txt", "alpha\n"), writeOp(2, "/w/b.txt", "beta\n"),
-		edit(3, "/w/c.txt", "line 02\n", "two\n"), edit(4, "/w/c.txt", "line 35\n", "thirty-five\n"), shellOp(5, "mv d.txt e.txt")}
+		edit(3, "/w/c.txt", "line 2\n", "two\n"), edit(4, "/w/c.txt", "line 35\n", "thirty-five\n"), shellOp(5, "mv d.txt e.txt")}
 	for i := range ops {
 		ops[i].Session = sess.ID
 	}
@@ -69,7 +60,7 @@ func TestApplyChosen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"a.txt": "alpha\n", "c.txt": lines(map[int]string{2: "two\n"}), "d.txt": "dee\n"}
+	want := map[string]string{"a.txt": "alpha\n", "c.txt": lines.Numbered(40, map[int]string{2: "two\n"}), "d.txt": "dee\n"}
 	for name, text := range want {
 		if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(got) != text {
 			t.Errorf("%s = %q (%v), want %q", name, got, err, text)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentsandbox/sandbox/fixtures/lines"
 )
 
 // hunkText writes a hunk as a unified diff does.
@@ -97,21 +99,10 @@ func checkHunks(t *testing.T, git, a, b string, pick uint64) {
 
 func TestHunks(t *testing.T) {
 	git := needGit(t)
-	lines := func(n int, edit map[int]string) string {
-		var b strings.Builder
-		for i := 1; i <= n; i++ {
-			if s, ok := edit[i]; ok {
-				b.WriteString(s)
-			} else {
-				fmt.Fprintf(&b, "line %d\n", i)
-			}
-		}
-		return b.String()
-	}
 	cases := []struct{ a, b string }{
-		{lines(40, nil), lines(40, map[int]string{2: "two\n", 35: "thirty-five\n"})},
-		{lines(40, nil), lines(40, map[int]string{1: "", 20: "x\ny\nz\n", 40: "end"})},
-		{lines(10, nil), lines(10, map[int]string{3: "", 9: "nine\n"})},
+		{lines.Numbered(40, nil), lines.Numbered(40, map[int]string{2: "two\n", 35: "thirty-five\n"})},
+		{lines.Numbered(40, nil), lines.Numbered(40, map[int]string{1: "", 20: "x\ny\nz\n", 40: "end"})},
+		{lines.Numbered(10, nil), lines.Numbered(10, map[int]string{3: "", 9: "nine\n"})},
 		{"a\nb", "a\nb\nc\n"},
 		{"a\nb\n", "a\nb"},
 		{"", "new\n"},

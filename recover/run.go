@@ -292,9 +292,14 @@ func (p *Prepared) Preview(ctx context.Context) *Result {
 // became, and an apply error leaves the host as it was.
 func (p *Prepared) Apply(ctx context.Context) (*Result, error) {
 	res := *p.res
+	return p.write(ctx, &res)
+}
+
+// write applies res's plans, journaled, and reports them.
+func (p *Prepared) write(ctx context.Context, res *Result) (*Result, error) {
 	opts := p.opts
 	opts.DryRun = false
-	out, err := finishRun(ctx, &res, p.sessions, p.counts, p.stats, p.fsys, opts, newJournalSet(p.fsys, time.Now(), opts.JournalKey))
+	out, err := finishRun(ctx, res, p.sessions, p.counts, p.stats, p.fsys, opts, newJournalSet(p.fsys, time.Now(), opts.JournalKey))
 	if out != nil {
 		out.Starts.report(&out.Report)
 	}
@@ -354,13 +359,7 @@ func (p *Prepared) ApplyChosen(ctx context.Context, choices map[*FilePlan]Choice
 		}
 	}
 	keepSources(res.Plans, byAgent)
-	opts := p.opts
-	opts.DryRun = false
-	out, err := finishRun(ctx, &res, p.sessions, p.counts, p.stats, p.fsys, opts, newJournalSet(p.fsys, time.Now(), opts.JournalKey))
-	if out != nil {
-		out.Starts.report(&out.Report)
-	}
-	return out, err
+	return p.write(ctx, &res)
 }
 
 // Plans are the prepared recovery's file plans, in path order: what

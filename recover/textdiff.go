@@ -278,26 +278,32 @@ func Hunks(a, b string) []Hunk {
 // ApplyHunks returns a with the hunks take says yes to applied (hunks are
 // Hunks(a, b); take[i] is hunk i): all of them give b, none give a.
 func ApplyHunks(a string, hunks []Hunk, take []bool) string {
-	al := splitLinesKeep(a)
-	var b strings.Builder
-	b.Grow(len(a))
-	pos := 0
+	var edits []edit
 	for i, h := range hunks {
-		if i >= len(take) || !take[i] {
-			continue
+		if i < len(take) && take[i] {
+			edits = append(edits, h.edits...)
 		}
-		for _, e := range h.edits {
-			for _, l := range al[pos:e.from] {
-				b.WriteString(l)
-			}
-			for _, l := range e.lines {
-				b.WriteString(l)
-			}
-			pos = e.to
+	}
+	return applyEdits(a, edits)
+}
+
+// applyEdits replays edits of lineEdits(a, …), in order, on a.
+func applyEdits(a string, edits []edit) string {
+	al := splitLinesKeep(a)
+	var out strings.Builder
+	out.Grow(len(a))
+	pos := 0
+	for _, e := range edits {
+		for _, l := range al[pos:e.from] {
+			out.WriteString(l)
 		}
+		for _, l := range e.lines {
+			out.WriteString(l)
+		}
+		pos = e.to
 	}
 	for _, l := range al[pos:] {
-		b.WriteString(l)
+		out.WriteString(l)
 	}
-	return b.String()
+	return out.String()
 }

@@ -45,26 +45,6 @@ func TestUnifiedDiff(t *testing.T) {
 	}
 }
 
-// applyEdits replays lineEdits' edits on a.
-func applyEdits(a string, edits []edit) string {
-	al := splitLinesKeep(a)
-	var out strings.Builder
-	pos := 0
-	for _, e := range edits {
-		for _, l := range al[pos:e.from] {
-			out.WriteString(l)
-		}
-		for _, l := range e.lines {
-			out.WriteString(l)
-		}
-		pos = e.to
-	}
-	for _, l := range al[pos:] {
-		out.WriteString(l)
-	}
-	return out.String()
-}
-
 // numbered is n distinct lines, "prefix i".
 func numbered(prefix string, from, n int) string {
 	var b strings.Builder

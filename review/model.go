@@ -531,20 +531,8 @@ func (m *model) tally() (taken, partial, left int) {
 }
 
 func (m *model) showTimeline() tea.Cmd {
-	s := m.session()
-	if s == nil && len(m.d.Sessions) > 0 {
-		f := m.current()
-		for i := range m.d.Sessions {
-			if f != nil && slices.Contains(f.plan.File.Sessions, m.d.Sessions[i].ID) {
-				s = &m.d.Sessions[i]
-				break
-			}
-		}
-		if s == nil {
-			s = &m.d.Sessions[0]
-		}
-	}
-	if s == nil || m.d.Timeline == nil {
+	id := m.timelineSession()
+	if id == "" || m.d.Timeline == nil {
 		m.status = "no timeline here"
 		return nil
 	}
@@ -552,11 +540,11 @@ func (m *model) showTimeline() tea.Cmd {
 	if m.right != showTimeline {
 		return nil
 	}
-	if _, ok := m.timelines[s.ID]; ok {
+	if _, ok := m.timelines[id]; ok {
 		return nil
 	}
-	m.timelines[s.ID] = timeline{loading: true}
-	id, get, ctx := s.ID, m.d.Timeline, m.ctx
+	m.timelines[id] = timeline{loading: true}
+	get, ctx := m.d.Timeline, m.ctx
 	return func() tea.Msg {
 		text, err := get(ctx, id)
 		return timelineMsg{id: id, text: text, err: err}

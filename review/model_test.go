@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/agentsandbox/sandbox/fixtures/lines"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
 
@@ -27,18 +28,6 @@ func plan(path string, grade recov.Confidence, before, after string, sessions ..
 		p.Action = recov.ActCreate
 	}
 	return p
-}
-
-func lines(n int, edit map[int]string) string {
-	var b strings.Builder
-	for i := 1; i <= n; i++ {
-		if s, ok := edit[i]; ok {
-			b.WriteString(s)
-		} else {
-			fmt.Fprintf(&b, "line %d\n", i)
-		}
-	}
-	return b.String()
 }
 
 func keys(m *model, ks ...string) {
@@ -64,7 +53,7 @@ func keys(m *model, ks ...string) {
 
 func testData() Data {
 	start := time.Date(2026, 11, 20, 10, 12, 0, 0, time.UTC)
-	two := plan("c.go", recov.HostBased, lines(40, nil), lines(40, map[int]string{2: "two\n", 35: "thirty-five\n"}), "s1")
+	two := plan("c.go", recov.HostBased, lines.Numbered(40, nil), lines.Numbered(40, map[int]string{2: "two\n", 35: "thirty-five\n"}), "s1")
 	return Data{
 		Sessions: []Session{{ID: "s1", Agent: "codex", Start: start, Project: "/w", Verdict: "clean"},
 			{ID: "s2", Agent: "claude", Start: start.Add(time.Hour), Project: "/w", Verdict: "died-in-tool-call"}},
@@ -251,7 +240,7 @@ func BenchmarkView(b *testing.B) {
 			d := testData()
 			d.Plans = nil
 			for i := range n {
-				d.Plans = append(d.Plans, plan(fmt.Sprintf("dir/file%05d.go", i), recov.Exact, lines(200, nil), lines(200, map[int]string{100: "x := 1\n"}), "s1"))
+				d.Plans = append(d.Plans, plan(fmt.Sprintf("dir/file%05d.go", i), recov.Exact, lines.Numbered(200, nil), lines.Numbered(200, map[int]string{100: "x := 1\n"}), "s1"))
 			}
 			d.Color = true
 			m := newModel(context.Background(), d)
@@ -266,5 +255,42 @@ func BenchmarkView(b *testing.B) {
 				_ = m.View()
 			}
 		})
+	}
+}
+
+// TestTimelineAndReport: t shows the selected session's timeline (read
+// once, then kept), o says where the report is and what opened it.
+func TestTimelineAndReport(t *testing.T) {
+	d := testData()
+	reads := 0
+	d.Timeline = func(_ context.Context, id string) (string, error) {
+		reads++
+		return "timeline of " + id + "\n09:12:05\tapply_patch\tapplied", nil
+	}
+	d.Report = func(_ context.Context, id string) (string, string, error) {
+		return "/state/reports/" + id + ".html", "", nil
+	}
+	m := newModel(context.Background(), d)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	run := func(k string) {
+		t.Helper()
+		_, cmd := m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+		if cmd != nil {
+			m.Update(cmd())
+		}
+	}
+	run("j") // b.txt: session s2's
+	run("t")
+	if s := ansi.Strip(m.View()); !strings.Contains(s, "timeline of s2") || !strings.Contains(s, "apply_patch  applied") {
+		t.Errorf("t does not show s2's timeline:\n%s", s)
+	}
+	run("t")
+	run("t")
+	if reads != 1 {
+		t.Errorf("the timeline was read %d times", reads)
+	}
+	run("o")
+	if !strings.Contains(m.status, "/state/reports/s2.html") || !strings.Contains(m.status, "open it yourself") {
+		t.Errorf("o says %q", m.status)
 	}
 }
