@@ -257,15 +257,17 @@ func (m *model) filesLines(w, h int) []string {
 	rows := h - 1
 	// The path comes first, so that a narrow pane still shows it; the
 	// paths shown set its column's width.
-	pathW := 0
+	pathW, actW, gradeW := 0, 0, 0
 	for r := m.ftop; r < len(m.view) && r < m.ftop+rows; r++ {
-		pathW = max(pathW, ansi.StringWidth(termsafe.Printable(m.files[m.view[r]].plan.Path())))
+		p := m.files[m.view[r]].plan
+		pathW = max(pathW, ansi.StringWidth(termsafe.Printable(p.Path())))
+		actW, gradeW = max(actW, len(p.Action)), max(gradeW, len(p.Grade()))
 	}
-	pathW = min(pathW, max(w-2-4-10-16, 12))
+	pathW = min(pathW, max(w-2-4-actW-1-gradeW-1, 12))
 	for r := m.ftop; r < len(m.view) && r < m.ftop+rows; r++ {
 		f := m.files[m.view[r]]
 		g := f.plan.Grade()
-		grade := fmt.Sprintf("%-15s", g)
+		grade := fmt.Sprintf("%-*s", gradeW, g)
 		if st, ok := m.st.grades[g]; ok && !(r == m.fcur && m.focus == paneFiles) {
 			grade = m.st.render(st, grade)
 		}
@@ -278,7 +280,7 @@ func (m *model) filesLines(w, h int) []string {
 				mark = m.st.render(m.st.partial, mark)
 			}
 		}
-		text := fmt.Sprintf("%s %s %-9s %s", mark, pad(tail(termsafe.Printable(f.plan.Path()), pathW), pathW), f.plan.Action, grade)
+		text := fmt.Sprintf("%s %s %-*s %s", mark, pad(tail(termsafe.Printable(f.plan.Path()), pathW), pathW), actW, f.plan.Action, grade)
 		out = append(out, m.row(text, r == m.fcur, m.focus == paneFiles, w))
 	}
 	if len(m.view) == 0 {
