@@ -54,6 +54,7 @@ func keys(m *model, ks ...string) {
 func testData() Data {
 	start := time.Date(2026, 11, 20, 10, 12, 0, 0, time.UTC)
 	two := plan("c.go", recov.HostBased, lines.Numbered(40, nil), lines.Numbered(40, map[int]string{2: "two\n", 35: "thirty-five\n"}), "s1")
+	two.File.Base, two.File.Drift = "host", []string{"t.jsonl:9: the Read shows line 7 otherwise"}
 	return Data{
 		Sessions: []Session{{ID: "s1", Agent: "codex", Start: start, Project: "/w", Verdict: "clean"},
 			{ID: "s2", Agent: "claude", Start: start.Add(time.Hour), Project: "/w", Verdict: "died-in-tool-call"}},
@@ -173,7 +174,11 @@ func TestLayoutFits(t *testing.T) {
 				}
 			}
 			plain := ansi.Strip(screen)
-			for _, want := range []string{"Sessions", "Files", "c.go"} {
+			wants := []string{"Sessions", "Files", "c.go"}
+			if size[0] >= 200 {
+				wants = append(wants, "transcript", "drift 1") // the base and drift columns
+			}
+			for _, want := range wants {
 				if !strings.Contains(plain, want) {
 					t.Errorf("%dx%d: %q missing:\n%s", size[0], size[1], want, plain)
 				}

@@ -257,22 +257,41 @@ func (m *model) filesLines(w, h int) []string {
 	rows := h - 1
 	// The path comes first, so that a narrow pane still shows it; the
 	// paths shown set its column's width.
-	pathW, actW, gradeW := 0, 0, 0
+	pathW, actW, gradeW, baseW, driftW := 0, 0, 0, 0, 0
 	for r := m.ftop; r < len(m.view) && r < m.ftop+rows; r++ {
 		p := m.files[m.view[r]].plan
 		pathW = max(pathW, ansi.StringWidth(termsafe.Printable(p.Path())))
 		actW, gradeW = max(actW, len(p.Action)), max(gradeW, len(p.Grade()))
+		baseW = max(baseW, len(baseOr(p.File.Base)))
+		if n := len(p.File.Drift); n > 0 {
+			driftW = max(driftW, len(drift(n)))
+		}
 	}
-	pathW = min(pathW, max(w-2-4-actW-1-gradeW-1, 12))
+	// The base and the drift have a column when the path keeps 24 cells.
+	rest := w - 2 - 4 - actW - 1 - gradeW - 1
+	if rest-baseW-1 < 24 {
+		baseW = 0
+	}
+	if rest-baseW-1-driftW-1 < 24 {
+		driftW = 0
+	}
+	if baseW > 0 {
+		rest -= baseW + 1
+	}
+	if driftW > 0 {
+		rest -= driftW + 1
+	}
+	pathW = min(pathW, max(rest, 12))
 	for r := m.ftop; r < len(m.view) && r < m.ftop+rows; r++ {
 		f := m.files[m.view[r]]
 		g := f.plan.Grade()
 		grade := fmt.Sprintf("%-*s", gradeW, g)
-		if st, ok := m.st.grades[g]; ok && !(r == m.fcur && m.focus == paneFiles) {
+		plain := r == m.fcur && m.focus == paneFiles // the reversed row
+		if st, ok := m.st.grades[g]; ok && !plain {
 			grade = m.st.render(st, grade)
 		}
 		mark := f.state()
-		if r != m.fcur || m.focus != paneFiles {
+		if !plain {
 			switch mark {
 			case "[x]":
 				mark = m.st.render(m.st.taken, mark)
@@ -281,6 +300,20 @@ func (m *model) filesLines(w, h int) []string {
 			}
 		}
 		text := fmt.Sprintf("%s %s %-*s %s", mark, pad(tail(termsafe.Printable(f.plan.Path()), pathW), pathW), actW, f.plan.Action, grade)
+		if baseW > 0 {
+			base := fmt.Sprintf("%-*s", baseW, baseOr(f.plan.File.Base))
+			if !plain {
+				base = m.st.render(m.st.dim, base)
+			}
+			text += " " + base
+		}
+		if n := len(f.plan.File.Drift); driftW > 0 && n > 0 {
+			d := drift(n)
+			if !plain {
+				d = m.st.render(m.st.question, d)
+			}
+			text += " " + d
+		}
 		out = append(out, m.row(text, r == m.fcur, m.focus == paneFiles, w))
 	}
 	if len(m.view) == 0 {
@@ -334,6 +367,10 @@ func (m *model) rightHeader(w int) []string {
 	}
 	return append(out, "")
 }
+
+// drift is the files pane's mark of a file whose evidence disagreed with
+// the replay n times.
+func drift(n int) string { return fmt.Sprintf("drift %d", n) }
 
 func baseOr(b string) string {
 	if b == "" {
