@@ -442,28 +442,29 @@ func (m *model) move(n int) {
 	m.clamp()
 }
 
-func (m *model) toggleFile() {
+// takeable is the selected file when it has something to take; otherwise
+// nil, and the status says why.
+func (m *model) takeable() *file {
 	f := m.current()
-	if f == nil {
-		return
-	}
-	if !f.writable() {
+	if f != nil && !f.writable() {
 		m.status = fmt.Sprintf("%s: nothing to write (%s)", f.plan.Path(), f.plan.Action)
-		return
+		return nil
 	}
-	f.set(-1, !(f.take && f.hunks == nil))
+	return f
+}
+
+func (m *model) toggleFile() {
+	if f := m.takeable(); f != nil {
+		f.set(-1, !(f.take && f.hunks == nil))
+	}
 }
 
 // takeHunk takes or leaves the current hunk of the selected file and goes
 // on to its next hunk, as git add -p does; a file that cannot be split is
 // taken or left whole.
 func (m *model) takeHunk(take bool) {
-	f := m.current()
+	f := m.takeable()
 	if f == nil {
-		return
-	}
-	if !f.writable() {
-		m.status = fmt.Sprintf("%s: nothing to write (%s)", f.plan.Path(), f.plan.Action)
 		return
 	}
 	if len(f.hunkList) < 2 {
