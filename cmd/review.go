@@ -184,7 +184,7 @@ func (a *app) reviewData(preview *recov.Result, r *recoverRun, base string) revi
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", "", err
 		}
-		file := filepath.Join(dir, safeFileName(id)+".html")
+		file := filepath.Join(dir, recov.FolderName(id)+".html")
 		if err := writeHTMLReport(file, inspect.NewReport(in, false, reportMeta())); err != nil {
 			return "", "", err
 		}
@@ -237,18 +237,4 @@ func (a *app) openInBrowser(file string) string {
 	}
 	go func() { _ = cmd.Wait() }()
 	return name
-}
-
-// safeFileName makes a session id one safe file name.
-func safeFileName(id string) string {
-	b := []byte(id)
-	for i, c := range b {
-		if c == '/' || c == '\\' || c < ' ' || c == 0x7f {
-			b[i] = '_'
-		}
-	}
-	if s := string(b); s != "" && s != "." && s != ".." {
-		return s
-	}
-	return "session"
 }

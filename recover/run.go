@@ -106,7 +106,7 @@ func destRules(headers []manifest.Session, opts Options) ([]Rule, error) {
 		}
 	case opts.DestPerSession:
 		for _, c := range cwds {
-			rules = append(rules, Rule{From: c[0], To: filepath.Join(opts.Dest, folderName(c[1]))})
+			rules = append(rules, Rule{From: c[0], To: filepath.Join(opts.Dest, FolderName(c[1]))})
 		}
 	default:
 		return nil, &ProjectsError{Cwds: cwds}
@@ -124,8 +124,9 @@ func mappedBy(rules []Rule, dir string) bool {
 	return false
 }
 
-// folderName makes a session id safe as one path element.
-func folderName(id string) string {
+// FolderName makes a session id safe as one path element (a folder of
+// --dest-per-session, a report's file name).
+func FolderName(id string) string {
 	out := []rune{}
 	for _, c := range id {
 		if c == '/' || c == '\\' || c == 0 || c < ' ' {
