@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentsandbox/sandbox/fixtures/gen"
+	"golang.org/x/sys/unix"
 )
 
 // TestInterrupt sends ^C to commands reading a transcript that is still
@@ -62,6 +63,15 @@ func TestInterrupt(t *testing.T) {
 			}
 			defer pr.Close()
 			defer pw.Close()
+			// The smallest pipe: a write of more than it holds returns only
+			// once the command has read, which it does after it has set up
+			// its ^C handling. A fixed wait instead lost the race on a busy
+			// machine, where a -race binary can take seconds to start, and
+			// the ^C then killed the process before it had a handler.
+			capacity, err := unix.FcntlInt(pw.Fd(), unix.F_SETPIPE_SZ, 4096)
+			if err != nil {
+				t.Fatal(err)
+			}
 			cmd.Stdin = pr
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
@@ -74,8 +84,23 @@ func TestInterrupt(t *testing.T) {
 			if c.args[0] == "apply" {
 				input = manifest
 			}
-			go func() { _, _ = pw.Write(input[:len(input)/2]) }()
-			time.Sleep(500 * time.Millisecond)
+			half := input[:len(input)/2]
+			if len(half) <= 2*capacity {
+				t.Fatalf("half the input is %d bytes, too little to tell the command has read (the pipe holds %d)", len(half), capacity)
+			}
+			read := make(chan struct{})
+			go func() {
+				_, _ = pw.Write(half[:2*capacity])
+				close(read)
+				_, _ = pw.Write(half[2*capacity:])
+			}()
+			select {
+			case <-read:
+			case <-time.After(60 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("the command read nothing in 60s\n%s", errb.String())
+			}
+			time.Sleep(100 * time.Millisecond)
 			start := time.Now()
 			_ = cmd.Process.Signal(os.Interrupt)
 			done := make(chan error, 1)
