@@ -100,6 +100,7 @@ func TestInterrupt(t *testing.T) {
 				_ = cmd.Process.Kill()
 				t.Fatalf("the command read nothing in 60s\n%s", errb.String())
 			}
+			// Let it take what the pipe still holds and wait for more.
 			time.Sleep(100 * time.Millisecond)
 			start := time.Now()
 			_ = cmd.Process.Signal(os.Interrupt)
