@@ -26,8 +26,8 @@ var (
 var exitStatus = map[string][]exitLine{
 	"recover": {{"0", "done, or nothing to do"}, {"1", "failure: the host is as it was"},
 		{"3", "finished, but some files were not recovered (conflict, skipped, outside the destination, unrecoverable)"}},
-	"review": {{"0", "written as taken, quit writing nothing, or (off a terminal) the plan printed"}, {"1", "failure: the host is as it was"},
-		{"3", "written, but some files could not be recovered (conflict, skipped, outside the destination, unrecoverable); files left in the review do not count"}},
+	"review": {{"0", "written as taken, quit writing nothing, or (off a terminal) the plan printed, every file recoverable"}, {"1", "failure: the host is as it was"},
+		{"3", "written, or (off a terminal) planned as recover --dry-run plans, but some files could not be recovered (conflict, skipped, outside the destination, unrecoverable); files left in the review do not count"}},
 	"apply": {{"0", "done, or nothing to do"}, {"1", "failure: the host is as it was"},
 		{"3", "finished, but some files were not recovered (conflict, skipped, outside the destination, unrecoverable)"}},
 	"undo": {{"0", "done, or nothing to undo"}, {"1", "failure, or an undo that could not finish: run it again"},
