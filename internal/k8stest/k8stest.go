@@ -121,6 +121,18 @@ func Start(t TB) *Cluster {
 		}
 		t.Skip("k8stest: " + m)
 	}
+	// Building the cluster inside go test's default 10 minutes is bound to
+	// time out with a goroutine dump; say instead what builds it.
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok && !Ready() {
+		if end, ok := d.Deadline(); ok && time.Until(end) < buildTime {
+			m := fmt.Sprintf("k8stest: Kubernetes %s is not built yet (%s), and building it takes up to %v once, more than the %v left before this test's deadline: run go run ./internal/k8stest/prepare first, or go test -timeout 60m",
+				Version, CacheDir(), buildTime, time.Until(end).Round(time.Second))
+			if onCI() {
+				t.Fatalf("%s", m)
+			}
+			t.Skip(m)
+		}
+	}
 	var log bytes.Buffer
 	ctx := context.Background()
 	if err := Prepare(ctx, &log); err != nil {

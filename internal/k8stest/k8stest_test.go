@@ -130,3 +130,53 @@ func (c *Cluster) get(t *testing.T, path string, v any) {
 		t.Fatal(err)
 	}
 }
+
+// deadlineTB is a test's view of Start with a deadline near, recording
+// how Start ends instead of ending the test.
+type deadlineTB struct {
+	end         time.Time
+	skip, fatal string
+	cleanups    []func()
+}
+
+func (d *deadlineTB) Helper()                     {}
+func (d *deadlineTB) Logf(string, ...any)         {}
+func (d *deadlineTB) Cleanup(f func())            { d.cleanups = append(d.cleanups, f) }
+func (d *deadlineTB) Deadline() (time.Time, bool) { return d.end, true }
+func (d *deadlineTB) Skip(args ...any)            { d.skip = fmt.Sprint(args...); panic(d) }
+func (d *deadlineTB) Fatalf(format string, args ...any) {
+	d.fatal = fmt.Sprintf(format, args...)
+	panic(d)
+}
+
+// TestStartWithoutTimeToBuild: with nothing built and 10 minutes left, Start
+// says how to build the cluster (skips, or fails under CI=true) at once,
+// instead of building until go test's deadline kills it with a dump.
+func TestStartWithoutTimeToBuild(t *testing.T) {
+	if m := Missing(); m != "" {
+		t.Skip("k8stest: " + m + " (Start stops there, before the build)")
+	}
+	t.Setenv("GOCACHE", t.TempDir())
+	for _, ci := range []string{"false", "true"} {
+		t.Setenv("CI", ci)
+		tb := &deadlineTB{end: time.Now().Add(10 * time.Minute)}
+		func() {
+			defer func() {
+				if r := recover(); r != nil && r != any(tb) {
+					panic(r)
+				}
+			}()
+			Start(tb)
+		}()
+		got := tb.skip
+		if ci == "true" {
+			got = tb.fatal
+		}
+		if !strings.Contains(got, "go run ./internal/k8stest/prepare") || !strings.Contains(got, "not built yet") {
+			t.Errorf("CI=%s: Start ended with skip %q, fatal %q", ci, tb.skip, tb.fatal)
+		}
+		if _, err := os.Stat(filepath.Join(os.Getenv("GOCACHE"), "sandbox-tools")); !os.IsNotExist(err) {
+			t.Errorf("CI=%s: Start began a build it had no time for (%v)", ci, err)
+		}
+	}
+}
