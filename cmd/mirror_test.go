@@ -67,9 +67,21 @@ func runMirror(t *testing.T, mirror string, env []string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("the agent wrote its first file %s after the run started; the mirror held its transcript at %s", wrote.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	// The workspace and the work in the project are lost while the agent runs.
-	if err := os.RemoveAll(filepath.Join(h.root, "sessions", "m")); err != nil {
-		t.Fatal(err)
+	// The workspace and the work in the project are lost while the agent
+	// runs. The run writes into the session's directory as rm -rf walks
+	// it (its log, its record), so one pass can meet a file made after it
+	// emptied a directory ("directory not empty"); like a person running
+	// rm -rf again, the test repeats it until the directory is gone once.
+	gone := time.Now()
+	for {
+		err := os.RemoveAll(filepath.Join(h.root, "sessions", "m"))
+		if err == nil {
+			break
+		}
+		if time.Since(gone) > 10*time.Second {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	os.Remove(filepath.Join(h.project, "a.txt"))
 	os.RemoveAll(filepath.Join(h.project, "b"))
