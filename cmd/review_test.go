@@ -71,8 +71,10 @@ func startReview(t *testing.T, w, h int, env []string, args ...string) *tmuxRevi
 	for i, a := range args {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
+	// EXIT= is the last thing printed: a test that waits for it then sees
+	// all of stderr too (printed before it, it raced with the capture).
 	stderr := filepath.Join(t.TempDir(), "stderr")
-	script := "env -u NO_COLOR " + strings.Join(env, " ") + " " + bin + " review " + strings.Join(quoted, " ") + " 2>" + stderr + "; echo EXIT=$?; cat " + stderr + "; sleep 60"
+	script := "env -u NO_COLOR " + strings.Join(env, " ") + " " + bin + " review " + strings.Join(quoted, " ") + " 2>" + stderr + "; code=$?; cat " + stderr + "; echo EXIT=$code; sleep 60"
 	r.tmux("new-session", "-d", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "sh", "-c", script)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", r.sock, "kill-server").Run() })
 	return r
