@@ -137,16 +137,25 @@ func tail(s string) string {
 }
 
 // TestHugeLineCostsItsSize reads a session file with one 128 MiB tool
-// output line in the middle (whole, then cut short), and requires the peak memory of the whole
-// command to stay under 1.5 times that line: a plain file's long line is
-// measured ahead and read into one buffer of its size (jsonl.WithSource).
-// Gathered in blocks and copied once at its end, it cost 2.2 times; grown
-// by appending, 4 times.
+// output line in the middle (whole, then cut short), and requires what the
+// line adds to the command's peak memory to stay under 1.25 times the
+// line: a plain file's long line is measured ahead and read into one
+// buffer of its size (jsonl.WithSource). Gathered in blocks and copied
+// once at its end, it cost 2.2 times; grown by appending, 4 times.
+// What the line adds is the peak less the same command's on the session
+// without it (about 60 MiB): the program itself, its code and its
+// packages' start, grew when the Kubernetes client and the terminal UI came
+// in (sandbox version peaks at 55 MiB, 23 MiB before), and a limit on the
+// whole command moved with it.
 func TestHugeLineCostsItsSize(t *testing.T) {
 	bin, dir := measuredBinary(t, "writes a 128 MiB file")
 	session, err := os.ReadFile(samplePath)
 	if err != nil {
 		t.Fatal(err)
+	}
+	code, out, base := peakRSS(t, bin, nil, "recover", "-t", samplePath, "--dest", filepath.Join(dir, "d"), "--dry-run")
+	if code != ExitOK {
+		t.Fatalf("the sample alone: exit %d: %s", code, tail(out))
 	}
 	const line = 128 << 20
 	lines := bytes.SplitAfter(session, []byte("\n"))
@@ -178,9 +187,10 @@ func TestHugeLineCostsItsSize(t *testing.T) {
 		if warned := strings.Contains(out, filepath.Base(name)+":4:"); warned != damaged {
 			t.Errorf("damaged %v, but a warning for line 4 %v: %s", damaged, warned, tail(out))
 		}
-		if limit := int64(line) * 3 / 2 >> 20; mib > limit {
-			t.Errorf("damaged %v: peak memory %d MiB for a line of %d MiB, want under %d", damaged, mib, line>>20, limit)
+		if limit := int64(line) * 5 / 4 >> 20; mib-base > limit {
+			t.Errorf("damaged %v: the line adds %d MiB to the peak memory (%d MiB, the command without it %d MiB) for a line of %d MiB, want under %d",
+				damaged, mib-base, mib, base, line>>20, limit)
 		}
-		t.Logf("damaged %v: peak %d MiB for a line of %d MiB", damaged, mib, line>>20)
+		t.Logf("damaged %v: peak %d MiB (%d without the line) for a line of %d MiB", damaged, mib, base, line>>20)
 	}
 }
