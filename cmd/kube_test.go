@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/k8stest"
 	"github.com/agentsandbox/sandbox/internal/s3test"
+	recov "github.com/agentsandbox/sandbox/recover"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -159,7 +162,7 @@ func TestHarnessKubernetes(t *testing.T) {
 			t.Errorf("parallel run %s: %v\n%s", n, err, outs[i].String())
 		}
 		if got := string(readFile(filepath.Join(h.project, n+".txt"))); got != n+"\n" {
-			t.Errorf("parallel run %s wrote %q", n, got)
+			t.Errorf("parallel run %s wrote %q; it said:\n%s", n, got, outs[i].String())
 		}
 	}
 	if _, err := cs.NetworkingV1().NetworkPolicies("default").Get(ctx, "sandbox-par", metav1.GetOptions{}); err != nil {
@@ -413,5 +416,54 @@ func bindRole(t *testing.T, cs kubernetes.Interface, user string) {
 		Subjects: []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}}}
 	if _, err := cs.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestApplyProjectWaitsForTheLock: a runtime's copy-back onto a project
+// another sandbox is writing to (two sessions on one project ending at
+// once) waits for it, instead of leaving the agent's work on the volume.
+func TestApplyProjectWaitsForTheLock(t *testing.T) {
+	env := hermetic(t)
+	dir := t.TempDir()
+	m, project := filepath.Join(dir, "changes.json"), filepath.Join(dir, "proj")
+	if _, stderr, code := runApp(t, env, "export", "-t", samplePath, "-o", m); code != ExitOK {
+		t.Fatalf("export: exit %d: %s", code, stderr)
+	}
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	a := newAppIn(env, nil, io.Discard, &errb)
+	unlock, err := recov.LockDests(a.stateRoot(), []string{project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 700 * time.Millisecond
+	time.AfterFunc(held, unlock)
+	began := time.Now()
+	said, err := a.applyProject(context.Background(), m, project)
+	if err != nil {
+		t.Fatalf("the apply did not wait for the lock: %v", err)
+	}
+	if waited := time.Since(began); waited < held {
+		t.Errorf("applied after %s, while the lock was held for %s", waited, held)
+	}
+	mustContain(t, "what the wait said", errb.String(), "is being written by another sandbox")
+	mustContain(t, "what the apply said", said, "sandbox undo --dest")
+	if entries, _ := os.ReadDir(project); len(entries) < 2 {
+		t.Errorf("the project holds %d entries after the apply", len(entries))
+	}
+
+	// Cancelled while it waits: the lock's error, nothing written.
+	unlock, err = recov.LockDests(a.stateRoot(), []string{project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var busy *recov.BusyError
+	if _, err := a.applyProject(ctx, m, project); !errors.As(err, &busy) {
+		t.Errorf("a cancelled wait: %v, want the lock's error", err)
 	}
 }
