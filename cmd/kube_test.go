@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -167,6 +170,38 @@ func TestHarnessKubernetes(t *testing.T) {
 	}
 	if _, err := cs.NetworkingV1().NetworkPolicies("default").Get(ctx, "sandbox-par", metav1.GetOptions{}); err != nil {
 		t.Errorf("--network none made no NetworkPolicy: %v", err)
+	}
+
+	// The connection to the API server cut while the agent prints (as an
+	// API server's restart or a dropped network cuts it): the output is
+	// read on from its last line, and output.log has every line once.
+	px := newCuttingProxy(t, cfgServer(t, c.Kubeconfig))
+	cutRun := h.command([]string{"KUBECONFIG=" + px.kubeconfig(t, c.Kubeconfig)}, "run", "--name", "cut", "--runtime", "kubernetes", "--image", kubeImage, "--",
+		"sh", "-c", `i=0; while [ $i -lt 30 ]; do i=$((i+1)); echo "line $i"; sleep 0.2; done; printf 'no newline'`)
+	var cutOut bytes.Buffer
+	cutRun.Stdout, cutRun.Stderr = &cutOut, &cutOut
+	if err := cutRun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cutLog := filepath.Join(h.root, "sessions", "cut", "logs", "output.log")
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(string(readFile(cutLog)), "line 5\n"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's output never reached line 5:\n%s", cutOut.String())
+		}
+	}
+	if n := px.cut(); n == 0 {
+		t.Fatal("the proxy had no connection to cut")
+	}
+	if err := cutRun.Wait(); err != nil {
+		t.Fatalf("the run whose connection was cut: %v\n%s", err, cutOut.String())
+	}
+	var wantLog strings.Builder
+	for i := 1; i <= 30; i++ {
+		fmt.Fprintf(&wantLog, "line %d\n", i)
+	}
+	wantLog.WriteString("no newline")
+	if got := string(readFile(cutLog)); got != wantLog.String() {
+		t.Errorf("output.log after a cut stream is not every line once:\n%q\nthe run said:\n%s", got, cutOut.String())
 	}
 
 	// OOM: recorded as OOMKilled in the runtime log and in ps, with the
@@ -417,6 +452,80 @@ func bindRole(t *testing.T, cs kubernetes.Interface, user string) {
 	if _, err := cs.RbacV1().RoleBindings("default").Create(ctx, rb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// cuttingProxy forwards TCP connections to an address and can cut them
+// all at once, as an API server's restart or a dropped network does.
+type cuttingProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func newCuttingProxy(t *testing.T, target string) *cuttingProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cuttingProxy{ln: ln}
+	t.Cleanup(func() { _ = ln.Close(); p.cut() })
+	go func() {
+		for {
+			in, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = in.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, in, out)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(out, in); _ = out.Close() }()
+			go func() { _, _ = io.Copy(in, out); _ = in.Close() }()
+		}
+	}()
+	return p
+}
+
+// cut closes every connection open now and says how many there were.
+func (p *cuttingProxy) cut() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	n := len(p.conns) / 2
+	p.conns = nil
+	return n
+}
+
+// kubeconfig writes a copy of kubeconfig whose server is the proxy.
+func (p *cuttingProxy) kubeconfig(t *testing.T, kubeconfig string) string {
+	t.Helper()
+	text := strings.Replace(string(readFile(kubeconfig)), "https://"+cfgServer(t, kubeconfig), "https://"+p.ln.Addr().String(), 1)
+	path := filepath.Join(t.TempDir(), "proxied.kubeconfig")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// cfgServer is the host:port of a kubeconfig's API server.
+func cfgServer(t *testing.T, kubeconfig string) string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
 }
 
 // TestApplyProjectWaitsForTheLock: a runtime's copy-back onto a project

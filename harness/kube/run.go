@@ -1,12 +1,10 @@
 package kube
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -478,18 +476,6 @@ func eventTime(e corev1.Event) time.Time {
 		}
 	}
 	return time.Time{}
-}
-
-// stream copies the agent's output (stdout and stderr, as the kubelet
-// keeps them) to w until the container ends.
-func (k *session) stream(ctx context.Context, pod string, w io.Writer) {
-	rc, err := k.cs.CoreV1().Pods(k.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: agentName, Follow: true}).Stream(ctx)
-	if err != nil {
-		fmt.Fprintf(w, "sandbox: the pod's output could not be read: %v\n", err)
-		return
-	}
-	defer rc.Close()
-	_, _ = io.Copy(w, bufio.NewReaderSize(rc, 32<<10))
 }
 
 // stop asks a pod to end: a graceful delete (TERM, then KILL after grace),
