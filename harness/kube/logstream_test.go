@@ -117,3 +117,45 @@ func TestStampedRefusesText(t *testing.T) {
 		t.Errorf("a kubelet line: %v %q %v", ts, text, ok)
 	}
 }
+
+// FuzzLineWriter: any output, with any times (lines sharing one, lines
+// a second or more apart), cut at any byte and read again from the last
+// line's second, is written whole, each line once, in order.
+func FuzzLineWriter(f *testing.F) {
+	f.Add([]byte("a\nb\nc\n"), []byte{0, 0, 5}, uint16(3))
+	f.Add([]byte("one\n\ntwo 2026-12-04T10:00:00Z three\nno newline"), []byte{200, 0, 1, 255}, uint16(40))
+	f.Add([]byte(strings.Repeat("x", 70000)+"\ny\n"), []byte{1}, uint16(65000))
+	f.Fuzz(func(t *testing.T, out, steps []byte, cut uint16) {
+		texts := strings.SplitAfter(string(out), "\n")
+		if texts[len(texts)-1] == "" {
+			texts = texts[:len(texts)-1]
+		}
+		if len(texts) == 0 {
+			return
+		}
+		var times []time.Time
+		at := time.Date(2026, 12, 4, 10, 0, 0, 999_000_000, time.UTC)
+		for i := range texts {
+			if len(steps) > 0 {
+				at = at.Add(time.Duration(steps[i%len(steps)]) * 7 * time.Millisecond)
+			}
+			times = append(times, at)
+		}
+		full := kubeletLog(texts, times)
+		var got bytes.Buffer
+		lw := &lineWriter{w: &got}
+		_ = lw.copy(&cutReader{strings.NewReader(full[:int(cut)%(len(full)+1)])})
+		lw.reopened()
+		rt, rs := texts, times
+		if !lw.last.IsZero() {
+			rt, rs = since(texts, times, lw.last)
+		}
+		if err := lw.copy(strings.NewReader(kubeletLog(rt, rs))); err != nil {
+			t.Fatal(err)
+		}
+		lw.flush()
+		if want := strings.Join(texts, ""); got.String() != want {
+			t.Fatalf("cut at %d:\n%.400q\nwant\n%.400q", int(cut)%(len(full)+1), got.String(), want)
+		}
+	})
+}
