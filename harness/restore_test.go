@@ -523,6 +523,13 @@ b" && ln -s e/f "$HOME/d/ok" && ln -s /etc "$HOME/etc" && ln -s ../../../x "$HOM
 	if err := os.Symlink(cv.path, filepath.Join(dir, "logs", "output.log")); err != nil {
 		t.Fatal(err)
 	}
+	// The kubernetes runtime's own files go without a word; any other
+	// stray file is said.
+	for _, n := range []string{"kube-sent.json", "stray.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var buf bytes.Buffer
 	res, err := st.Snapshot("s", &buf, nil)
 	if err != nil {
@@ -533,8 +540,11 @@ b" && ln -s e/f "$HOME/d/ok" && ln -s /etc "$HOME/etc" && ln -s ../../../x "$HOM
 		skipped = append(skipped, k.Path)
 	}
 	sort.Strings(skipped)
-	if strings.Join(skipped, " ") != "home/chain home/d/up home/etc logs/output.log" {
+	if strings.Join(skipped, " ") != "home/chain home/d/up home/etc logs/output.log stray.txt" {
 		t.Errorf("skipped %q", res.Skipped)
+	}
+	if bytes.Contains(gunzip(t, buf.Bytes()), []byte("kube-sent.json")) {
+		t.Error("the snapshot holds the kubernetes runtime's own file")
 	}
 	if bytes.Contains(gunzip(t, buf.Bytes()), cv.body) {
 		t.Error("the snapshot holds the canary's bytes")

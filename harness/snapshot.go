@@ -103,8 +103,8 @@ func (sw *snapWriter) walk(dir *os.Root, rel string) error {
 		full := n
 		if rel != "" {
 			full = rel + "/" + n
-		} else if n == lockName || strings.HasPrefix(n, ".") {
-			continue // the run lock; temporary files of atomic writes
+		} else if n == lockName || strings.HasPrefix(n, ".") || strings.HasPrefix(n, KubePrefix) {
+			continue // the run lock; temporary files of atomic writes; the kubernetes runtime's own
 		}
 		fi, err := dir.Lstat(n)
 		if errors.Is(err, fs.ErrNotExist) {

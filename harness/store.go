@@ -133,6 +133,11 @@ const (
 	OutputLogName  = "logs/output.log"
 	RuntimeLogName = "logs/runtime.jsonl"
 	lockName       = "run.lock"
+	// KubePrefix starts the names of the files the kubernetes runtime
+	// keeps beside the records (what it copied in, the last copy-back's
+	// changes): tied to this machine's project, they are no part of a
+	// snapshot and are left out of it without a word.
+	KubePrefix = "kube-"
 )
 
 // Home is a session's workspace, mounted as the agent's HOME.

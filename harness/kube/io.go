@@ -34,7 +34,7 @@ const ioRoot = "/data"
 // sentName is the session file that lists what the last run copied in:
 // each project file's digest, to tell the agent's changes from the
 // host's when the project comes back.
-const sentName = "kube-sent.json"
+const sentName = harness.KubePrefix + "sent.json"
 
 // The volume's contents, from package volume (which needs no client).
 type (
@@ -352,7 +352,7 @@ func (k *session) bringBack(ctx context.Context, spec *harness.Spec, iop string)
 			return errors.New("the project's changes were read, but this program cannot apply them")
 		}
 		volume.PinStarts(files, was.Project)
-		mf, err := spec.Store.OpenSessionFile(k.sess.ID, "kube-project.json", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+		mf, err := spec.Store.OpenSessionFile(k.sess.ID, harness.KubePrefix+"project.json", os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
 		if err != nil {
 			return err
 		}
