@@ -71,6 +71,7 @@ func (k *session) startIO(ctx context.Context, spec *harness.Spec, name string) 
 		return nil, k.denied(err, "create", "pods")
 	}
 	seen := map[string]bool{}
+	created := time.Now()
 	for {
 		p, err := pods.Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -88,7 +89,7 @@ func (k *session) startIO(ctx context.Context, spec *harness.Spec, name string) 
 			return nil, &cannotStart{fmt.Sprintf("the pod that copies the session's files (%s) could not run: %s", name, why)}
 		}
 		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" && !seen[c.Message] && k.note != nil {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" && !seen[c.Message] && k.note != nil && time.Since(created) > schedulingSaid {
 				seen[c.Message] = true
 				k.note("kubernetes: pod %s is not scheduled yet: %s", name, c.Message)
 			}
@@ -368,7 +369,11 @@ func (k *session) bringBack(ctx context.Context, spec *harness.Spec, iop string)
 		if err != nil {
 			return fmt.Errorf("applying the project's changes (kept in %s): %w", mf.Name(), err)
 		}
-		k.say("kubernetes: copied HOME back, and the project's %d changed files: %s", len(files), said)
+		changed := fmt.Sprintf("%d changed files", len(files))
+		if len(files) == 1 {
+			changed = "changed file"
+		}
+		k.say("kubernetes: copied HOME back, and the project's %s: %s", changed, said)
 	}
 	if project != nil {
 		project.Returned = true

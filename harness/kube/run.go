@@ -32,6 +32,9 @@ const (
 	defaultStorage = "1Gi"
 	// poll is how often a pod's state is read.
 	poll = 250 * time.Millisecond
+	// schedulingSaid is how long a pod waits to be scheduled before the
+	// reason is said: a new volume's first moments unbound are no news.
+	schedulingSaid = 3 * time.Second
 )
 
 // session is one session's objects on its cluster.
@@ -287,6 +290,7 @@ func (k *session) follow(ctx context.Context, spec *harness.Spec, name string) h
 	stopping, killing := false, false
 	var last *corev1.Pod
 	seen := map[string]bool{} // waiting reasons already said
+	created := time.Now()
 	for {
 		pod, err := pods.Get(bg, name, metav1.GetOptions{})
 		switch {
@@ -327,7 +331,7 @@ func (k *session) follow(ctx context.Context, spec *harness.Spec, name string) h
 				return k.result(bg, pod, nil)
 			}
 			for _, c := range pod.Status.Conditions {
-				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" && !seen[c.Message] {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" && !seen[c.Message] && time.Since(created) > schedulingSaid {
 					seen[c.Message] = true
 					k.say("kubernetes: pod %s is not scheduled yet: %s: %s", name, c.Reason, c.Message)
 				}

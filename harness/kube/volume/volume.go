@@ -57,7 +57,11 @@ func (s *Sent) Summary() string {
 			size += e.Size
 		}
 	}
-	out := fmt.Sprintf("the project (%d files, %s)", n, bytesize.Human(size))
+	files := "files"
+	if n == 1 {
+		files = "file"
+	}
+	out := fmt.Sprintf("the project (%d %s, %s)", n, files, bytesize.Human(size))
 	if s.Home {
 		out += " and the session's HOME"
 	}
