@@ -63,24 +63,31 @@ func TestLineWriterResumes(t *testing.T) {
 	full := kubeletLog(texts, times)
 
 	for cut := 1; cut < len(full); cut += 97 {
-		var out bytes.Buffer
-		lw := &lineWriter{w: &out}
-		if err := lw.copy(&cutReader{strings.NewReader(full[:cut])}); !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("cut at %d: %v", cut, err)
-		}
-		lw.reopened()
-		rt, rs := texts, times
-		if !lw.last.IsZero() {
-			rt, rs = since(texts, times, lw.last)
-		}
-		if err := lw.copy(strings.NewReader(kubeletLog(rt, rs))); err != nil {
-			t.Fatal(err)
-		}
-		lw.flush()
-		if out.String() != want {
-			t.Fatalf("cut at byte %d: the log is not each line once:\n%.300q\nwant\n%.300q", cut, out.String(), want)
+		if got := cutAndResume(t, texts, times, cut); got != want {
+			t.Fatalf("cut at byte %d: the log is not each line once:\n%.300q\nwant\n%.300q", cut, got, want)
 		}
 	}
+}
+
+// cutAndResume is what a lineWriter writes of the log of texts at times
+// cut at byte cut, then read again from the last line's second to its end.
+func cutAndResume(t *testing.T, texts []string, times []time.Time, cut int) string {
+	t.Helper()
+	var out bytes.Buffer
+	lw := &lineWriter{w: &out}
+	if err := lw.copy(&cutReader{strings.NewReader(kubeletLog(texts, times)[:cut])}); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("cut at %d: %v", cut, err)
+	}
+	lw.reopened()
+	rt, rs := texts, times
+	if !lw.last.IsZero() {
+		rt, rs = since(texts, times, lw.last)
+	}
+	if err := lw.copy(strings.NewReader(kubeletLog(rt, rs))); err != nil {
+		t.Fatal(err)
+	}
+	lw.flush()
+	return out.String()
 }
 
 // TestLineWriterCutTwice: a stream cut twice in the same second loses and
@@ -141,21 +148,9 @@ func FuzzLineWriter(f *testing.F) {
 			}
 			times = append(times, at)
 		}
-		full := kubeletLog(texts, times)
-		var got bytes.Buffer
-		lw := &lineWriter{w: &got}
-		_ = lw.copy(&cutReader{strings.NewReader(full[:int(cut)%(len(full)+1)])})
-		lw.reopened()
-		rt, rs := texts, times
-		if !lw.last.IsZero() {
-			rt, rs = since(texts, times, lw.last)
-		}
-		if err := lw.copy(strings.NewReader(kubeletLog(rt, rs))); err != nil {
-			t.Fatal(err)
-		}
-		lw.flush()
-		if want := strings.Join(texts, ""); got.String() != want {
-			t.Fatalf("cut at %d:\n%.400q\nwant\n%.400q", int(cut)%(len(full)+1), got.String(), want)
+		at0 := int(cut) % (len(kubeletLog(texts, times)) + 1)
+		if got, want := cutAndResume(t, texts, times, at0), strings.Join(texts, ""); got != want {
+			t.Fatalf("cut at %d:\n%.400q\nwant\n%.400q", at0, got, want)
 		}
 	})
 }
