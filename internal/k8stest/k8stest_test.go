@@ -28,10 +28,13 @@ func TestCluster(t *testing.T) {
 			"command":["sh","-c","echo hi > /home/agent/note; exit 3"],
 			"volumeMounts":[{"name":"home","mountPath":"/home/agent"}]}],
 		"volumes":[{"name":"home","persistentVolumeClaim":{"claimName":"home"}}]}}`, BusyboxImage)
+	// The allocation waits a second: containerd 1.x watches for OOM kills
+	// only once the task has started, and reports a container killed
+	// before that as "Error" (containerd#8180); it failed CI once so.
 	oom := fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"oom"},"spec":{"restartPolicy":"Never",
 		"automountServiceAccountToken":false,
 		"containers":[{"name":"agent","image":%q,"imagePullPolicy":"Never",
-			"command":["sh","-c","exec dd if=/dev/zero of=/dev/null bs=100M count=1"],
+			"command":["sh","-c","sleep 1; exec dd if=/dev/zero of=/dev/null bs=100M count=1"],
 			"resources":{"limits":{"memory":"20Mi"},"requests":{"memory":"20Mi"}}}]}}`, BusyboxImage)
 	for path, body := range map[string]string{"persistentvolumeclaims": pvc, "pods": exit3} {
 		if err := c.post("/api/v1/namespaces/default/"+path, body); err != nil {
