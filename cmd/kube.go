@@ -2,12 +2,10 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -35,26 +33,20 @@ func registerKube(f *pflag.FlagSet, k *harness.KubeTarget) {
 // ending at the same moment, a recover) is waited for: the agent's work
 // is not left on the volume because of a lock held for a second.
 func (a *app) applyProject(ctx context.Context, path, project string) (string, error) {
-	var res *recov.Result
-	for said := false; ; {
-		var err error
-		res, err = a.applyProjectOnce(ctx, path, project)
-		var busy *recov.BusyError
-		if !errors.As(err, &busy) {
-			if err != nil {
-				return "", err
-			}
-			break
-		}
-		if !said {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fsys := recov.NewOSFS()
+	defer fsys.Close()
+	opts := recov.Options{JournalKey: a.journalKey, Dest: project, OnConflict: recov.OnConflictBackup, LockDir: a.stateRoot(),
+		LockWait: func(busy *recov.BusyError) {
 			fmt.Fprintf(a.stderr, "sandbox: %s is being written by another sandbox (%s); the project's changes wait for it\n", busy.Root, busy.Holder)
-			said = true
-		}
-		select {
-		case <-ctx.Done():
-			return "", err
-		case <-time.After(250 * time.Millisecond):
-		}
+		}}
+	res, err := recov.ApplyManifest(ctx, f, fsys, opts, nil)
+	if err != nil {
+		return "", err
 	}
 	count := map[string]int{}
 	var beside []string
@@ -77,19 +69,6 @@ func (a *app) applyProject(ctx context.Context, path, project string) (string, e
 		said += fmt.Sprintf("; changed on the host meanwhile, so the agent's version is beside it: %s", strings.Join(beside, ", "))
 	}
 	return said, nil
-}
-
-// applyProjectOnce is one try of applyProject's apply.
-func (a *app) applyProjectOnce(ctx context.Context, path, project string) (*recov.Result, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fsys := recov.NewOSFS()
-	defer fsys.Close()
-	opts := recov.Options{JournalKey: a.journalKey, Dest: project, OnConflict: recov.OnConflictBackup, LockDir: a.stateRoot()}
-	return recov.ApplyManifest(ctx, f, fsys, opts, nil)
 }
 
 // pullSessions brings the HOME of the harness sessions a selection names

@@ -154,7 +154,7 @@ func ApplyManifest(ctx context.Context, r io.Reader, fsys FS, opts Options, each
 			if m, err = NewMapper(dedupRules(rules)); err != nil {
 				return err
 			}
-			u, err := lockRules(opts, rules)
+			u, err := lockRules(ctx, opts, rules)
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package recover
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -42,6 +43,11 @@ type Options struct {
 	// LockDir is where destination locks are taken (the state directory);
 	// empty: no lock.
 	LockDir string
+	// LockWait, when set, is told once that another sandbox is writing to
+	// a destination, and the lock is then waited for (until the context
+	// ends) instead of refused with the *BusyError: a harness run bringing
+	// an agent's work back must not give up for a lock held a moment.
+	LockWait func(*BusyError)
 	// DestPerSession puts each project (sessions that share a working
 	// directory) into its own folder of Dest, named after its first session.
 	DestPerSession bool
@@ -51,8 +57,9 @@ type Options struct {
 }
 
 // lockRules takes the write lock of every destination the rules map onto,
-// held from the plan to the last write (none for a dry run).
-func lockRules(opts Options, rules []Rule) (func(), error) {
+// held from the plan to the last write (none for a dry run); with
+// opts.LockWait, a busy destination is waited for.
+func lockRules(ctx context.Context, opts Options, rules []Rule) (func(), error) {
 	if opts.DryRun || opts.LockDir == "" {
 		return func() {}, nil
 	}
@@ -60,7 +67,21 @@ func lockRules(opts Options, rules []Rule) (func(), error) {
 	for _, r := range rules {
 		roots = append(roots, r.To)
 	}
-	return LockDests(opts.LockDir, roots)
+	for said := false; ; said = true {
+		unlock, err := LockDests(opts.LockDir, roots)
+		var busy *BusyError
+		if opts.LockWait == nil || !errors.As(err, &busy) {
+			return unlock, err
+		}
+		if !said {
+			opts.LockWait(busy)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // ProjectsError refuses to replay sessions of different working
@@ -244,7 +265,7 @@ func Prepare(ctx context.Context, sources []Source, fsys FS, opts Options) (*Pre
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := lockRules(opts, rules)
+	unlock, err := lockRules(ctx, opts, rules)
 	if err != nil {
 		return nil, err
 	}
