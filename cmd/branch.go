@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsandbox/sandbox/internal/plural"
 	"github.com/agentsandbox/sandbox/manifest"
 	"github.com/agentsandbox/sandbox/parse"
 	recov "github.com/agentsandbox/sandbox/recover"
@@ -69,10 +70,10 @@ func (a *app) recoverToBranch(ctx context.Context, sel []parse.Selected, opts re
 		return a.writeJSON(rep)
 	}
 	start := rep.Start[:7]
-	fmt.Fprintf(a.stdout, "branch %s: %d commit%s on %s (%s)\n", printable(rep.Branch), len(rep.Commits), plural(len(rep.Commits)), start, printable(rep.StartNote))
+	fmt.Fprintf(a.stdout, "branch %s: %d commit%s on %s (%s)\n", printable(rep.Branch), len(rep.Commits), plural.S(len(rep.Commits)), start, printable(rep.StartNote))
 	tw := a.table()
 	for _, c := range rep.Commits {
-		fmt.Fprintf(tw, "%s\t%s\t%d file%s\t%s\n", c.Hash[:7], c.Date.UTC().Format("2006-01-02 15:04:05"), len(c.Files), plural(len(c.Files)), printable(c.Subject))
+		fmt.Fprintf(tw, "%s\t%s\t%d file%s\t%s\n", c.Hash[:7], c.Date.UTC().Format("2006-01-02 15:04:05"), len(c.Files), plural.S(len(c.Files)), printable(c.Subject))
 	}
 	tw.Flush()
 	for _, l := range rep.Left {

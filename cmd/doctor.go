@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentsandbox/sandbox/internal/plural"
 	"github.com/agentsandbox/sandbox/parse/agent"
 	"github.com/agentsandbox/sandbox/parse/discover"
 	"github.com/agentsandbox/sandbox/vault"
@@ -120,7 +121,7 @@ func (a *app) runDoctor(ctx context.Context) error {
 		if after == 0 {
 			rule = fmt.Sprintf("%s deletes every session at start-up (%s)", title, setting)
 		}
-		due := fmt.Sprintf("%s due within 7 days", count(soon, "session"))
+		due := fmt.Sprintf("%s due within 7 days", plural.Count(soon, "session"))
 		if ret.Problem != "" {
 			rule += ". " + ret.Problem
 		}

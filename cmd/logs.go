@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentsandbox/sandbox/harness"
+	"github.com/agentsandbox/sandbox/internal/plural"
 	"github.com/agentsandbox/sandbox/parse"
 )
 
@@ -107,7 +108,7 @@ func (a *app) printOutput(ctx context.Context, st *harness.Store, s *harness.Ses
 		return fmt.Errorf("session %s: %w", s.ID, err)
 	}
 	if o.run > 0 && o.run > len(runs) {
-		return &HintError{fmt.Errorf("session %s has %d run%s, not %d", s.ID, len(runs), plural(len(runs)), o.run), "sandbox ps shows each session's runs"}
+		return &HintError{fmt.Errorf("session %s has %d run%s, not %d", s.ID, len(runs), plural.S(len(runs)), o.run), "sandbox ps shows each session's runs"}
 	}
 	var sel []harness.RunInfo
 	for _, r := range runs {

@@ -681,18 +681,6 @@ func (a *app) table() flushWriter {
 	return plainTable{a.stdout}
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// count says n things: "1 file", "2 files".
-func count(n int, noun string) string {
-	return fmt.Sprintf("%d %s%s", n, noun, plural(n))
-}
-
 // absPath makes a flag's directory absolute.
 func absPath(p string) (string, error) {
 	abs, err := filepath.Abs(p)

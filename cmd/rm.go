@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
+	"github.com/agentsandbox/sandbox/internal/plural"
 )
 
 type rmOptions struct {
@@ -77,7 +78,7 @@ not; --dry-run says what it would do, with sizes, and does nothing.`,
 				}
 			}
 			if failed > 0 {
-				return fmt.Errorf("%d of %d session%s not removed", failed, len(args), plural(len(args)))
+				return fmt.Errorf("%d of %d session%s not removed", failed, len(args), plural.S(len(args)))
 			}
 			return nil
 		},
@@ -91,7 +92,7 @@ not; --dry-run says what it would do, with sizes, and does nothing.`,
 }
 
 func (a *app) sayRm(r harness.Removal, o rmOptions) {
-	what := fmt.Sprintf("session %s (%d file%s, %s)", r.Session, r.Files, plural(r.Files), bytesize.Human(r.Bytes))
+	what := fmt.Sprintf("session %s (%d file%s, %s)", r.Session, r.Files, plural.S(r.Files), bytesize.Human(r.Bytes))
 	switch {
 	case r.Error != "":
 		fmt.Fprintf(a.stderr, "sandbox: error: %s: %s\n", printable(r.Session), printable(r.Error))

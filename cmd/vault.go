@@ -19,6 +19,7 @@ import (
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
 	"github.com/agentsandbox/sandbox/internal/osenv"
+	"github.com/agentsandbox/sandbox/internal/plural"
 	"github.com/agentsandbox/sandbox/objstore"
 	"github.com/agentsandbox/sandbox/parse"
 	"github.com/agentsandbox/sandbox/parse/agent"
@@ -178,7 +179,7 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 	}
 	fmt.Fprintln(a.stdout, syncLine(v, st))
 	if len(st.Problems) > 0 {
-		return fmt.Errorf("%s could not be synced (the rest were)", count(len(st.Problems), "file"))
+		return fmt.Errorf("%s could not be synced (the rest were)", plural.Count(len(st.Problems), "file"))
 	}
 	return nil
 }
@@ -186,7 +187,7 @@ func (a *app) runVaultSync(ctx context.Context, o vaultOptions) error {
 // syncLine is what a sync did, in one line.
 func syncLine(v *vault.Vault, st vault.SyncStats) string {
 	line := fmt.Sprintf("%s: %s, %d unchanged, %d read (%s); %s, %s stored; %d gone at the source",
-		v.Where(), count(st.Files, "file"), st.Unchanged, st.Read, bytesize.Human(st.ReadBytes), count(st.Versions, "new version"), bytesize.Human(st.Stored), st.Gone)
+		v.Where(), plural.Count(st.Files, "file"), st.Unchanged, st.Read, bytesize.Human(st.ReadBytes), plural.Count(st.Versions, "new version"), bytesize.Human(st.Stored), st.Gone)
 	if len(st.Skipped) > 0 {
 		line += fmt.Sprintf("; %d not copied (named above)", len(st.Skipped))
 	}
@@ -331,8 +332,8 @@ func (a *app) runVaultVerify(ctx context.Context, o vaultOptions) error {
 			}
 			fmt.Fprintf(a.stdout, "damaged: %s@v%d: %s\n", printable(d.Source), d.N, printable(d.Why))
 		}
-		fmt.Fprintf(a.stdout, "%s: %s of %s checked, %s (%s) read; %s\n", v.Where(), count(st.Versions, "version"), count(st.Sources, "file"),
-			count(st.Chunks, "chunk"), bytesize.Human(st.Bytes), count(len(st.Damaged), "damaged version"))
+		fmt.Fprintf(a.stdout, "%s: %s of %s checked, %s (%s) read; %s\n", v.Where(), plural.Count(st.Versions, "version"), plural.Count(st.Sources, "file"),
+			plural.Count(st.Chunks, "chunk"), bytesize.Human(st.Bytes), plural.Count(len(st.Damaged), "damaged version"))
 	}
 	if len(st.Damaged) > 0 {
 		return &PartialError{fmt.Sprintf("%d damaged, each named above", len(st.Damaged))}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentsandbox/sandbox/internal/plural"
 	"github.com/agentsandbox/sandbox/internal/termsafe"
 )
 
@@ -32,7 +33,7 @@ func Bold(s string, color bool) string {
 // WritePlan writes one file's plan: its action, grade, base, reasons and
 // diff.
 func WritePlan(out io.Writer, p *FilePlan, color bool) {
-	fmt.Fprintln(out, Bold(fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, termsafe.Printable(p.Path()), p.Grade(), p.File.Ops, plural(p.File.Ops)), color))
+	fmt.Fprintln(out, Bold(fmt.Sprintf("%s %s  (%s, %d op%s)", p.Action, termsafe.Printable(p.Path()), p.Grade(), p.File.Ops, plural.S(p.File.Ops)), color))
 	if p.Reason != "" {
 		fmt.Fprintf(out, "  %s\n", termsafe.Printable(p.Reason))
 	}
@@ -68,8 +69,8 @@ func WriteSummary(out io.Writer, s Summary, dry bool) {
 		verb = "to write (dry run: nothing was written)"
 	}
 	fmt.Fprintf(out, "%d op%s (%d applied, %d failed in the session, %d shell, %d unknown); %d file%s: %d %s, %d unchanged, %d conflict%s, %d outside root, %d unrecoverable",
-		s.Ops, plural(s.Ops), s.OpsApplied, s.OpsFailedInSession, s.OpsShell, s.OpsUnknown, s.Files, plural(s.Files),
-		s.Written, verb, s.Unchanged, s.Conflicts, plural(s.Conflicts), s.OutsideRoot, s.Unrecoverable)
+		s.Ops, plural.S(s.Ops), s.OpsApplied, s.OpsFailedInSession, s.OpsShell, s.OpsUnknown, s.Files, plural.S(s.Files),
+		s.Written, verb, s.Unchanged, s.Conflicts, plural.S(s.Conflicts), s.OutsideRoot, s.Unrecoverable)
 	if s.Skipped > 0 {
 		fmt.Fprintf(out, ", %d skipped", s.Skipped)
 	}
@@ -83,7 +84,7 @@ func WriteSummary(out io.Writer, s Summary, dry bool) {
 		fmt.Fprintf(out, "; %d redacted", s.Redacted)
 	}
 	if s.LostCalls > 0 {
-		fmt.Fprintf(out, "; %d lost call%s may have changed files not named here", s.LostCalls, plural(s.LostCalls))
+		fmt.Fprintf(out, "; %d lost call%s may have changed files not named here", s.LostCalls, plural.S(s.LostCalls))
 	}
 	fmt.Fprintln(out)
 }
@@ -137,12 +138,4 @@ func baseOrUnknown(b string) string {
 		return "unknown"
 	}
 	return b
-}
-
-// plural is the s of a count's noun.
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -12,6 +12,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	recov "github.com/agentsandbox/sandbox/recover"
+
+	"github.com/agentsandbox/sandbox/internal/plural"
 )
 
 type pane int
@@ -511,7 +513,7 @@ func (m *model) takeAll(ok func(*file) bool, what string) {
 	if what != "" {
 		what = " " + what
 	}
-	m.status = fmt.Sprintf("took %d file%s%s", n, plural(n), what)
+	m.status = fmt.Sprintf("took %d file%s%s", n, plural.S(n), what)
 }
 
 // tally counts the files taken, those taken in part, and those left.
@@ -598,13 +600,6 @@ func (m *model) outcome() Outcome {
 		o.Choices[f.plan] = c
 	}
 	return o
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func clampInt(v, lo, hi int) int {

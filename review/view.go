@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
+	"github.com/agentsandbox/sandbox/internal/plural"
 	"github.com/agentsandbox/sandbox/internal/termsafe"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
@@ -130,8 +131,8 @@ func (m *model) rightLines() int {
 func (m *model) View() string {
 	lw, sh, body := m.layout()
 	taken, partial, left := m.tally()
-	title := fmt.Sprintf(" sandbox review · %d session%s · %d file%s · %d taken", len(m.d.Sessions), plural(len(m.d.Sessions)),
-		len(m.files), plural(len(m.files)), taken)
+	title := fmt.Sprintf(" sandbox review · %d session%s · %d file%s · %d taken", len(m.d.Sessions), plural.S(len(m.d.Sessions)),
+		len(m.files), plural.S(len(m.files)), taken)
 	if partial > 0 {
 		title += fmt.Sprintf(" (%d in part)", partial)
 	}
@@ -217,11 +218,11 @@ func (m *model) sessionsLines(w, h int) []string {
 			if !s.Start.IsZero() {
 				start = s.Start.Local().Format("01-02 15:04")
 			}
-			text = fmt.Sprintf("%-7s %s  %-6s %s  %s", termsafe.Printable(s.Agent), start, fmt.Sprintf("%d file%s", m.counts[r], plural(m.counts[r])),
+			text = fmt.Sprintf("%-7s %s  %-6s %s  %s", termsafe.Printable(s.Agent), start, fmt.Sprintf("%d file%s", m.counts[r], plural.S(m.counts[r])),
 				termsafe.Printable(s.Verdict), termsafe.Printable(project(s.Project)))
 		}
 		if m.all && r == 0 {
-			text += fmt.Sprintf("  %d file%s", m.counts[r], plural(m.counts[r]))
+			text += fmt.Sprintf("  %d file%s", m.counts[r], plural.S(m.counts[r]))
 		}
 		out = append(out, m.row(text, r == m.scur, m.focus == paneSessions, w))
 	}
@@ -344,7 +345,7 @@ func (m *model) rightHeader(w int) []string {
 		g = m.st.render(st, g)
 	}
 	out := []string{m.heading(termsafe.Printable(p.Path()), w)}
-	info := fmt.Sprintf("%s · %s · %d op%s · base %s", p.Action, g, p.File.Ops, plural(p.File.Ops), baseOr(p.File.Base))
+	info := fmt.Sprintf("%s · %s · %d op%s · base %s", p.Action, g, p.File.Ops, plural.S(p.File.Ops), baseOr(p.File.Base))
 	if n := len(f.hunkList); n > 0 {
 		info += fmt.Sprintf(" · hunk %d/%d", f.cur+1, n)
 	}
@@ -426,7 +427,7 @@ func (m *model) statusLine() string {
 	switch {
 	case m.confirm:
 		taken, partial, left := m.tally()
-		q := fmt.Sprintf("Write %d file%s", taken, plural(taken))
+		q := fmt.Sprintf("Write %d file%s", taken, plural.S(taken))
 		if partial > 0 {
 			q += fmt.Sprintf(" (%d in part)", partial)
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/harness/kube/volume"
+	"github.com/agentsandbox/sandbox/internal/plural"
 	"github.com/agentsandbox/sandbox/manifest"
 	recov "github.com/agentsandbox/sandbox/recover"
 	corev1 "k8s.io/api/core/v1"
@@ -88,11 +89,8 @@ func (k *session) startIO(ctx context.Context, spec *harness.Spec, name string) 
 			}
 			return nil, &cannotStart{fmt.Sprintf("the pod that copies the session's files (%s) could not run: %s", name, why)}
 		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" && !seen[c.Message] && k.note != nil && time.Since(created) > schedulingSaid {
-				seen[c.Message] = true
-				k.note("kubernetes: pod %s is not scheduled yet: %s", name, c.Message)
-			}
+		if c := unscheduled(p, created, seen); c != nil && k.note != nil {
+			k.note("kubernetes: pod %s is not scheduled yet: %s", name, c.Message)
 		}
 		select {
 		case <-ctx.Done():
@@ -369,11 +367,7 @@ func (k *session) bringBack(ctx context.Context, spec *harness.Spec, iop string)
 		if err != nil {
 			return fmt.Errorf("applying the project's changes (kept in %s): %w", mf.Name(), err)
 		}
-		changed := fmt.Sprintf("%d changed files", len(files))
-		if len(files) == 1 {
-			changed = "changed file"
-		}
-		k.say("kubernetes: copied HOME back, and the project's %s: %s", changed, said)
+		k.say("kubernetes: copied HOME back, and the project's %s: %s", plural.Count(len(files), "changed file"), said)
 	}
 	if project != nil {
 		project.Returned = true

@@ -330,11 +330,8 @@ func (k *session) follow(ctx context.Context, spec *harness.Spec, name string) h
 				// Failed with no container end: evicted before it ran.
 				return k.result(bg, pod, nil)
 			}
-			for _, c := range pod.Status.Conditions {
-				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" && !seen[c.Message] && time.Since(created) > schedulingSaid {
-					seen[c.Message] = true
-					k.say("kubernetes: pod %s is not scheduled yet: %s: %s", name, c.Reason, c.Message)
-				}
+			if c := unscheduled(pod, created, seen); c != nil {
+				k.say("kubernetes: pod %s is not scheduled yet: %s: %s", name, c.Reason, c.Message)
 			}
 		}
 		select {
@@ -362,6 +359,22 @@ func started(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// unscheduled is why pod, made at created, is not scheduled yet, once
+// for each reason (seen holds those said) and only after schedulingSaid;
+// nil otherwise.
+func unscheduled(pod *corev1.Pod, created time.Time, seen map[string]bool) *corev1.PodCondition {
+	if time.Since(created) <= schedulingSaid {
+		return nil
+	}
+	for i, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" && !seen[c.Message] {
+			seen[c.Message] = true
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
 }
 
 // ended is the agent container's end, if it has one.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentsandbox/sandbox/harness"
 	"github.com/agentsandbox/sandbox/internal/bytesize"
+	"github.com/agentsandbox/sandbox/internal/plural"
 	"github.com/agentsandbox/sandbox/manifest"
 	recov "github.com/agentsandbox/sandbox/recover"
 )
@@ -57,11 +58,7 @@ func (s *Sent) Summary() string {
 			size += e.Size
 		}
 	}
-	files := "files"
-	if n == 1 {
-		files = "file"
-	}
-	out := fmt.Sprintf("the project (%d %s, %s)", n, files, bytesize.Human(size))
+	out := fmt.Sprintf("the project (%s, %s)", plural.Count(n, "file"), bytesize.Human(size))
 	if s.Home {
 		out += " and the session's HOME"
 	}
