@@ -224,11 +224,12 @@ func Create(ctx context.Context, where string, o Options) (*Vault, error) {
 
 // onlyVaultEntries says whether a folder holds nothing but what a vault's
 // first sync leaves before its marker is written (a sync killed then, or
-// one racing this one).
+// one racing this one), or the marker itself: a Create racing this one
+// wrote it after this one's Open looked (the Open after the lock reads it).
 func onlyVaultEntries(entries []os.DirEntry) bool {
 	for _, e := range entries {
 		switch e.Name() {
-		case "lock", "tmp", "chunks", "versions":
+		case "lock", "tmp", "chunks", "versions", markerKey:
 		default:
 			return false
 		}
